@@ -1,0 +1,75 @@
+// Package transport puts the five Go WebSocket client libraries behind one
+// interface. The harness owns dialing (one shared dialer), liveness, reconnects
+// and accounting; an adapter owns only framing. Payloads are lent to the
+// handler and valid until it returns, so no library is forced to allocate.
+package transport
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+)
+
+// DialConfig is what every adapter needs to open one connection.
+type DialConfig struct {
+	URL              string
+	Header           http.Header
+	NetDial          func(ctx context.Context, network, addr string) (net.Conn, error) // proxy and socket options inside
+	TLS              *tls.Config                                                       // cloned by the adapter; nil = defaults
+	HandshakeTimeout time.Duration                                                     // 0 = 10 s
+	ReadLimit        int64                                                             // max message size in bytes; 0 = unlimited
+	ReadBufferSize   int                                                               // 0 = 64 KiB
+}
+
+// Handler receives what the read loop sees. All calls come from the goroutine running Conn.Run.
+type Handler interface {
+	OnMessage(text bool, payload []byte) // payload valid only until return
+	OnPing(payload []byte)               // the adapter has sent (or queued) the pong echoing payload
+	OnPong(payload []byte)
+}
+
+// Transport is one WebSocket client library.
+type Transport interface {
+	Name() string    // short name used in profiles: gorilla, gobwas, coder, gws, fasthttp
+	Module() string  // Go module path
+	Version() string // module version linked into this binary
+	Dial(ctx context.Context, cfg DialConfig) (Conn, error)
+}
+
+// Conn is one open WebSocket connection.
+type Conn interface {
+	Run(h Handler) error                 // blocking read loop; returns *CloseError, ErrReadLimit (wrapped) or the I/O error
+	WriteText(p []byte) error            // goroutine-safe
+	Ping(payload []byte) error           // goroutine-safe; does not wait for the pong
+	Close(code int, reason string) error // best-effort close frame (≤ 1 s) then TCP close; idempotent, goroutine-safe
+	Abort() error                        // immediate TCP close (watchdog, pong timeout); idempotent, goroutine-safe
+}
+
+// HandshakeError is a rejected upgrade: the server answered with a status other than 101.
+type HandshakeError struct {
+	Status int
+	Header http.Header
+	Body   []byte // at most the first 1 KiB
+}
+
+func (e *HandshakeError) Error() string { return fmt.Sprintf("handshake: status %d", e.Status) }
+
+// CloseError is a close frame received from the server (Code 1005 when it carried no code),
+// or 1006 when the TCP connection ended without one.
+type CloseError struct {
+	Code   int
+	Reason string
+}
+
+func (e *CloseError) Error() string {
+	if e.Reason == "" {
+		return fmt.Sprintf("closed: %d", e.Code)
+	}
+	return fmt.Sprintf("closed: %d %s", e.Code, e.Reason)
+}
+
+// ErrReadLimit is wrapped by Run's error when a message exceeded DialConfig.ReadLimit.
+var ErrReadLimit = fmt.Errorf("read limit exceeded")
