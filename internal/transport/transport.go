@@ -19,10 +19,13 @@ type DialConfig struct {
 	Header           http.Header
 	NetDial          func(ctx context.Context, network, addr string) (net.Conn, error) // proxy and socket options inside
 	TLS              *tls.Config                                                       // cloned by the adapter; nil = defaults
-	HandshakeTimeout time.Duration                                                     // 0 = 10 s
+	HandshakeTimeout time.Duration                                                     // 0 = 10 s; bounds TCP connect + TLS + upgrade
 	ReadLimit        int64                                                             // max message size in bytes; 0 = unlimited
-	ReadBufferSize   int                                                               // 0 = 64 KiB
+	ReadBufferSize   int                                                               // 0 = 64 KiB; coder has a fixed 4 KiB reader and ignores it
 }
+
+// The Dial context bounds the whole dial for every adapter: cancelling it ends a pending
+// handshake with an error wrapping context.Canceled. It has no effect after Dial returns.
 
 // Handler receives what the read loop sees. All calls come from the goroutine running Conn.Run.
 type Handler interface {
@@ -40,10 +43,21 @@ type Transport interface {
 }
 
 // Conn is one open WebSocket connection.
+//
+// Run returns exactly once, with a non-nil error:
+//   - *CloseError when the server sent a close frame (echoed before Run returns), or
+//     Code 1006 when the TCP connection ended (EOF) without one;
+//   - an error wrapping ErrReadLimit when a message exceeded DialConfig.ReadLimit
+//     (the adapter sends close 1009 first);
+//   - an error wrapping net.ErrClosed after a local Close or Abort, whatever the library saw;
+//   - otherwise the I/O error (e.g. a TCP reset), wrapped.
+//
+// When Run returns the TCP connection is closed; Close and Abort remain safe to call.
+// A second call of Run returns an error at once.
 type Conn interface {
-	Run(h Handler) error                 // blocking read loop; returns *CloseError, ErrReadLimit (wrapped) or the I/O error
+	Run(h Handler) error                 // blocking read loop, see above
 	WriteText(p []byte) error            // goroutine-safe
-	Ping(payload []byte) error           // goroutine-safe; does not wait for the pong
+	Ping(payload []byte) error           // goroutine-safe; does not wait for the pong (coder sends its own payload, a counter)
 	Close(code int, reason string) error // best-effort close frame (≤ 1 s) then TCP close; idempotent, goroutine-safe
 	Abort() error                        // immediate TCP close (watchdog, pong timeout); idempotent, goroutine-safe
 }

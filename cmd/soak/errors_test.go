@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestBadInput: each mistake gives one error line that names the problem and
+// where it is, a non-zero exit code, and no run directory.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	unknownLib := write("lib.yaml", "name: x\nduration: 5s\nlibraries:\n  - gorilla\n  - gorila\n")
+	unknownKey := write("key.yaml", "name: x\ndration: 5s\n")
+	badDur := write("dur.yaml", "name: x\nduration: 2 minutes\n")
+	unreachable := write("url.yaml", "name: x\nduration: 5s\ntarget: ws://127.0.0.1:1\n")
+	out := filepath.Join(dir, "out")
+	tests := []struct {
+		name string
+		args []string
+		want string // regexp the single error line must match
+		code int
+	}{
+		{"unknown library", []string{"run", "-profile", unknownLib, "-out", out}, regexp.QuoteMeta(unknownLib) + `:5: unknown library "gorila"`, 1},
+		{"unknown key", []string{"run", "-profile", unknownKey, "-out", out}, regexp.QuoteMeta(unknownKey) + `:2: unknown key "dration"`, 1},
+		{"bad duration in profile", []string{"run", "-profile", badDur, "-out", out}, regexp.QuoteMeta(badDur) + `:2: bad duration "2 minutes"`, 1},
+		{"bad duration flag", []string{"run", "-duration", "ten", "-out", out}, `flag -duration: bad duration "ten"`, 2},
+		{"unknown flag", []string{"run", "-bogus"}, `flag provided but not defined: -bogus`, 2},
+		{"unreachable url", []string{"run", "-profile", unreachable, "-out", out}, `target ws://127.0.0.1:1 unreachable: .*connection refused`, 1},
+		{"missing profile", []string{"run", "-profile", filepath.Join(dir, "none.yaml"), "-out", out}, `open profile: .*none.yaml`, 1},
+		{"unknown library flag", []string{"run", "-libs", "gorilla,nope", "-out", out}, `flag -libs: unknown library "nope"`, 2},
+		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := runSoak(t, tc.args...)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			var stderr bytes.Buffer
+			code := exitCode(err, &stderr)
+			line := stderr.String()
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d", code, tc.code)
+			}
+			if strings.Count(line, "\n") != 1 {
+				t.Errorf("want one error line, got %q", line)
+			}
+			if !regexp.MustCompile(tc.want).MatchString(line) {
+				t.Errorf("error line %q does not match %q", line, tc.want)
+			}
+		})
+	}
+	if entries, _ := os.ReadDir(out); len(entries) > 0 {
+		t.Errorf("bad input left run directories: %v", entries)
+	}
+}

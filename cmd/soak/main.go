@@ -1,0 +1,85 @@
+// Command soak runs identical Binance market-data subscriptions through
+// several Go WebSocket client libraries at once, each in its own process, and
+// records throughput, memory, CPU, reconnects, silences, losses and latency.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// usageError is a mistake in the command line: exit code 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// exitCode prints err (once, here) and picks the exit code.
+func exitCode(err error, stderr io.Writer) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	}
+	fmt.Fprintln(stderr, "soak:", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+const usage = `soak compares Go WebSocket client libraries on Binance market streams.
+
+Usage:
+  soak run    [-profile FILE] [-duration D] [-out DIR]   run a soak (default: profiles/local.yaml, 2m, embedded replay server)
+  soak serve  [-addr HOST:PORT] [-profile FILE]          run the Binance-like replay server on its own
+
+Run 'soak <command> -h' for the flags of a command.
+`
+
+// run is main without the process: testable.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return usageError{errors.New("no command given")}
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "run":
+		return runCmd(ctx, rest, stdout, stderr)
+	case "serve":
+		return serveCmd(ctx, rest, stdin, stdout, stderr)
+	case "worker":
+		return workerCmd(ctx, rest, stdin, stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return usageError{fmt.Errorf("unknown command %q", cmd)}
+}
+
+// parseFlags parses a subcommand's flags, turning mistakes into usage errors.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))}
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/profile"
+	"github.com/wssoak/wssoak/internal/report"
+	"github.com/wssoak/wssoak/internal/runner"
+	"github.com/wssoak/wssoak/internal/store"
+)
+
+const defaultProfile = "profiles/local.yaml"
+
+// runCmd runs a soak and prints the comparison table.
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	profilePath := fs.String("profile", "", "YAML profile (default "+defaultProfile+", or the built-in default when that file is absent)")
+	duration := fs.String("duration", "", "measured duration, overrides the profile (e.g. 30s, 2m, 24h)")
+	out := fs.String("out", "out", "directory that receives the run directory")
+	libs := fs.String("libs", "", "comma-separated libraries, overrides the profile")
+	verbose := fs.Bool("v", false, "log debug details")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	p, err := loadProfile(*profilePath)
+	if err != nil {
+		return err
+	}
+	if *duration != "" {
+		d, err := time.ParseDuration(*duration)
+		if err != nil || d <= 0 {
+			return usageError{fmt.Errorf("flag -duration: bad duration %q: want a positive number with a unit such as 30s, 2m, 24h", *duration)}
+		}
+		p.Duration = profile.Duration(d)
+	}
+	if *libs != "" {
+		if err := p.SetLibraries(strings.Split(*libs, ",")); err != nil {
+			return usageError{fmt.Errorf("flag -libs: %w", err)}
+		}
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	// First SIGINT/SIGTERM: stop the workers, flush, print the table. Second: abort.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	abort := make(chan struct{})
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		n := 0
+		for range sigs {
+			n++
+			if n == 1 {
+				log.Warn("signal: stopping the run (again to abort)")
+				cancel()
+				continue
+			}
+			close(abort)
+			return
+		}
+	}()
+
+	fmt.Fprintf(stdout, "soak run: profile %s, %s, libraries %s\n", p.Path, time.Duration(p.Duration), strings.Join(p.Libraries, ", "))
+	res, err := runner.Run(ctx, runner.Options{Profile: p, OutDir: *out, Log: log, Progress: stdout, Abort: abort})
+	if res != nil && res.DBPath != "" {
+		if terr := printTable(stdout, res); terr != nil && err == nil {
+			err = terr
+		}
+	}
+	return err
+}
+
+func loadProfile(path string) (*profile.Profile, error) {
+	if path == "" {
+		if _, err := os.Stat(defaultProfile); err != nil {
+			return profile.Default(), nil
+		}
+		path = defaultProfile
+	}
+	return profile.Load(path)
+}
+
+// printTable summarises the run from its database, stores the table and prints it.
+func printTable(w io.Writer, res *runner.Result) error {
+	db, err := store.Open(res.DBPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	t, err := report.Summarize(db)
+	if err != nil {
+		return fmt.Errorf("summarize: %w", err)
+	}
+	if err := db.SaveSummary(t.SummaryRows()); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	t.WriteText(w)
+	for _, wr := range res.Workers {
+		if wr.Err != nil {
+			fmt.Fprintf(w, "note: %v\n", wr.Err)
+		}
+	}
+	fmt.Fprintf(w, "\nrun directory: %s\n", res.Dir)
+	if len(t.Libs) == 0 {
+		return errors.New("no worker recorded anything")
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wssoak/wssoak/internal/store"
+)
+
+const e2eProfile = `name: e2e
+duration: 8s
+warmup: 2s
+symbols: [btcusdt, ethusdt, solusdt]
+keepalive:
+  interval: 2s
+  timeout: 10s
+replay:
+  seed: 7
+  speed: 5
+  ping_interval: 3s
+`
+
+// TestRunEndToEnd runs a real soak: a replay server child, five worker
+// children over loopback, a real SQLite file. Without faults every library
+// must receive, per subscription, exactly what the server sent it.
+func TestRunEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run")
+	}
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "e2e.yaml")
+	if err := os.WriteFile(prof, []byte(e2eProfile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	stdout, stderr, err := runSoak(t, "run", "-profile", prof, "-out", out)
+	if err != nil {
+		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	t.Logf("stdout:\n%s", stdout)
+	libs := []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}
+	for _, lib := range libs {
+		if !strings.Contains(stdout, lib) {
+			t.Errorf("table lacks a %s column", lib)
+		}
+	}
+	if !strings.Contains(stdout, "run directory: "+out) {
+		t.Errorf("stdout does not name the run directory")
+	}
+	runs, _ := filepath.Glob(filepath.Join(out, "*", "soak.db"))
+	if len(runs) != 1 {
+		t.Fatalf("want one run database, found %v", runs)
+	}
+	db, err := store.OpenReadOnly(runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+
+	// The server's own counts, summed over a slot's connections (tag lib/slot/attempt).
+	counts, err := db.ServerCounts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := map[string]int64{}
+	for _, c := range counts {
+		parts := strings.Split(c.Tag, "/")
+		if len(parts) != 3 || c.Stream == "" {
+			continue
+		}
+		sent[parts[0]+"/"+parts[1]+"/"+c.Stream] += c.Sent
+	}
+	streams, err := db.LatestStreamSamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	perStream := map[string]map[string]int64{} // slot/stream -> lib -> msgs
+	for _, s := range streams {
+		key := fmt.Sprintf("%d/%s", s.Slot, s.Stream)
+		want := sent[fmt.Sprintf("%s/%s", s.Lib, key)]
+		if s.MsgsTotal != want {
+			t.Errorf("%s %s: received %d, server sent %d", s.Lib, key, s.MsgsTotal, want)
+		}
+		if s.MsgsTotal == 0 {
+			t.Errorf("%s %s: no messages", s.Lib, key)
+		}
+		if s.LostTotal != 0 || s.DupTotal != 0 || s.OOOTotal != 0 {
+			t.Errorf("%s %s: lost %d dup %d ooo %d without faults", s.Lib, key, s.LostTotal, s.DupTotal, s.OOOTotal)
+		}
+		if perStream[key] == nil {
+			perStream[key] = map[string]int64{}
+		}
+		perStream[key][s.Lib] = s.MsgsTotal
+	}
+	if len(perStream) == 0 {
+		t.Fatal("no stream samples")
+	}
+	for key, byLib := range perStream {
+		if len(byLib) != len(libs) {
+			t.Errorf("%s: only %d libraries report it", key, len(byLib))
+		}
+		for _, lib := range libs {
+			if byLib[lib] != byLib[libs[0]] {
+				t.Errorf("%s: %s received %d, %s %d", key, lib, byLib[lib], libs[0], byLib[libs[0]])
+			}
+		}
+	}
+
+	// CPU: the last sampled CPU seconds against the kernel's rusage at exit.
+	workers, err := db.Workers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(workers) != len(libs) {
+		t.Fatalf("%d workers recorded, want %d", len(workers), len(libs))
+	}
+	for _, w := range workers {
+		ru := w.RusageUser + w.RusageSys
+		// /proc reports CPU in clock ticks (10 ms each for user and for system time).
+		tol := math.Max(0.05*ru, 0.02)
+		if ru <= 0 || math.Abs(w.SampledCPU-ru) > tol {
+			t.Errorf("%s: sampled CPU %.3fs vs rusage %.3fs (tolerance %.3fs)", w.Lib, w.SampledCPU, ru, tol)
+		}
+		if w.Version == "" || w.Version == "unknown" {
+			t.Errorf("%s: library version not recorded (%q)", w.Lib, w.Version)
+		}
+	}
+
+	// A row per worker per second of the window, with both halves.
+	samples, err := db.Samples("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]map[int64]store.Sample{}
+	for _, s := range samples {
+		if have[s.Lib] == nil {
+			have[s.Lib] = map[int64]store.Sample{}
+		}
+		have[s.Lib][s.Sec] = s
+	}
+	for _, lib := range libs {
+		for sec := int64(1); sec <= 8; sec++ {
+			s, ok := have[lib][sec]
+			if !ok || !s.HasWorker || !s.HasProc {
+				t.Errorf("%s second %d: row %v worker half %v process half %v", lib, sec, ok, s.HasWorker, s.HasProc)
+				continue
+			}
+			if s.RSS <= 0 || s.Msgs <= 0 {
+				t.Errorf("%s second %d: rss %d msgs %d", lib, sec, s.RSS, s.Msgs)
+			}
+		}
+	}
+	events, err := db.Events("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		if e.Kind == "disconnected" || e.Kind == "dial_error" || e.Kind == "worker_exit" || e.Kind == "stall" {
+			t.Errorf("unexpected event without faults: %+v", e)
+		}
+	}
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/profile"
+	"github.com/wssoak/wssoak/internal/replay"
+	"github.com/wssoak/wssoak/internal/runner"
+)
+
+// serveCmd runs the Binance-like replay server, standalone or as the child of
+// a run (-child: configuration on stdin, ready line on stdout, exit on stdin EOF).
+func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:9443", "listen address")
+	profilePath := fs.String("profile", "", "profile whose replay section configures the server (default: built-in)")
+	seed := fs.Int64("seed", -1, "generator seed (default: the profile's)")
+	speed := fs.Float64("speed", 0, "rate factor (default: the profile's)")
+	child := fs.Bool("child", false, "run as the child of 'soak run' (internal)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	var cfg replay.Config
+	if *child {
+		line, err := bufio.NewReader(stdin).ReadBytes('\n')
+		if err != nil {
+			return fmt.Errorf("read config: %w", err)
+		}
+		var sc runner.ServeConfig
+		if err := json.Unmarshal(line, &sc); err != nil {
+			return fmt.Errorf("decode config: %w", err)
+		}
+		cfg = replay.Config{Seed: sc.Seed, Speed: sc.Speed, Rates: sc.Rates, Symbols: sc.Symbols,
+			PingInterval: sc.PingInterval, PongTimeout: sc.PongTimeout, Lifetime: sc.Lifetime,
+			QueueSize: sc.QueueSize, Start: sc.Start, Stop: sc.Stop}
+		signal.Ignore(syscall.SIGINT)
+	} else {
+		p := profile.Default()
+		if *profilePath != "" {
+			var err error
+			if p, err = profile.Load(*profilePath); err != nil {
+				return err
+			}
+		}
+		r := p.Replay
+		cfg = replay.Config{Seed: r.Seed, Speed: r.Speed, Rates: r.Rates, Symbols: r.Symbols,
+			PingInterval: time.Duration(r.PingInterval), PongTimeout: time.Duration(r.PongTimeout),
+			Lifetime: time.Duration(r.Lifetime), QueueSize: r.QueueSize}
+		if len(cfg.Symbols) == 0 {
+			cfg.Symbols = p.Symbols
+		}
+		if *seed >= 0 {
+			cfg.Seed = *seed
+		}
+		if *speed > 0 {
+			cfg.Speed = *speed
+		}
+	}
+	cfg.Logger = log
+	srv, err := replay.New(cfg)
+	if err != nil {
+		return fmt.Errorf("replay server: %w", err)
+	}
+	if err := srv.Listen(*addr); err != nil {
+		return fmt.Errorf("listen %s: %w", *addr, err)
+	}
+	defer srv.Close()
+	if *child {
+		if err := json.NewEncoder(stdout).Encode(runner.ServeReady{Addr: srv.Addr()}); err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, stdin) // until the controller closes stdin (or dies)
+		return nil
+	}
+	fmt.Fprintf(stdout, "replay server listening on %s (stats: http://%s/_soak/stats)\n", srv.URL(), srv.Addr())
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	return nil
+}

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"io"
+	"log/slog"
+	"os/signal"
+	"syscall"
+
+	"github.com/wssoak/wssoak/internal/runner"
+)
+
+// workerCmd is the hidden subcommand the controller re-executes once per
+// library: plan on stdin, frames on stdout, logs on stderr.
+func workerCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	lib := fs.String("lib", "", "library to run")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	// The controller decides when a worker stops (stdin); a terminal's
+	// interrupt must not cut the final account short.
+	signal.Ignore(syscall.SIGINT)
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	return runner.RunWorker(ctx, *lib, stdin, stdout, log)
+}

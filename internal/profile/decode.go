@@ -1,0 +1,582 @@
+package profile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// decoder walks the YAML node tree by hand, so every problem carries the line
+// of the node at fault and unknown keys are caught with a suggestion.
+type decoder struct {
+	path  string
+	lines map[string]int // dotted setting name ("keepalive.timeout", "groups.1.streams.0") → line
+	set   map[string]bool
+}
+
+func (d *decoder) errf(line int, format string, args ...any) *Error {
+	if line < 1 {
+		line = 1
+	}
+	return &Error{Path: d.path, Line: line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// field is one key of a mapping and how to decode its value.
+type field struct {
+	key    string
+	decode func(v *yaml.Node) error
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// parserProblems are the messages of the YAML parser (not its scanner); the
+// parser reports 0-based lines.
+var parserProblems = []string{
+	"did not find expected node content", "did not find expected '-' indicator",
+	"did not find expected key", "did not find expected ',' or ']'", "did not find expected ',' or '}'",
+	"found undefined tag handle", "did not find expected <document start>",
+	"found duplicate %YAML directive", "found incompatible YAML document", "found duplicate %TAG directive",
+}
+
+// syntaxError turns a YAML parser error into one "<path>:<line>: ..." line.
+func (d *decoder) syntaxError(err error, data []byte) error {
+	m := yamlLine.FindStringSubmatch(err.Error())
+	if m == nil {
+		return d.errf(1, "%s", strings.TrimPrefix(strings.ReplaceAll(err.Error(), "\n", " "), "yaml: "))
+	}
+	line, _ := strconv.Atoi(m[1])
+	if slices.Contains(parserProblems, m[2]) {
+		line++
+	}
+	last := bytes.Count(data, []byte("\n"))
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		last++
+	}
+	return d.errf(min(line, max(last, 1)), "%s", m[2])
+}
+
+func (d *decoder) parse(data []byte) (*Profile, error) {
+	d.lines, d.set = map[string]int{}, map[string]bool{}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, d.errf(1, "empty profile")
+		}
+		return nil, d.syntaxError(err, data)
+	}
+	var next yaml.Node
+	if err := dec.Decode(&next); err == nil {
+		return nil, d.errf(next.Line, "a second YAML document: want one profile per file")
+	} else if !errors.Is(err, io.EOF) {
+		return nil, d.syntaxError(err, data)
+	}
+	root := deref(&doc)
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = deref(root.Content[0])
+	}
+	if isNull(root) {
+		return nil, d.errf(1, "empty profile")
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, d.errf(root.Line, "profile must be a mapping of settings, got %s", kindName(root))
+	}
+
+	p := Default()
+	p.Name = ""
+	p.Replay.Symbols = nil
+	if err := d.mapping(root, "profile", d.profileFields(p)); err != nil {
+		return nil, err
+	}
+	if p.Name == "" {
+		p.Name = strings.TrimSuffix(filepath.Base(d.path), filepath.Ext(d.path))
+	}
+	if p.Replay.Symbols == nil {
+		p.Replay.Symbols = append([]string(nil), p.Symbols...)
+	}
+	if err := d.validate(p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (d *decoder) profileFields(p *Profile) []field {
+	return []field{
+		{"name", func(v *yaml.Node) error { return d.name(v, &p.Name) }},
+		{"target", func(v *yaml.Node) error { return d.target(v, &p.Target) }},
+		{"duration", d.duration("duration", &p.Duration, positive)},
+		{"warmup", d.duration("warmup", &p.Warmup, nonNegative)},
+		{"libraries", func(v *yaml.Node) error { return d.libraries(v, &p.Libraries) }},
+		{"symbols", func(v *yaml.Node) error { return d.symbols(v, "symbols", &p.Symbols) }},
+		{"groups", func(v *yaml.Node) error { return d.groups(v, &p.Groups) }},
+		{"keepalive", d.sub("keepalive", []field{
+			{"interval", d.duration("keepalive.interval", &p.Keepalive.Interval, nonNegative)},
+			{"timeout", d.duration("keepalive.timeout", &p.Keepalive.Timeout, positive)},
+		})},
+		{"reconnect", d.sub("reconnect", []field{
+			{"min", d.duration("reconnect.min", &p.Reconnect.Min, positive)},
+			{"max", d.duration("reconnect.max", &p.Reconnect.Max, positive)},
+		})},
+		{"handshake_timeout", d.duration("handshake_timeout", &p.HandshakeTimeout, positive)},
+		{"read_limit", d.size("read_limit", &p.ReadLimit, positive)},
+		{"rcvbuf", d.size("rcvbuf", &p.RcvBuf, nonNegative)},
+		{"replay", d.sub("replay", []field{
+			{"seed", d.integer("replay.seed", &p.Replay.Seed, math.MinInt64, math.MaxInt64)},
+			{"speed", d.float("replay.speed", &p.Replay.Speed, positive)},
+			{"rates", func(v *yaml.Node) error { return d.rates(v, p.Replay.Rates) }},
+			{"ping_interval", d.duration("replay.ping_interval", &p.Replay.PingInterval, nonNegative)},
+			{"pong_timeout", d.duration("replay.pong_timeout", &p.Replay.PongTimeout, positive)},
+			{"lifetime", d.duration("replay.lifetime", &p.Replay.Lifetime, nonNegative)},
+			{"queue_size", d.int("replay.queue_size", &p.Replay.QueueSize, 1, 1<<24)},
+			{"symbols", func(v *yaml.Node) error { return d.symbols(v, "replay.symbols", &p.Replay.Symbols) }},
+		})},
+	}
+}
+
+// mapping decodes the keys of n in file order with fs; what names n in messages.
+func (d *decoder) mapping(n *yaml.Node, what string, fs []field) error {
+	n = deref(n)
+	if n.Kind != yaml.MappingNode {
+		return d.errf(n.Line, "%s must be a mapping, got %s", what, kindName(n))
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			return d.errf(k.Line, "a key in %s is %s: want a plain name", what, kindName(k))
+		}
+		if first, dup := seen[k.Value]; dup {
+			return d.errf(k.Line, "duplicate key %q in %s (first at line %d)", k.Value, what, first)
+		}
+		seen[k.Value] = k.Line
+		i := slices.IndexFunc(fs, func(f field) bool { return f.key == k.Value })
+		if i < 0 {
+			keys := make([]string, len(fs))
+			for j, f := range fs {
+				keys[j] = f.key
+			}
+			return d.errf(k.Line, "unknown key %q in %s%s", k.Value, what, suggest(k.Value, keys))
+		}
+		name := what + "." + k.Value
+		if what == "profile" {
+			name = k.Value
+		}
+		d.lines[name], d.set[name] = k.Line, true
+		if isNull(deref(v)) {
+			return d.errf(k.Line, "%s has no value", name)
+		}
+		if err := fs[i].decode(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *decoder) sub(what string, fs []field) func(*yaml.Node) error {
+	return func(v *yaml.Node) error { return d.mapping(v, what, fs) }
+}
+
+// scalar returns the text of a scalar node, or an error naming the setting.
+func (d *decoder) scalar(v *yaml.Node, name string) (string, error) {
+	v = deref(v)
+	if v.Kind != yaml.ScalarNode || isNull(v) {
+		return "", d.errf(v.Line, "%s must be a single value, got %s", name, kindName(v))
+	}
+	return v.Value, nil
+}
+
+// list returns the scalar items of a sequence node with their lines.
+func (d *decoder) list(v *yaml.Node, name string) ([]string, []int, error) {
+	v = deref(v)
+	if v.Kind != yaml.SequenceNode {
+		return nil, nil, d.errf(v.Line, "%s must be a list, got %s", name, kindName(v))
+	}
+	items, lines := make([]string, 0, len(v.Content)), make([]int, 0, len(v.Content))
+	for _, it := range v.Content {
+		s, err := d.scalar(it, name+" item")
+		if err != nil {
+			return nil, nil, err
+		}
+		items, lines = append(items, s), append(lines, deref(it).Line)
+	}
+	return items, lines, nil
+}
+
+// sign is the range check of a numeric setting.
+type sign int
+
+const (
+	nonNegative sign = iota
+	positive
+)
+
+func (d *decoder) checkSign(line int, name string, neg, zero bool, s sign, text string) error {
+	switch {
+	case neg:
+		return d.errf(line, "%s must not be negative, got %s", name, text)
+	case zero && s == positive:
+		return d.errf(line, "%s must be greater than zero", name)
+	}
+	return nil
+}
+
+func (d *decoder) duration(name string, dst *Duration, s sign) func(*yaml.Node) error {
+	return func(v *yaml.Node) error {
+		text, err := d.scalar(v, name)
+		if err != nil {
+			return err
+		}
+		line := deref(v).Line
+		x, err := parseDuration(text)
+		if err != nil {
+			return d.errf(line, "bad duration %q: %v", text, err)
+		}
+		if err := d.checkSign(line, name, x < 0, x == 0, s, text); err != nil {
+			return err
+		}
+		*dst = x
+		return nil
+	}
+}
+
+func (d *decoder) size(name string, dst *ByteSize, s sign) func(*yaml.Node) error {
+	return func(v *yaml.Node) error {
+		text, err := d.scalar(v, name)
+		if err != nil {
+			return err
+		}
+		line := deref(v).Line
+		x, err := parseByteSize(text)
+		if err != nil {
+			return d.errf(line, "bad size %q: %v", text, err)
+		}
+		if err := d.checkSign(line, name, x < 0, x == 0, s, text); err != nil {
+			return err
+		}
+		*dst = x
+		return nil
+	}
+}
+
+func (d *decoder) integer(name string, dst *int64, lo, hi int64) func(*yaml.Node) error {
+	return func(v *yaml.Node) error {
+		text, err := d.scalar(v, name)
+		if err != nil {
+			return err
+		}
+		n := deref(v)
+		var x int64
+		if n.Tag != "!!int" || n.Decode(&x) != nil {
+			return d.errf(n.Line, "%s must be an integer, got %q", name, text)
+		}
+		switch {
+		case x < 0 && lo >= 0:
+			return d.errf(n.Line, "%s must not be negative, got %s", name, text)
+		case x < lo:
+			return d.errf(n.Line, "%s must be at least %d, got %s", name, lo, text)
+		case x > hi:
+			return d.errf(n.Line, "%s must be at most %d, got %s", name, hi, text)
+		}
+		*dst = x
+		return nil
+	}
+}
+
+func (d *decoder) int(name string, dst *int, lo, hi int64) func(*yaml.Node) error {
+	return func(v *yaml.Node) error {
+		var x int64
+		if err := d.integer(name, &x, lo, hi)(v); err != nil {
+			return err
+		}
+		*dst = int(x)
+		return nil
+	}
+}
+
+func (d *decoder) float(name string, dst *float64, s sign) func(*yaml.Node) error {
+	return func(v *yaml.Node) error {
+		text, err := d.scalar(v, name)
+		if err != nil {
+			return err
+		}
+		n := deref(v)
+		var x float64
+		if (n.Tag != "!!int" && n.Tag != "!!float") || n.Decode(&x) != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return d.errf(n.Line, "%s must be a number, got %q", name, text)
+		}
+		if err := d.checkSign(n.Line, name, x < 0, x == 0, s, text); err != nil {
+			return err
+		}
+		*dst = x
+		return nil
+	}
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+func (d *decoder) name(v *yaml.Node, dst *string) error {
+	s, err := d.scalar(v, "name")
+	if err != nil {
+		return err
+	}
+	if !nameRE.MatchString(s) || len(s) > 64 {
+		return d.errf(deref(v).Line, "bad name %q: want up to 64 letters, digits, '.', '-' or '_'", s)
+	}
+	*dst = s
+	return nil
+}
+
+func (d *decoder) target(v *yaml.Node, dst *string) error {
+	s, err := d.scalar(v, "target")
+	if err != nil {
+		return err
+	}
+	if err := checkTarget(s); err != nil {
+		return d.errf(deref(v).Line, "bad target %q: %v", s, err)
+	}
+	*dst = s
+	return nil
+}
+
+func (d *decoder) libraries(v *yaml.Node, dst *[]string) error {
+	libs, lines, err := d.list(v, "libraries")
+	if err != nil {
+		return err
+	}
+	if len(libs) == 0 {
+		return d.errf(deref(v).Line, "libraries is empty: list at least one of %s", strings.Join(KnownLibraries, ", "))
+	}
+	for i, l := range libs {
+		if !slices.Contains(KnownLibraries, l) {
+			return d.errf(lines[i], "unknown library %q (known: %s)", l, strings.Join(KnownLibraries, ", "))
+		}
+		if j := slices.Index(libs[:i], l); j >= 0 {
+			return d.errf(lines[i], "library %q listed twice (first at line %d)", l, lines[j])
+		}
+	}
+	*dst = libs
+	return nil
+}
+
+func (d *decoder) symbols(v *yaml.Node, name string, dst *[]string) error {
+	syms, lines, err := d.list(v, name)
+	if err != nil {
+		return err
+	}
+	if len(syms) == 0 {
+		return d.errf(deref(v).Line, "%s is empty", name)
+	}
+	for i, s := range syms {
+		if err := checkSymbol(s); err != nil {
+			return d.errf(lines[i], "bad symbol %q: %v", s, err)
+		}
+		if j := slices.Index(syms[:i], s); j >= 0 {
+			return d.errf(lines[i], "symbol %q listed twice (first at line %d)", s, lines[j])
+		}
+	}
+	*dst = syms
+	return nil
+}
+
+func (d *decoder) rates(v *yaml.Node, dst map[string]float64) error {
+	fs := make([]field, len(RateKeys))
+	for i, k := range RateKeys {
+		fs[i] = field{k, func(v *yaml.Node) error {
+			var x float64
+			if err := d.float("replay.rates."+k, &x, nonNegative)(v); err != nil {
+				return err
+			}
+			dst[k] = x
+			return nil
+		}}
+	}
+	return d.mapping(v, "replay.rates", fs)
+}
+
+func (d *decoder) groups(v *yaml.Node, dst *[]Group) error {
+	v = deref(v)
+	if v.Kind != yaml.SequenceNode {
+		return d.errf(v.Line, "groups must be a list, got %s", kindName(v))
+	}
+	if len(v.Content) == 0 {
+		return d.errf(v.Line, "groups is empty: define at least one connection group")
+	}
+	gs := make([]Group, len(v.Content))
+	for i, gn := range v.Content {
+		g := &gs[i]
+		*g = newGroup("")
+		g.Line = deref(gn).Line
+		pre := "groups." + strconv.Itoa(i)
+		d.lines[pre] = g.Line
+		err := d.mapping(gn, "group", []field{
+			{"name", func(v *yaml.Node) error {
+				s, err := d.scalar(v, "group name")
+				if err == nil && !nameRE.MatchString(s) {
+					err = d.errf(deref(v).Line, "bad group name %q: want letters, digits, '.', '-' or '_'", s)
+				}
+				g.Name = s
+				return err
+			}},
+			{"streams", func(v *yaml.Node) error {
+				ss, lines, err := d.list(v, "streams")
+				if err != nil {
+					return err
+				}
+				if len(ss) == 0 {
+					return d.errf(deref(v).Line, "streams is empty")
+				}
+				for j, l := range lines {
+					d.lines[pre+".streams."+strconv.Itoa(j)] = l
+				}
+				g.Streams = ss
+				return nil
+			}},
+			{"per_connection", func(v *yaml.Node) error {
+				if err := d.int("per_connection", &g.PerConnection, 1, math.MaxInt64)(v); err != nil {
+					return err
+				}
+				if g.PerConnection > MaxPerConnection {
+					return d.errf(deref(v).Line, "per_connection %d is over the Binance limit of %d streams per connection",
+						g.PerConnection, MaxPerConnection)
+				}
+				return nil
+			}},
+			{"subscribe", func(v *yaml.Node) error {
+				s, err := d.scalar(v, "subscribe")
+				if err == nil && s != SubscribeURL && s != SubscribeMessage {
+					err = d.errf(deref(v).Line, "bad subscribe %q: want %q or %q", s, SubscribeURL, SubscribeMessage)
+				}
+				g.Subscribe = s
+				return err
+			}},
+			{"symbols", func(v *yaml.Node) error { return d.symbols(v, "group symbols", &g.Symbols) }},
+		})
+		if err != nil {
+			return err
+		}
+		if g.Name == "" {
+			return d.errf(g.Line, "group has no name")
+		}
+		if g.Streams == nil {
+			return d.errf(g.Line, "group %q has no streams", g.Name)
+		}
+		if j := slices.IndexFunc(gs[:i], func(o Group) bool { return o.Name == g.Name }); j >= 0 {
+			return d.errf(g.Line, "group %q defined twice (first at line %d)", g.Name, gs[j].Line)
+		}
+	}
+	*dst = gs
+	return nil
+}
+
+// validate checks what involves several settings and returns the problem on
+// the earliest line.
+func (d *decoder) validate(p *Profile) error {
+	var errs []*Error
+	add := func(e *Error) { errs = append(errs, e) }
+	line := func(names ...string) int {
+		for _, n := range names {
+			if l, ok := d.lines[n]; ok {
+				return l
+			}
+		}
+		return 1
+	}
+	if p.Target != TargetLocal && d.set["replay"] {
+		add(d.errf(line("replay"), "replay settings apply only to target %q, not %q", TargetLocal, p.Target))
+	}
+	if k := p.Keepalive; k.Interval > 0 && k.Timeout <= k.Interval {
+		add(d.errf(line("keepalive.timeout", "keepalive.interval", "keepalive"),
+			"keepalive.timeout (%v) must be longer than keepalive.interval (%v)", k.Timeout, k.Interval))
+	}
+	if r := p.Reconnect; r.Min > r.Max {
+		add(d.errf(line("reconnect.max", "reconnect.min", "reconnect"),
+			"reconnect.max (%v) must not be shorter than reconnect.min (%v)", r.Max, r.Min))
+	}
+	if p.RcvBuf > math.MaxInt32 {
+		add(d.errf(line("rcvbuf"), "rcvbuf %v is too large (at most 2GiB-1)", p.RcvBuf))
+	}
+	for i, g := range p.Groups {
+		pre := "groups." + strconv.Itoa(i)
+		syms := g.Symbols
+		if syms == nil {
+			syms = p.Symbols
+		}
+		for j, t := range g.Streams {
+			if err := checkTemplate(t, syms[0]); err != nil {
+				add(d.errf(line(pre+".streams."+strconv.Itoa(j), pre), "%v", err))
+			}
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return slices.MinFunc(errs, func(a, b *Error) int { return a.Line - b.Line })
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == 0 || n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+func kindName(n *yaml.Node) string {
+	switch {
+	case isNull(n):
+		return "nothing"
+	case n.Kind == yaml.MappingNode:
+		return "a mapping"
+	case n.Kind == yaml.SequenceNode:
+		return "a list"
+	case n.Kind == yaml.ScalarNode:
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "an alias"
+}
+
+// suggest returns `; did you mean "x"?` for the closest key, or "".
+func suggest(key string, keys []string) string {
+	norm := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "-", "_") }
+	best, bestD := "", 3
+	for _, k := range keys {
+		if dist := levenshtein(norm(key), norm(k)); dist < bestD && dist*2 < len(k) {
+			best, bestD = k, dist
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+func levenshtein(a, b string) int {
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,119 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/wssoak/wssoak/internal/binance"
+)
+
+// SymbolPlaceholder in a stream template is replaced by each symbol.
+const SymbolPlaceholder = "{symbol}"
+
+// ExpandedGroup is a group with its concrete streams.
+type ExpandedGroup struct {
+	Name          string
+	Subscribe     string
+	PerConnection int
+	Streams       []binance.Stream
+}
+
+// Expand returns, per group, the concrete streams in order: each template
+// crossed with the group's symbols (template-major), duplicates dropped.
+func (p *Profile) Expand() ([]ExpandedGroup, error) {
+	out := make([]ExpandedGroup, 0, len(p.Groups))
+	for _, g := range p.Groups {
+		syms := g.Symbols
+		if syms == nil {
+			syms = p.Symbols
+		}
+		eg := ExpandedGroup{Name: g.Name, Subscribe: g.Subscribe, PerConnection: g.PerConnection}
+		seen := map[string]bool{}
+		for _, t := range g.Streams {
+			names := []string{t}
+			if strings.Contains(t, SymbolPlaceholder) {
+				names = names[:0]
+				for _, s := range syms {
+					names = append(names, strings.ReplaceAll(t, SymbolPlaceholder, s))
+				}
+			}
+			for _, n := range names {
+				if seen[n] {
+					continue
+				}
+				seen[n] = true
+				st, err := parseStream(n, t)
+				if err != nil {
+					return nil, fmt.Errorf("expand group %q: %w", g.Name, err)
+				}
+				eg.Streams = append(eg.Streams, st)
+			}
+		}
+		out = append(out, eg)
+	}
+	return out, nil
+}
+
+// checkTemplate validates a stream template by expanding it with one symbol.
+func checkTemplate(t, symbol string) error {
+	name := strings.ReplaceAll(t, SymbolPlaceholder, symbol)
+	if strings.ContainsAny(name, "{}") {
+		return fmt.Errorf("unknown placeholder in stream template %q: the only one is %s", t, SymbolPlaceholder)
+	}
+	_, err := parseStream(name, t)
+	return err
+}
+
+// parseStream parses one concrete name and rejects the names Binance accepts
+// but never serves, since a soak on them measures nothing but silence.
+func parseStream(name, template string) (binance.Stream, error) {
+	from := ""
+	if name != template {
+		from = fmt.Sprintf(" (from %q)", template)
+	}
+	st, err := binance.ParseStream(name)
+	if se := (*binance.SyntaxError)(nil); errors.As(err, &se) {
+		return st, fmt.Errorf("invalid stream %q%s: %s", name, from, se.Why)
+	} else if err != nil {
+		return st, fmt.Errorf("invalid stream %q%s: %w", name, from, err)
+	}
+	switch {
+	case st.Retired:
+		return st, fmt.Errorf("stream %q%s was retired by Binance and sends nothing", name, from)
+	case st.Kind == binance.KindUnknown:
+		return st, fmt.Errorf("unknown stream %q%s: Binance accepts it and sends nothing", name, from)
+	}
+	return st, nil
+}
+
+func checkSymbol(s string) error {
+	if s == "" {
+		return errors.New("empty")
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'A' && c <= 'Z':
+			return errors.New("symbols must be lowercase")
+		case !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9'):
+			return errors.New("want letters and digits only")
+		}
+	}
+	return nil
+}
+
+func checkTarget(s string) error {
+	if s == TargetLocal {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+		return fmt.Errorf("want %q or a ws:// or wss:// URL such as wss://stream.binance.com:9443", TargetLocal)
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return errors.New("want a base URL without query, fragment or credentials")
+	}
+	return nil
+}

@@ -1,0 +1,447 @@
+package profile
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/binance"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata")
+
+// strip clears what a parsed profile has and the built-in one has not.
+func strip(p *Profile) *Profile {
+	q := *p
+	q.Path, q.Text = "", ""
+	q.Groups = append([]Group(nil), p.Groups...)
+	for i := range q.Groups {
+		q.Groups[i].Line = 0
+	}
+	return &q
+}
+
+func TestDefaultIsLocalYAML(t *testing.T) {
+	p, err := Load("../../profiles/local.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Path != "../../profiles/local.yaml" || !strings.HasPrefix(p.Text, "# The default soak profile") {
+		t.Errorf("Path %q, Text %.30q: want the file and its text", p.Path, p.Text)
+	}
+	if got, want := strip(p), Default(); !reflect.DeepEqual(got, want) {
+		t.Errorf("profiles/local.yaml differs from Default():\n got %+v\nwant %+v", got, want)
+	}
+	for _, g := range p.Groups {
+		if g.Line == 0 {
+			t.Errorf("group %q: Line not set", g.Name)
+		}
+	}
+}
+
+func TestProfilesDirParses(t *testing.T) {
+	files, err := filepath.Glob("../../profiles/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no profiles found: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			p, err := Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Expand(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestLoadMissing(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "none.yaml"))
+	if err == nil || !strings.HasPrefix(err.Error(), "open profile: ") || !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("err = %v, want open profile: ... not exist", err)
+	}
+}
+
+func TestParseDefaults(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want func(p *Profile) // applied to Default()
+	}{
+		{"only target", "target: local\n", func(p *Profile) { p.Name = "x" }},
+		{"document marker", "---\nname: local\n", func(*Profile) {}},
+		{"live target", "target: wss://stream.binance.com:9443\nduration: 24h\n", func(p *Profile) {
+			p.Name, p.Target, p.Duration = "x", "wss://stream.binance.com:9443", Duration(24*time.Hour)
+		}},
+		{"keepalive off", "name: k\nkeepalive: {interval: 0}\n", func(p *Profile) {
+			p.Name, p.Keepalive.Interval = "k", 0
+		}},
+		{"sizes", "name: s\nread_limit: 1048576\nrcvbuf: 512KB\n", func(p *Profile) {
+			p.Name, p.ReadLimit, p.RcvBuf = "s", 1<<20, 512000
+		}},
+		{"libraries and symbols", "name: l\nlibraries: [gws, gorilla]\nsymbols: [btcusdt]\n", func(p *Profile) {
+			p.Name, p.Libraries, p.Symbols, p.Replay.Symbols = "l", []string{"gws", "gorilla"}, []string{"btcusdt"}, []string{"btcusdt"}
+		}},
+		{"replay symbols kept", "name: r\nsymbols: [btcusdt]\nreplay: {symbols: [ethusdt, btcusdt]}\n", func(p *Profile) {
+			p.Name, p.Symbols, p.Replay.Symbols = "r", []string{"btcusdt"}, []string{"ethusdt", "btcusdt"}
+		}},
+		{"rates merge", "name: r\nreplay:\n  rates: {trade: 5}\n  speed: 2.5\n  seed: -3\n", func(p *Profile) {
+			p.Name, p.Replay.Rates["trade"], p.Replay.Speed, p.Replay.Seed = "r", 5, 2.5, -3
+		}},
+		{"group defaults", "name: g\ngroups:\n  - name: a\n    streams: [btcusdt@trade]\n  - name: b\n    streams: ['{symbol}@depth']\n    subscribe: message\n    per_connection: 2\n    symbols: [ethusdt]\n",
+			func(p *Profile) {
+				p.Name = "g"
+				p.Groups = []Group{newGroup("a", "btcusdt@trade"), newGroup("b", "{symbol}@depth")}
+				p.Groups[1].Subscribe, p.Groups[1].PerConnection, p.Groups[1].Symbols = SubscribeMessage, 2, []string{"ethusdt"}
+			}},
+		{"anchors", "name: a\nsymbols: &s [btcusdt]\nreplay: {symbols: *s}\n", func(p *Profile) {
+			p.Name, p.Symbols, p.Replay.Symbols = "a", []string{"btcusdt"}, []string{"btcusdt"}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := Parse("profiles/x.yaml", []byte(tt.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Default()
+			tt.want(want)
+			if got := strip(p); !reflect.DeepEqual(got, want) {
+				t.Errorf("got  %+v\nwant %+v", got, want)
+			}
+			if p.Text != tt.yaml {
+				t.Errorf("Text not kept")
+			}
+		})
+	}
+}
+
+// badProfiles each hold one problem (or several, of which the first counts).
+var badProfiles = []struct{ name, yaml string }{
+	{"empty", ""},
+	{"comments only", "# nothing\n"},
+	{"null document", "---\n"},
+	{"not a mapping", "- a\n- b\n"},
+	{"syntax", "name: x\nduration: 2m\nsymbols: [btcusdt\n"},
+	{"syntax colon", "name: x\nduration 2m\nwarmup: 1s\n"},
+	{"tab indent", "name: x\nkeepalive:\n\tinterval: 1s\n"},
+	{"two documents", "name: x\n---\nname: y\n"},
+	{"unknown key", "name: x\ntarget: local\n\nlibraries: [gws]\nsymbols: [btcusdt]\n\ndration: 2m\n"},
+	{"unknown key far", "name: x\ncolour: blue\n"},
+	{"unknown key dash", "handshake-timeout: 1s\n"},
+	{"unknown key nested", "keepalive:\n  intreval: 1s\n"},
+	{"unknown key group", "groups:\n  - name: a\n    stream: [btcusdt@trade]\n"},
+	{"unknown rate", "replay:\n  rates:\n    trades: 4\n"},
+	{"duplicate key", "name: x\nwarmup: 1s\nwarmup: 2s\n"},
+	{"unknown library", "name: x\nlibraries:\n  - gorilla\n  - gorila\n"},
+	{"duplicate library", "libraries: [gws, coder, gws]\n"},
+	{"no libraries", "libraries: []\n"},
+	{"libraries scalar", "libraries: gorilla\n"},
+	{"bad duration", "name: x\ntarget: local\nduration: 2 minutes\n"},
+	{"unitless duration", "warmup: 30\n"},
+	{"negative duration", "reconnect:\n  min: -1s\n"},
+	{"zero duration", "duration: 0s\n"},
+	{"missing value", "duration:\n"},
+	{"mapping for duration", "duration: {a: 1}\n"},
+	{"bad size", "read_limit: 16 megabytes\n"},
+	{"negative size", "rcvbuf: -4KiB\n"},
+	{"huge size", "read_limit: 9999999999GiB\n"},
+	{"rcvbuf over int32", "rcvbuf: 4GiB\n"},
+	{"uppercase symbol", "symbols: [btcusdt, ETHUSDT]\n"},
+	{"bad symbol", "symbols: [btc-usdt]\n"},
+	{"duplicate symbol", "symbols: [btcusdt, btcusdt]\n"},
+	{"bad target", "target: https://stream.binance.com\n"},
+	{"target with query", "target: wss://stream.binance.com:9443/stream?streams=a\n"},
+	{"target word", "target: binance\n"},
+	{"bad name", "name: my run\n"},
+	{"replay with live target", "replay:\n  seed: 2\ntarget: wss://stream.binance.com:9443\n"},
+	{"keepalive timeout short", "keepalive:\n  interval: 30s\n  timeout: 10s\n"},
+	{"reconnect inverted", "reconnect:\n  min: 1m\n  max: 10s\n"},
+	{"per_connection over", "groups:\n  - name: a\n    streams: ['{symbol}@trade']\n    per_connection: 2000\n"},
+	{"per_connection zero", "groups:\n  - name: a\n    streams: ['{symbol}@trade']\n    per_connection: 0\n"},
+	{"per_connection text", "groups:\n  - name: a\n    streams: ['{symbol}@trade']\n    per_connection: many\n"},
+	{"bad subscribe", "groups:\n  - name: a\n    streams: ['{symbol}@trade']\n    subscribe: ws\n"},
+	{"invalid stream", "groups:\n  - name: a\n    streams:\n      - '{symbol}@trade'\n      - '{symbol}@tr ade'\n"},
+	{"invalid literal stream", "groups:\n  - name: a\n    streams: ['@trade']\n"},
+	{"unknown stream", "groups:\n  - name: a\n    streams: ['{symbol}@trades']\n"},
+	{"retired stream", "groups:\n  - name: a\n    streams: ['!ticker@arr']\n"},
+	{"unknown placeholder", "groups:\n  - name: a\n    streams: ['{sym}@trade']\n"},
+	{"group without name", "groups:\n  - streams: [btcusdt@trade]\n"},
+	{"group without streams", "groups:\n  - name: a\n"},
+	{"group empty streams", "groups:\n  - name: a\n    streams: []\n"},
+	{"duplicate group", "groups:\n  - name: a\n    streams: [btcusdt@trade]\n  - name: a\n    streams: [ethusdt@trade]\n"},
+	{"no groups", "groups: []\n"},
+	{"group not mapping", "groups:\n  - btcusdt@trade\n"},
+	{"group bad symbols", "groups:\n  - name: a\n    streams: ['{symbol}@trade']\n    symbols: [BTC]\n"},
+	{"first of several", "groups:\n  - name: a\n    streams: ['{symbol}@bad']\nreconnect: {min: 2s, max: 1s}\n"},
+	{"replay speed zero", "replay: {speed: 0}\n"},
+	{"replay speed nan", "replay: {speed: .nan}\n"},
+	{"replay negative rate", "replay:\n  rates: {trade: -1}\n"},
+	{"replay queue negative", "replay: {queue_size: -5}\n"},
+	{"replay queue zero", "replay: {queue_size: 0}\n"},
+	{"syntax at end", "name: x\nsymbols: [a,\n"},
+	{"unknown anchor", "name: *a\n"},
+	{"replay seed float", "replay: {seed: 1.5}\n"},
+	{"key is a list", "[a]: 1\n"},
+}
+
+func TestParseErrors(t *testing.T) {
+	const path = "profiles/x.yaml"
+	line := regexp.MustCompile(`^profiles/x\.yaml:[1-9][0-9]*: [^\n]+$`)
+	var b strings.Builder
+	for _, tt := range badProfiles {
+		p, err := Parse(path, []byte(tt.yaml))
+		if err == nil {
+			t.Errorf("%s: parsed, want an error: %+v", tt.name, p)
+			continue
+		}
+		var pe *Error
+		if !errors.As(err, &pe) || !line.MatchString(err.Error()) || strings.Contains(err.Error(), "unmarshal") {
+			t.Errorf("%s: error %q is not one <path>:<line>: line", tt.name, err)
+		}
+		fmt.Fprintf(&b, "%s\n\t%s\n", tt.name, err)
+	}
+	golden(t, "testdata/errors.golden", b.String())
+}
+
+// The lines the rest of the tool documents, independent of the golden file.
+func TestParseErrorsExact(t *testing.T) {
+	tests := []struct{ yaml, want string }{
+		{"name: x\ntarget: local\n\nlibraries: [gws]\nsymbols: [btcusdt]\n\ndration: 2m\n",
+			`profiles/x.yaml:7: unknown key "dration" in profile; did you mean "duration"?`},
+		{"name: x\nlibraries:\n  - gorilla\n  - gorila\n",
+			`profiles/x.yaml:4: unknown library "gorila" (known: gorilla, gobwas, coder, gws, fasthttp)`},
+		{"name: x\ntarget: local\nduration: 2 minutes\n",
+			`profiles/x.yaml:3: bad duration "2 minutes": want a number with a unit such as 90s, 2m, 24h`},
+		{"name: x\nduration: 2m\nsymbols: [btcusdt\n",
+			`profiles/x.yaml:3: did not find expected ',' or ']'`},
+	}
+	for _, tt := range tests {
+		_, err := Parse("profiles/x.yaml", []byte(tt.yaml))
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("Parse(%q):\n got %v\nwant %s", tt.yaml, err, tt.want)
+		}
+	}
+}
+
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if got != string(want) {
+		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+		for i := 0; i < len(gl) && i < len(wl); i++ {
+			if gl[i] != wl[i] {
+				t.Fatalf("%s differs at line %d:\n got %s\nwant %s\n(run with -update if intended)", path, i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("%s differs in length: got %d lines, want %d (run with -update if intended)", path, len(gl), len(wl))
+	}
+}
+
+func names(ss []binance.Stream) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = s.Name
+	}
+	return out
+}
+
+func TestExpand(t *testing.T) {
+	tests := []struct {
+		name    string
+		p       *Profile
+		want    map[string][]string
+		kinds   map[string]binance.Kind // first stream's kind per group
+		wantErr string
+	}{
+		{
+			name: "default",
+			p:    Default(),
+			want: map[string][]string{
+				"arr": {"!miniTicker@arr"},
+				"markets": {
+					"btcusdt@aggTrade", "ethusdt@aggTrade", "bnbusdt@aggTrade", "solusdt@aggTrade", "xrpusdt@aggTrade",
+					"btcusdt@trade", "ethusdt@trade", "bnbusdt@trade", "solusdt@trade", "xrpusdt@trade",
+					"btcusdt@kline_1m", "ethusdt@kline_1m", "bnbusdt@kline_1m", "solusdt@kline_1m", "xrpusdt@kline_1m",
+					"btcusdt@bookTicker", "ethusdt@bookTicker", "bnbusdt@bookTicker", "solusdt@bookTicker", "xrpusdt@bookTicker",
+					"btcusdt@depth20@100ms", "ethusdt@depth20@100ms", "bnbusdt@depth20@100ms", "solusdt@depth20@100ms", "xrpusdt@depth20@100ms",
+				},
+				"depth": {"btcusdt@depth@100ms", "ethusdt@depth@100ms", "bnbusdt@depth@100ms", "solusdt@depth@100ms", "xrpusdt@depth@100ms"},
+			},
+			kinds: map[string]binance.Kind{"arr": binance.KindMiniTickerArr, "markets": binance.KindAggTrade, "depth": binance.KindDepthDiff},
+		},
+		{
+			name: "dedup and override",
+			p: &Profile{Symbols: []string{"btcusdt", "ethusdt"}, Groups: []Group{
+				{Name: "g", Streams: []string{"{symbol}@trade", "btcusdt@trade", "{symbol}@trade", "{symbol}@ticker"}, Symbols: []string{"ethusdt", "btcusdt"}},
+				{Name: "h", Streams: []string{"{symbol}@avgPrice"}},
+			}},
+			want: map[string][]string{
+				"g": {"ethusdt@trade", "btcusdt@trade", "ethusdt@ticker", "btcusdt@ticker"},
+				"h": {"btcusdt@avgPrice", "ethusdt@avgPrice"},
+			},
+			kinds: map[string]binance.Kind{"g": binance.KindTrade, "h": binance.KindAvgPrice},
+		},
+		{
+			name:    "invalid",
+			p:       &Profile{Symbols: []string{"btcusdt"}, Groups: []Group{{Name: "g", Streams: []string{"{symbol}@trade", "{symbol}@x y"}}}},
+			wantErr: `expand group "g": invalid stream "btcusdt@x y" (from "{symbol}@x y"): character ' ' at 9`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.p.Expand()
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("err = %v, want %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tt.p.Groups) {
+				t.Fatalf("%d groups, want %d", len(got), len(tt.p.Groups))
+			}
+			for i, g := range got {
+				if g.Name != tt.p.Groups[i].Name || g.Subscribe != tt.p.Groups[i].Subscribe || g.PerConnection != tt.p.Groups[i].PerConnection {
+					t.Errorf("group %d = %+v: settings not carried over", i, g)
+				}
+				if !reflect.DeepEqual(names(g.Streams), tt.want[g.Name]) {
+					t.Errorf("group %s:\n got %v\nwant %v", g.Name, names(g.Streams), tt.want[g.Name])
+				}
+				if k := g.Streams[0].Kind; k != tt.kinds[g.Name] {
+					t.Errorf("group %s: first kind %v, want %v", g.Name, k, tt.kinds[g.Name])
+				}
+			}
+		})
+	}
+}
+
+func TestUnits(t *testing.T) {
+	durations := []struct {
+		in   string
+		want Duration
+		ok   bool
+	}{
+		{"2m", Duration(2 * time.Minute), true},
+		{"500ms", Duration(500 * time.Millisecond), true},
+		{"1h30m", Duration(90 * time.Minute), true},
+		{"0", 0, true},
+		{"-1s", Duration(-time.Second), true},
+		{"30", 0, false},
+		{"1.5", 0, false},
+		{"2 minutes", 0, false},
+		{"1d", 0, false},
+		{"", 0, false},
+	}
+	for _, tt := range durations {
+		got, err := parseDuration(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("parseDuration(%q) = %v, %v; want %v, ok %v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+	sizes := []struct {
+		in   string
+		want ByteSize
+		ok   bool
+	}{
+		{"1048576", 1 << 20, true},
+		{"16MiB", 16 << 20, true},
+		{"512KB", 512000, true},
+		{"512 KiB", 512 << 10, true},
+		{"2GB", 2e9, true},
+		{"7B", 7, true},
+		{"0", 0, true},
+		{"-1KiB", -1024, true},
+		{"+5", 0, false},
+		{"1.5MiB", 0, false},
+		{"16mib", 0, false},
+		{"MiB", 0, false},
+		{"16 megabytes", 0, false},
+		{"9223372036854775807KiB", 0, false},
+	}
+	for _, tt := range sizes {
+		got, err := parseByteSize(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("parseByteSize(%q) = %v, %v; want %v, ok %v", tt.in, int64(got), err, int64(tt.want), tt.ok)
+		}
+	}
+	// String gives back what the parser reads.
+	for _, b := range []ByteSize{0, 1, 1000, 1024, 16 << 20, 512000, 3 << 30, 1<<20 + 1} {
+		if got, err := parseByteSize(b.String()); err != nil || got != b {
+			t.Errorf("parseByteSize(%q) = %d, %v; want %d", b.String(), got, err, b)
+		}
+	}
+	for _, d := range []Duration{0, Duration(time.Second), Duration(90 * time.Minute), Duration(500 * time.Millisecond)} {
+		if got, err := parseDuration(d.String()); err != nil || got != d {
+			t.Errorf("parseDuration(%q) = %v, %v; want %v", d.String(), got, err, d)
+		}
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	keys := []string{"duration", "warmup", "handshake_timeout", "rcvbuf", "name"}
+	tests := []struct{ in, want string }{
+		{"dration", "duration"},
+		{"Duration", "duration"},
+		{"handshake-timeout", "handshake_timeout"},
+		{"rcvbuff", "rcvbuf"},
+		{"nme", "name"},
+		{"colour", ""},
+		{"x", ""},
+	}
+	for _, tt := range tests {
+		want := ""
+		if tt.want != "" {
+			want = fmt.Sprintf("; did you mean %q?", tt.want)
+		}
+		if got := suggest(tt.in, keys); got != want {
+			t.Errorf("suggest(%q) = %q, want %q", tt.in, got, want)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	if data, err := os.ReadFile("../../profiles/local.yaml"); err == nil {
+		f.Add(data)
+	}
+	for _, b := range badProfiles {
+		f.Add([]byte(b.yaml))
+	}
+	f.Add([]byte("a: &a [*a]\n"))
+	f.Add([]byte("groups: &g\n  - name: a\n    streams: *g\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Parse("f.yaml", data)
+		if err != nil {
+			var pe *Error
+			if !errors.As(err, &pe) || pe.Line < 1 || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q: want one *Error line", err)
+			}
+			return
+		}
+		// A profile that parses must expand.
+		if _, err := p.Expand(); err != nil {
+			t.Fatalf("parsed but Expand fails: %v", err)
+		}
+	})
+}

@@ -1,0 +1,338 @@
+// Package report turns a run's database into the comparison table (and later
+// the HTML report and CSV exports).
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/wssoak/wssoak/internal/store"
+)
+
+// libOrder is the column order of the table.
+var libOrder = []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}
+
+// Table is the reference comparison table: one row per metric, one column per library.
+type Table struct {
+	RunID   string
+	Seconds int64 // planned window
+	Libs    []string
+	Rows    []Row
+}
+
+// Row is one metric across the libraries.
+type Row struct {
+	Name  string
+	Cells []string  // one per library, formatted
+	Nums  []float64 // the primary number behind each cell (for deltas and thresholds)
+}
+
+type libData struct {
+	samples    []store.Sample
+	streams    []store.StreamSample
+	events     []store.Event
+	worker     store.Worker
+	reconnects map[string]int
+	recDur     []float64
+}
+
+// Summarize computes the table from a run's database.
+func Summarize(db *store.DB) (*Table, error) {
+	run, err := db.Run()
+	if err != nil {
+		return nil, err
+	}
+	workers, err := db.Workers()
+	if err != nil {
+		return nil, err
+	}
+	samples, err := db.Samples("")
+	if err != nil {
+		return nil, err
+	}
+	events, err := db.Events("")
+	if err != nil {
+		return nil, err
+	}
+	streams, err := db.LatestStreamSamples()
+	if err != nil {
+		return nil, err
+	}
+	groups := planGroups(run.Settings["plan"])
+	t := &Table{RunID: run.ID, Seconds: int64(run.Planned.Seconds())}
+	data := map[string]*libData{}
+	for _, w := range workers {
+		data[w.Lib] = &libData{worker: w, reconnects: map[string]int{}}
+		t.Libs = append(t.Libs, w.Lib)
+	}
+	sort.SliceStable(t.Libs, func(i, j int) bool { return rank(t.Libs[i]) < rank(t.Libs[j]) })
+	for _, s := range samples {
+		if d := data[s.Lib]; d != nil {
+			d.samples = append(d.samples, s)
+		}
+	}
+	for _, s := range streams {
+		if d := data[s.Lib]; d != nil {
+			d.streams = append(d.streams, s)
+		}
+	}
+	for _, e := range events {
+		d := data[e.Lib]
+		if d == nil {
+			continue
+		}
+		d.events = append(d.events, e)
+		switch e.Kind {
+		case "disconnected":
+			d.reconnects[e.Group]++
+		case "reconnect":
+			d.recDur = append(d.recDur, e.DurMs)
+		}
+	}
+	row := func(name string, f func(d *libData) (string, float64)) {
+		r := Row{Name: name}
+		for _, lib := range t.Libs {
+			s, n := f(data[lib])
+			r.Cells = append(r.Cells, s)
+			r.Nums = append(r.Nums, n)
+		}
+		t.Rows = append(t.Rows, r)
+	}
+	window := func(d *libData) []store.Sample {
+		var out []store.Sample
+		for _, s := range d.samples {
+			if s.Sec >= 1 && (t.Seconds == 0 || s.Sec <= t.Seconds) {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	row("Messages / data", func(d *libData) (string, float64) {
+		var msgs, bytes int64
+		for _, s := range d.samples {
+			if s.HasWorker {
+				msgs, bytes = max(msgs, s.MsgsTotal), max(bytes, s.BytesTotal)
+			}
+		}
+		return fmt.Sprintf("%s / %s", count(float64(msgs)), size(float64(bytes))), float64(msgs)
+	})
+	row("Avg / peak msgs/s", func(d *libData) (string, float64) {
+		var sum, peak int64
+		var n int64
+		for _, s := range window(d) {
+			if s.HasWorker {
+				sum += s.Msgs
+				peak = max(peak, s.Msgs)
+				n++
+			}
+		}
+		avg := 0.0
+		if n > 0 {
+			avg = float64(sum) / float64(n)
+		}
+		return fmt.Sprintf("%s / %s", num(avg), num(float64(peak))), avg
+	})
+	row("RSS start → end (peak)", func(d *libData) (string, float64) {
+		var first, last, peak int64
+		for _, s := range window(d) {
+			if !s.HasProc {
+				continue
+			}
+			if first == 0 {
+				first = s.RSS
+			}
+			last = s.RSS
+			peak = max(peak, s.RSS)
+		}
+		return fmt.Sprintf("%s → %s MB (%s)", mb(first), mb(last), mb(peak)), float64(last)
+	})
+	row("CPU avg (% of one core)", func(d *libData) (string, float64) {
+		var sum float64
+		var n int
+		for _, s := range window(d) {
+			if s.HasProc && s.Sec > 1 {
+				sum += s.CPUPct
+				n++
+			}
+		}
+		if n == 0 {
+			return "-", 0
+		}
+		return fmt.Sprintf("%.1f %%", sum/float64(n)), sum / float64(n)
+	})
+	row("CPU s sampled / rusage", func(d *libData) (string, float64) {
+		w := d.worker
+		ru := w.RusageUser + w.RusageSys
+		if ru == 0 {
+			return fmt.Sprintf("%.2f / -", w.SampledCPU), w.SampledCPU
+		}
+		return fmt.Sprintf("%.2f / %.2f (%+.1f %%)", w.SampledCPU, ru, 100*(w.SampledCPU-ru)/ru), w.SampledCPU
+	})
+	recName := "Reconnects"
+	if len(groups) > 0 {
+		recName += " (" + strings.Join(groups, " / ") + ")"
+	}
+	row(recName, func(d *libData) (string, float64) {
+		var parts []string
+		total := 0
+		for _, g := range groups {
+			parts = append(parts, fmt.Sprint(d.reconnects[g]))
+			total += d.reconnects[g]
+		}
+		if len(parts) == 0 {
+			parts = []string{"0"}
+		}
+		return strings.Join(parts, " / "), float64(total)
+	})
+	row("Reconnect duration (median / max)", func(d *libData) (string, float64) {
+		if len(d.recDur) == 0 {
+			return "-", 0
+		}
+		s := slices.Clone(d.recDur)
+		slices.Sort(s)
+		return fmt.Sprintf("%s / %s", dur(s[len(s)/2]), dur(s[len(s)-1])), s[len(s)-1]
+	})
+	row("Max seconds without data", func(d *libData) (string, float64) {
+		var m int64
+		var which string
+		for _, s := range d.streams {
+			if s.MaxSilenceMs > m {
+				m, which = s.MaxSilenceMs, s.Stream
+			}
+		}
+		if which == "" {
+			return "-", 0
+		}
+		return fmt.Sprintf("%.1f s (%s)", float64(m)/1000, which), float64(m) / 1000
+	})
+	row("Lost / duplicate messages", func(d *libData) (string, float64) {
+		var lost, dup int64
+		for _, s := range d.streams {
+			lost += s.LostTotal
+			dup += s.DupTotal
+		}
+		return fmt.Sprintf("%d / %d", lost, dup), float64(lost)
+	})
+	row("Latency p50 / p99 (ms)", func(d *libData) (string, float64) {
+		w := d.worker
+		if w.LatCount == 0 {
+			return "-", 0
+		}
+		return fmt.Sprintf("%.2f / %.2f", float64(w.LatP50)/1000, float64(w.LatP99)/1000), float64(w.LatP99) / 1000
+	})
+	row("Errors / stalls / unrepairable", func(d *libData) (string, float64) {
+		var errs, stalls, unrep int
+		for _, e := range d.events {
+			switch e.Kind {
+			case "dial_error", "disconnected", "worker_exit":
+				errs++
+			case "stall":
+				stalls++
+			case "unrepairable":
+				unrep++
+			}
+		}
+		return fmt.Sprintf("%d / %d / %d", errs, stalls, unrep), float64(errs + stalls + unrep)
+	})
+	return t, nil
+}
+
+func rank(lib string) int {
+	if i := slices.Index(libOrder, lib); i >= 0 {
+		return i
+	}
+	return len(libOrder)
+}
+
+// planGroups returns the connection group names in plan order.
+func planGroups(planJSON string) []string {
+	var p struct {
+		Slots []struct {
+			Group string `json:"group"`
+		} `json:"slots"`
+	}
+	if json.Unmarshal([]byte(planJSON), &p) != nil {
+		return nil
+	}
+	var out []string
+	for _, s := range p.Slots {
+		if !slices.Contains(out, s.Group) {
+			out = append(out, s.Group)
+		}
+	}
+	return out
+}
+
+// WriteText prints the table with aligned columns.
+func (t *Table) WriteText(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "\t%s\n", strings.Join(t.Libs, "\t"))
+	for _, r := range t.Rows {
+		fmt.Fprintf(tw, "%s\t%s\n", r.Name, strings.Join(r.Cells, "\t"))
+	}
+	tw.Flush()
+}
+
+// SummaryRows flattens the table for storage.
+func (t *Table) SummaryRows() []store.SummaryRow {
+	var out []store.SummaryRow
+	for i, r := range t.Rows {
+		for j, lib := range t.Libs {
+			out = append(out, store.SummaryRow{Metric: r.Name, Lib: lib, Value: r.Cells[j], Num: r.Nums[j], Ord: i})
+		}
+	}
+	return out
+}
+
+func count(n float64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f G", n/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f M", n/1e6)
+	case n >= 1e4:
+		return fmt.Sprintf("%.1f k", n/1e3)
+	}
+	return fmt.Sprintf("%.0f", n)
+}
+
+func size(b float64) string {
+	switch {
+	case b >= 1e9:
+		return fmt.Sprintf("%.1f GB", b/1e9)
+	case b >= 1e6:
+		return fmt.Sprintf("%.1f MB", b/1e6)
+	case b >= 1e3:
+		return fmt.Sprintf("%.1f kB", b/1e3)
+	}
+	return fmt.Sprintf("%.0f B", b)
+}
+
+func num(f float64) string {
+	s := fmt.Sprintf("%.0f", f)
+	if len(s) <= 3 {
+		return s
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func mb(b int64) string { return fmt.Sprintf("%.1f", float64(b)/1e6) }
+
+func dur(ms float64) string {
+	if ms >= 1000 {
+		return fmt.Sprintf("%.1f s", ms/1000)
+	}
+	return fmt.Sprintf("%.0f ms", ms)
+}

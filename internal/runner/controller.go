@@ -1,0 +1,683 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/metrics"
+	"github.com/wssoak/wssoak/internal/profile"
+	"github.com/wssoak/wssoak/internal/store"
+)
+
+// drain is how long the controller lets workers read after the measured
+// window ends, so that messages in flight at the end are still counted.
+const drain = 2 * time.Second
+
+// Options configure one soak run.
+type Options struct {
+	Profile  *profile.Profile
+	OutDir   string          // parent of the run directory; default "out"
+	Exe      string          // the soak binary to re-execute; default os.Executable()
+	Log      *slog.Logger    // default: discard
+	Progress io.Writer       // a progress line every 10 s; nil = none
+	Abort    <-chan struct{} // closed on a second signal: kill the children at once
+	Now      func() time.Time
+}
+
+// Result describes a finished run.
+type Result struct {
+	RunID   string
+	Dir     string
+	DBPath  string
+	Workers []WorkerResult
+}
+
+// WorkerResult is one library's process account.
+type WorkerResult struct {
+	Lib                   string
+	SampledCPU, RusageCPU float64 // seconds: last gopsutil sample vs the kernel's rusage at exit
+	Restarts              int
+	Err                   error
+}
+
+// ServeConfig is what the controller hands a child replay server on stdin.
+type ServeConfig struct {
+	Seed         int64              `json:"seed"`
+	Speed        float64            `json:"speed"`
+	Rates        map[string]float64 `json:"rates,omitempty"`
+	Symbols      []string           `json:"symbols,omitempty"`
+	PingInterval time.Duration      `json:"ping_interval"`
+	PongTimeout  time.Duration      `json:"pong_timeout"`
+	Lifetime     time.Duration      `json:"lifetime"`
+	QueueSize    int                `json:"queue_size"`
+	Start        time.Time          `json:"start"`
+	Stop         time.Time          `json:"stop"`
+}
+
+// ServeReady is the first line a child replay server prints on stdout.
+type ServeReady struct {
+	Addr string `json:"addr"`
+}
+
+type workerProc struct {
+	lib      string
+	ch       *child
+	proc     *metrics.Proc
+	hello    *Frame
+	final    *FinalReport
+	secs     map[int64]*SecStat
+	last     *SecStat // latest second, for the progress line
+	procs    map[int64]procAt
+	prev     procAt
+	restarts int
+	exited   bool
+	started  time.Time
+	res      WorkerResult
+}
+
+type procAt struct {
+	metrics.ProcSample
+	at  time.Time
+	ok  bool
+	pct float64
+}
+
+type frameMsg struct {
+	w *workerProc
+	f *Frame
+}
+
+type controller struct {
+	o       Options
+	plan    *Plan
+	db      *store.DB
+	dir     string
+	epoch   time.Time
+	workers []*workerProc
+	frames  chan frameMsg
+	exits   chan *workerProc
+	batch   *store.Batch
+	writes  chan *store.Batch
+	written chan error
+	host    *metrics.Host
+	server  *child
+	addr    string
+}
+
+// Run performs one soak run: it starts the replay server (local target), one
+// worker per library, samples them every second, and records everything in
+// <OutDir>/<run-id>/soak.db. ctx cancellation stops the run gracefully.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.OutDir == "" {
+		o.OutDir = "out"
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Exe == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find executable: %w", err)
+		}
+		o.Exe = exe
+	}
+	p := o.Profile
+	if p.Target != "" && p.Target != "local" {
+		if err := preflight(ctx, p.Target); err != nil {
+			return nil, err
+		}
+	}
+	runID := o.Now().UTC().Format("20060102-150405") + "-" + sanitize(p.Name)
+	dir := filepath.Join(o.OutDir, runID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create run dir: %w", err)
+	}
+	db, err := store.Open(filepath.Join(dir, "soak.db"))
+	if err != nil {
+		return nil, err
+	}
+	c := &controller{o: o, db: db, dir: dir, frames: make(chan frameMsg, 1024), exits: make(chan *workerProc, 16),
+		batch: new(store.Batch), writes: make(chan *store.Batch, 8), written: make(chan error, 1), host: metrics.NewHost()}
+	go c.writer()
+	res, err := c.run(ctx, runID)
+	close(c.writes)
+	if werr := <-c.written; werr != nil && err == nil {
+		err = werr
+	}
+	status := "done"
+	if err != nil {
+		status = "failed: " + err.Error()
+	}
+	if ferr := db.FinishRun(time.Now(), status); ferr != nil && err == nil {
+		err = ferr
+	}
+	if cerr := db.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	if res == nil {
+		res = &Result{RunID: runID}
+	}
+	res.RunID, res.Dir, res.DBPath = runID, dir, filepath.Join(dir, "soak.db")
+	return res, err
+}
+
+// writer is the one goroutine that writes to the database: one transaction per batch.
+func (c *controller) writer() {
+	var first error
+	n := 0
+	for b := range c.writes {
+		if err := c.db.Write(b); err != nil {
+			c.o.Log.Error("write batch", "err", err)
+			if first == nil {
+				first = fmt.Errorf("write batch: %w", err)
+			}
+		}
+		if n++; n%300 == 0 {
+			if err := c.db.Checkpoint(); err != nil {
+				c.o.Log.Warn("checkpoint", "err", err)
+			}
+		}
+	}
+	c.written <- first
+}
+
+func (c *controller) flush() {
+	b := c.batch
+	if len(b.Samples)+len(b.StreamSamples)+len(b.Events)+len(b.Host) == 0 {
+		return
+	}
+	c.batch = new(store.Batch)
+	c.writes <- b
+}
+
+func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
+	p := c.o.Profile
+	local := p.Target == "" || p.Target == "local"
+	warmup := time.Duration(p.Warmup)
+	start := c.o.Now().Add(warmup).Truncate(time.Millisecond)
+	end := start.Add(time.Duration(p.Duration))
+	c.epoch = time.Now().Add(time.Until(start))
+
+	hostInfo, err := metrics.HostInfo()
+	if err != nil {
+		c.o.Log.Warn("host info", "err", err)
+	}
+	target := p.Target
+	if local {
+		if err := c.startServer(ctx, start, end); err != nil {
+			return nil, err
+		}
+		defer c.stopServer()
+		target = "ws://" + c.addr
+	}
+	plan, err := BuildPlan(p, runID, target, local)
+	if err != nil {
+		return nil, err
+	}
+	plan.Start, plan.End = start, end
+	c.plan = plan
+	planJSON, _ := json.Marshal(plan)
+	if err := c.db.CreateRun(store.Run{
+		ID: runID, Name: p.Name, Target: target, ProfileText: p.Text, Status: "running",
+		GoVersion: runtime.Version(), Started: start, Planned: time.Duration(p.Duration), Host: hostInfo,
+		Settings: map[string]string{"plan": string(planJSON), "profile_path": p.Path,
+			"keepalive":  fmt.Sprintf("%s/%s", plan.PingInterval, plan.PongTimeout),
+			"read_limit": fmt.Sprint(plan.ReadLimit), "rcvbuf": fmt.Sprint(plan.RcvBuf)},
+	}); err != nil {
+		return nil, err
+	}
+	for _, lib := range p.Libraries {
+		w := &workerProc{lib: lib, secs: map[int64]*SecStat{}, procs: map[int64]procAt{}, res: WorkerResult{Lib: lib}}
+		if err := c.startWorker(w); err != nil {
+			c.killWorkers()
+			return nil, err
+		}
+		c.workers = append(c.workers, w)
+	}
+	c.o.Log.Info("run started", "run", runID, "dir", c.dir, "target", target, "libraries", p.Libraries,
+		"slots", len(plan.Slots), "start", start.Format(time.RFC3339), "duration", time.Duration(p.Duration))
+
+	err = c.loop(ctx, end)
+	res := &Result{}
+	for _, w := range c.workers {
+		res.Workers = append(res.Workers, w.res)
+	}
+	if local && err == nil {
+		if serr := c.saveServerCounts(); serr != nil {
+			c.o.Log.Warn("server counts", "err", serr)
+		}
+	}
+	c.flush()
+	return res, err
+}
+
+func (c *controller) startServer(ctx context.Context, start, end time.Time) error {
+	r := c.o.Profile.Replay
+	cfg := ServeConfig{Seed: r.Seed, Speed: r.Speed, Rates: r.Rates, Symbols: r.Symbols,
+		PingInterval: time.Duration(r.PingInterval), PongTimeout: time.Duration(r.PongTimeout),
+		Lifetime: time.Duration(r.Lifetime), QueueSize: r.QueueSize, Start: start, Stop: end}
+	if len(cfg.Symbols) == 0 {
+		cfg.Symbols = c.o.Profile.Symbols
+	}
+	b, _ := json.Marshal(cfg)
+	ch, err := startChild("replay server", c.o.Exe, []string{"serve", "-child", "-addr", "127.0.0.1:0"}, b, filepath.Join(c.dir, "server.log"))
+	if err != nil {
+		return err
+	}
+	c.server = ch
+	ready := make(chan error, 1)
+	go func() {
+		line, err := ch.out.ReadBytes('\n')
+		if err != nil {
+			ready <- fmt.Errorf("replay server exited before it was ready (see %s)", filepath.Join(c.dir, "server.log"))
+			return
+		}
+		var r ServeReady
+		if err := json.Unmarshal(line, &r); err != nil || r.Addr == "" {
+			ready <- fmt.Errorf("replay server: bad ready line %q", truncate(line, 80))
+			return
+		}
+		c.addr = r.Addr
+		ready <- nil
+		_, _ = io.Copy(io.Discard, ch.out)
+	}()
+	go ch.wait()
+	select {
+	case err = <-ready:
+	case <-time.After(10 * time.Second):
+		err = errors.New("replay server not ready after 10s")
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		ch.stop(2 * time.Second)
+		return err
+	}
+	return nil
+}
+
+func (c *controller) stopServer() {
+	if c.server != nil {
+		c.server.stop(5 * time.Second)
+	}
+}
+
+func (c *controller) saveServerCounts() error {
+	resp, err := http.Get("http://" + c.addr + "/_soak/stats")
+	if err != nil {
+		return fmt.Errorf("get server stats: %w", err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Conns []struct {
+			Tag     string `json:"tag"`
+			Streams map[string]struct {
+				Sent, Bytes, FirstSeq, LastSeq int64
+			} `json:"streams"`
+		} `json:"conns"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return fmt.Errorf("decode server stats: %w", err)
+	}
+	var rows []store.ServerCount
+	for _, cn := range st.Conns {
+		for name, s := range cn.Streams {
+			rows = append(rows, store.ServerCount{Tag: cn.Tag, Stream: name, Sent: s.Sent, Bytes: s.Bytes, FirstSeq: s.FirstSeq, LastSeq: s.LastSeq})
+		}
+	}
+	return c.db.SaveServerCounts(rows)
+}
+
+func (c *controller) startWorker(w *workerProc) error {
+	pl := *c.plan
+	pl.Lib = w.lib
+	b, _ := json.Marshal(&pl)
+	ch, err := startChild("worker "+w.lib, c.o.Exe, []string{"worker", "-lib", w.lib}, b, filepath.Join(c.dir, "worker-"+w.lib+".log"))
+	if err != nil {
+		return err
+	}
+	w.ch, w.exited, w.final, w.hello = ch, false, nil, nil
+	w.started = time.Now()
+	w.prev = procAt{}
+	if w.proc, err = metrics.NewProc(ch.pid()); err != nil {
+		c.o.Log.Warn("sample worker", "lib", w.lib, "err", err)
+	}
+	go func() {
+		err := readFrames(ch.out, func(f *Frame) error {
+			c.frames <- frameMsg{w, f}
+			return nil
+		})
+		if err != nil {
+			c.o.Log.Error("worker frames", "lib", w.lib, "err", err)
+			_, _ = io.Copy(io.Discard, ch.out)
+		}
+		ch.wait()
+		c.exits <- w
+	}()
+	return nil
+}
+
+func (c *controller) killWorkers() {
+	for _, w := range c.workers {
+		if w.ch != nil {
+			w.ch.kill()
+		}
+	}
+}
+
+// loop runs the sampling ticks until the window plus drain has passed (or ctx
+// is done), then stops the workers and collects their final accounts.
+func (c *controller) loop(ctx context.Context, end time.Time) error {
+	stopAt := c.epoch.Add(end.Sub(c.plan.Start) + drain)
+	stopTimer := time.NewTimer(time.Until(stopAt))
+	defer stopTimer.Stop()
+	k := int64(1)
+	tick := time.NewTimer(time.Until(c.epoch.Add(time.Second)))
+	defer tick.Stop()
+	stopping := false
+	var stopDeadline <-chan time.Time
+	beginStop := func(why string) {
+		if stopping {
+			return
+		}
+		stopping = true
+		c.o.Log.Info("stopping workers", "why", why)
+		for _, w := range c.workers {
+			if !w.exited {
+				if err := w.ch.send("stop"); err != nil {
+					c.o.Log.Warn("stop worker", "lib", w.lib, "err", err)
+				}
+			}
+		}
+		stopDeadline = time.After(20 * time.Second)
+	}
+	ctxDone := ctx.Done()
+	for {
+		if stopping && c.allExited() {
+			c.writeRows(k, true)
+			return nil
+		}
+		select {
+		case <-ctxDone:
+			ctxDone = nil
+			beginStop("signal")
+		case <-c.o.Abort:
+			c.killWorkers()
+			c.drainExits(5 * time.Second)
+			c.writeRows(k, true)
+			return errors.New("aborted by second signal")
+		case <-stopTimer.C:
+			beginStop("window ended")
+		case <-stopDeadline:
+			for _, w := range c.workers {
+				if !w.exited {
+					c.o.Log.Error("worker did not stop in time; killing", "lib", w.lib)
+					w.ch.kill()
+				}
+			}
+			stopDeadline = nil
+		case now := <-tick.C:
+			c.sample(k, now)
+			c.writeRows(k, false)
+			if k%10 == 0 {
+				c.progress(k)
+			}
+			k++
+			if late := int64(time.Since(c.epoch) / time.Second); late >= k {
+				k = late + 1
+			}
+			tick.Reset(time.Until(c.epoch.Add(time.Duration(k) * time.Second)))
+		case m := <-c.frames:
+			c.onFrame(m.w, m.f)
+		case w := <-c.exits:
+			c.onExit(w, stopping)
+		}
+	}
+}
+
+func (c *controller) allExited() bool {
+	for _, w := range c.workers {
+		if !w.exited {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *controller) drainExits(d time.Duration) {
+	deadline := time.After(d)
+	for !c.allExited() {
+		select {
+		case m := <-c.frames:
+			c.onFrame(m.w, m.f)
+		case w := <-c.exits:
+			w.exited = true
+		case <-deadline:
+			return
+		}
+	}
+}
+
+// sample takes the process samples for second k (taken at epoch + k s).
+func (c *controller) sample(k int64, now time.Time) {
+	for _, w := range c.workers {
+		if w.exited || w.proc == nil {
+			continue
+		}
+		s, err := w.proc.Sample()
+		if err != nil {
+			continue
+		}
+		pa := procAt{ProcSample: s, at: now, ok: true}
+		if w.prev.ok {
+			if dt := now.Sub(w.prev.at).Seconds(); dt > 0 {
+				pa.pct = 100 * (s.CPUUser + s.CPUSys - w.prev.CPUUser - w.prev.CPUSys) / dt
+			}
+		}
+		w.prev = pa
+		w.procs[k] = pa
+	}
+	hs, err := c.host.Sample()
+	if err == nil {
+		c.batch.Host = append(c.batch.Host, store.HostSample{Sec: k, TS: now, Load1: hs.Load1, Load5: hs.Load5, Load15: hs.Load15,
+			CPUPct: hs.CPUPct, StealPct: hs.StealPct, IOWaitPct: hs.IOWaitPct, MemUsed: int64(hs.MemUsed), MemAvail: int64(hs.MemAvailable)})
+	}
+}
+
+// writeRows writes one row per worker for every complete second: second j is
+// complete at tick j+1 (its worker frame was sent at epoch + j s). With all set,
+// every pending second is written.
+func (c *controller) writeRows(k int64, all bool) {
+	for _, w := range c.workers {
+		var secs []int64
+		for s := range w.procs {
+			secs = append(secs, s)
+		}
+		for s := range w.secs {
+			if _, ok := w.procs[s]; !ok {
+				secs = append(secs, s)
+			}
+		}
+		slices.Sort(secs)
+		for _, s := range secs {
+			if s >= k && !all {
+				continue
+			}
+			row := store.Sample{Lib: w.lib, Sec: s, TS: c.epoch.Add(time.Duration(s) * time.Second)}
+			if st, ok := w.secs[s]; ok {
+				row.HasWorker = true
+				row.Msgs, row.Bytes, row.MsgsTotal, row.BytesTotal = st.Msgs, st.Bytes, st.MsgsTotal, st.BytesTotal
+				row.Goroutines, row.HeapBytes, row.ConnsUp = st.Goroutines, st.HeapBytes, st.ConnsUp
+				row.ReconnectsTotal, row.LostTotal, row.DupTotal = st.Reconnects, st.Lost, st.Dup
+				row.LatP50, row.LatP99, row.LatMax = st.LatP50, st.LatP99, st.LatMax
+			}
+			if pa, ok := w.procs[s]; ok {
+				row.HasProc = true
+				row.RSS, row.CPUUser, row.CPUSys, row.CPUPct = int64(pa.RSS), pa.CPUUser, pa.CPUSys, pa.pct
+				row.FDs, row.Threads = int(pa.FDs), int(pa.Threads)
+			}
+			c.batch.Samples = append(c.batch.Samples, row)
+			delete(w.secs, s)
+			delete(w.procs, s)
+		}
+	}
+	c.flush()
+}
+
+func (c *controller) onFrame(w *workerProc, f *Frame) {
+	switch f.Type {
+	case frameHello:
+		w.hello = f
+		if err := c.db.UpsertWorker(store.Worker{Lib: w.lib, Module: f.Module, Version: f.Version, Pid: f.Pid, Started: w.started}); err != nil {
+			c.o.Log.Warn("record worker", "lib", w.lib, "err", err)
+		}
+	case frameSec:
+		if f.Stat != nil {
+			w.secs[f.Sec] = f.Stat
+			w.last = f.Stat
+		}
+	case frameSubs:
+		for _, s := range f.Subs {
+			c.batch.StreamSamples = append(c.batch.StreamSamples, store.StreamSample{Lib: w.lib, Slot: s.Slot, Group: s.Group,
+				Stream: s.Stream, Sec: f.Sec, MsgsTotal: s.Msgs, BytesTotal: s.Bytes, LostTotal: s.Lost, DupTotal: s.Dup,
+				OOOTotal: s.OOO, MaxSilenceMs: s.MaxSilenceMs, LastSeq: s.LastSeq})
+		}
+	case frameEvent:
+		ev := f.Ev
+		if ev == nil {
+			return
+		}
+		ts := time.Unix(0, ev.TS)
+		c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: ts, Sec: ts.Sub(c.plan.Start).Seconds(),
+			Kind: ev.Kind, Slot: ev.Slot, Group: ev.Group, Stream: ev.Stream, Code: ev.Code, Detail: ev.Detail, DurMs: ev.DurMs})
+		if ev.Kind == "disconnected" || ev.Kind == "dial_error" || ev.Kind == "unrepairable" {
+			c.o.Log.Info("worker event", "lib", w.lib, "kind", ev.Kind, "slot", ev.Slot, "code", ev.Code, "detail", ev.Detail)
+		}
+	case frameFinal:
+		w.final = f.Fin
+		// The worker has stopped its connections and waits for us: take the
+		// last process sample now, then let it exit and compare with the kernel.
+		if w.proc != nil {
+			if s, err := w.proc.Sample(); err == nil {
+				w.res.SampledCPU = s.CPUUser + s.CPUSys
+			}
+		}
+		w.ch.closeStdin()
+	}
+}
+
+func (c *controller) onExit(w *workerProc, stopping bool) {
+	w.exited = true
+	ru, rs, ok := w.ch.rusage()
+	code := -1
+	if w.ch.cmd.ProcessState != nil {
+		code = w.ch.cmd.ProcessState.ExitCode()
+	}
+	if ok {
+		w.res.RusageCPU += ru + rs
+	}
+	rec := store.Worker{Lib: w.lib, Pid: w.ch.pid(), Started: w.started, Ended: time.Now(), ExitCode: code,
+		RusageUser: ru, RusageSys: rs, SampledCPU: w.res.SampledCPU}
+	if w.hello != nil {
+		rec.Module, rec.Version = w.hello.Module, w.hello.Version
+	}
+	if w.final != nil {
+		rec.MaxRSS = w.final.MaxRSS
+	}
+	if err := c.db.UpsertWorker(rec); err != nil {
+		c.o.Log.Warn("record worker", "lib", w.lib, "err", err)
+	}
+	if stopping && w.final != nil {
+		return
+	}
+	// A worker that died on its own is a finding: record it and restart it.
+	detail := fmt.Sprintf("exit code %d", code)
+	if w.ch.err != nil {
+		detail = w.ch.err.Error()
+	}
+	c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: time.Now(), Sec: time.Since(c.epoch).Seconds(),
+		Kind: "worker_exit", Slot: -1, Code: code, Detail: detail + " (see " + filepath.Base(w.ch.log.Name()) + ")"})
+	c.o.Log.Error("worker exited", "lib", w.lib, "detail", detail)
+	w.res.Err = fmt.Errorf("worker %s: %s", w.lib, detail)
+	if stopping || w.restarts >= 5 {
+		return
+	}
+	w.restarts++
+	w.res.Restarts = w.restarts
+	time.Sleep(time.Duration(w.restarts) * time.Second)
+	if err := c.startWorker(w); err != nil {
+		c.o.Log.Error("restart worker", "lib", w.lib, "err", err)
+		return
+	}
+	c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: time.Now(), Sec: time.Since(c.epoch).Seconds(),
+		Kind: "worker_restart", Slot: -1, Detail: fmt.Sprintf("restart %d", w.restarts)})
+}
+
+func (c *controller) progress(k int64) {
+	if c.o.Progress == nil {
+		return
+	}
+	total := int64(c.plan.End.Sub(c.plan.Start) / time.Second)
+	var parts []string
+	for _, w := range c.workers {
+		if st := w.last; st != nil {
+			parts = append(parts, fmt.Sprintf("%s %d msg/s, %d reconnects", w.lib, st.Msgs, st.Reconnects))
+		}
+	}
+	fmt.Fprintf(c.o.Progress, "[%4ds/%ds] %s\n", min(k, total), total, strings.Join(parts, " | "))
+}
+
+func sanitize(s string) string {
+	if s == "" {
+		return "run"
+	}
+	b := []byte(s)
+	for i, ch := range b {
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_') {
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}
+
+// preflight checks that a remote target's host answers on TCP, so that an
+// unreachable URL is one clear error instead of a run of failed dials.
+func preflight(ctx context.Context, target string) error {
+	u, err := url.Parse(target)
+	if err != nil {
+		return fmt.Errorf("target %q: %w", target, err)
+	}
+	port := u.Port()
+	switch {
+	case u.Scheme != "ws" && u.Scheme != "wss":
+		return fmt.Errorf("target %q: scheme must be ws or wss", target)
+	case u.Hostname() == "":
+		return fmt.Errorf("target %q: no host", target)
+	case port == "" && u.Scheme == "wss":
+		port = "443"
+	case port == "":
+		port = "80"
+	}
+	d := net.Dialer{Timeout: 5 * time.Second}
+	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
+	if err != nil {
+		return fmt.Errorf("target %s unreachable: %w", target, err)
+	}
+	return c.Close()
+}

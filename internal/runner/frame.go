@@ -1,0 +1,152 @@
+package runner
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// Frames are what a worker tells the controller over its stdout: one JSON
+// object per line, each carrying the protocol version. They are rare (a few
+// per second), so JSON costs nothing that matters and stays readable in logs.
+const (
+	frameHello = "hello" // once, after the plan was read
+	frameSec   = "sec"   // every second of the measured window
+	frameSubs  = "subs"  // per-subscription totals, every 10 s and at stop
+	frameEvent = "event" // dial, connected, disconnected, reconnect, stall, ...
+	frameFinal = "final" // after stop: the worker's own rusage
+)
+
+// Frame is the union of all worker → controller messages.
+type Frame struct {
+	V    int    `json:"v"`
+	Type string `json:"t"`
+
+	// hello
+	Lib     string `json:"lib,omitempty"`
+	Module  string `json:"module,omitempty"`
+	Version string `json:"version,omitempty"`
+	Pid     int    `json:"pid,omitempty"`
+	Go      string `json:"go,omitempty"`
+
+	// sec, subs
+	Sec  int64        `json:"sec,omitempty"`
+	Stat *SecStat     `json:"stat,omitempty"`
+	Subs []SubStat    `json:"subs,omitempty"`
+	Ev   *Event       `json:"ev,omitempty"`
+	Fin  *FinalReport `json:"fin,omitempty"`
+}
+
+// SecStat is one second [sec-1, sec) of a worker.
+type SecStat struct {
+	Msgs       int64 `json:"msgs"`
+	Bytes      int64 `json:"bytes"`
+	MsgsTotal  int64 `json:"msgs_total"`
+	BytesTotal int64 `json:"bytes_total"`
+	Goroutines int   `json:"goroutines"`
+	HeapBytes  int64 `json:"heap"`
+	ConnsUp    int   `json:"conns_up"`
+	Reconnects int64 `json:"reconnects"`
+	Lost       int64 `json:"lost"`
+	Dup        int64 `json:"dup"`
+	LatN       int64 `json:"lat_n"`
+	LatP50     int64 `json:"lat_p50"`
+	LatP99     int64 `json:"lat_p99"`
+	LatMax     int64 `json:"lat_max"`
+}
+
+// SubStat is the cumulative state of one subscription.
+type SubStat struct {
+	Slot         int    `json:"slot"`
+	Group        string `json:"grp"`
+	Stream       string `json:"stream"`
+	Msgs         int64  `json:"msgs"`
+	Bytes        int64  `json:"bytes"`
+	Lost         int64  `json:"lost"`
+	Dup          int64  `json:"dup"`
+	OOO          int64  `json:"ooo"`
+	Regress      int64  `json:"regress"`
+	MaxSilenceMs int64  `json:"max_silence_ms"`
+	FirstSeq     int64  `json:"first_seq"`
+	LastSeq      int64  `json:"last_seq"`
+}
+
+// Event is something that happened to a connection slot.
+type Event struct {
+	TS     int64   `json:"ts"` // unix ns
+	Kind   string  `json:"kind"`
+	Slot   int     `json:"slot"`
+	Group  string  `json:"grp,omitempty"`
+	Stream string  `json:"stream,omitempty"`
+	Code   int     `json:"code,omitempty"`
+	Detail string  `json:"detail,omitempty"`
+	DurMs  float64 `json:"dur_ms,omitempty"`
+}
+
+// FinalReport is sent once after the worker stopped its connections.
+type FinalReport struct {
+	RusageUser float64 `json:"rusage_user"`
+	RusageSys  float64 `json:"rusage_sys"`
+	MaxRSS     int64   `json:"maxrss"`
+	LatN       int64   `json:"lat_n"`
+	LatP50     int64   `json:"lat_p50"`
+	LatP99     int64   `json:"lat_p99"`
+	LatP999    int64   `json:"lat_p999"`
+	LatMax     int64   `json:"lat_max"`
+	LatNeg     int64   `json:"lat_neg"`
+	Dropped    int64   `json:"dropped_events"`
+}
+
+// frameWriter serialises frames onto the worker's stdout.
+type frameWriter struct {
+	mu  sync.Mutex
+	w   *bufio.Writer
+	enc *json.Encoder
+}
+
+func newFrameWriter(w io.Writer) *frameWriter {
+	bw := bufio.NewWriter(w)
+	return &frameWriter{w: bw, enc: json.NewEncoder(bw)}
+}
+
+func (fw *frameWriter) send(f *Frame) error {
+	f.V = PlanVersion
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	if err := fw.enc.Encode(f); err != nil {
+		return fmt.Errorf("write frame: %w", err)
+	}
+	return fw.w.Flush()
+}
+
+// readFrames decodes frames from a worker's stdout until EOF.
+func readFrames(r io.Reader, fn func(*Frame) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 {
+			continue
+		}
+		f := new(Frame)
+		if err := json.Unmarshal(line, f); err != nil {
+			return fmt.Errorf("bad frame %q: %w", truncate(line, 80), err)
+		}
+		if f.V != PlanVersion {
+			return fmt.Errorf("frame version %d, want %d", f.V, PlanVersion)
+		}
+		if err := fn(f); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}

@@ -1,0 +1,136 @@
+// Package runner is the controller (spawn, supervise, sample, store) and the
+// worker (connections, keepalive, reconnect, per-message accounting).
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/binance"
+	"github.com/wssoak/wssoak/internal/profile"
+)
+
+// PlanVersion is the version of the plan and of the worker frame protocol.
+// The controller and the worker are the same binary; the version guards
+// against a stale worker binary on the PATH.
+const PlanVersion = 1
+
+// maxURLLen keeps combined-stream URLs under the ~8,000 characters Binance accepts.
+const maxURLLen = 7000
+
+// Plan is decided once by the controller and handed identically to every worker.
+type Plan struct {
+	Version          int           `json:"v"`
+	RunID            string        `json:"run_id"`
+	Lib              string        `json:"lib"` // set per worker
+	Target           string        `json:"target"`
+	Local            bool          `json:"local"`
+	TimeUnit         string        `json:"time_unit"` // "MICROSECOND" or "" (milliseconds)
+	Start            time.Time     `json:"start"`     // measured window start
+	End              time.Time     `json:"end"`       // measured window end
+	Slots            []Slot        `json:"slots"`
+	PingInterval     time.Duration `json:"ping_interval"`
+	PongTimeout      time.Duration `json:"pong_timeout"`
+	BackoffMin       time.Duration `json:"backoff_min"`
+	BackoffMax       time.Duration `json:"backoff_max"`
+	HandshakeTimeout time.Duration `json:"handshake_timeout"`
+	ReadLimit        int64         `json:"read_limit"`
+	RcvBuf           int           `json:"rcvbuf"`
+	StallFactor      float64       `json:"stall_factor"`
+	StallRealTime    time.Duration `json:"stall_realtime"`
+	UnrepairableDial int           `json:"unrepairable_dials"`
+}
+
+// Slot is one connection of the plan: a group's share of streams.
+type Slot struct {
+	ID        int      `json:"id"`
+	Group     string   `json:"group"`
+	Subscribe string   `json:"subscribe"` // "url" or "message"
+	Streams   []string `json:"streams"`
+}
+
+// URL returns the connection URL of the slot against base (ws://host:port).
+func (s Slot) URL(base, timeUnit string) string {
+	u := strings.TrimRight(base, "/") + "/stream"
+	q := []string{}
+	if s.Subscribe == "url" {
+		q = append(q, "streams="+strings.Join(s.Streams, "/"))
+	}
+	if timeUnit != "" {
+		q = append(q, "timeUnit="+timeUnit)
+	}
+	if len(q) > 0 {
+		u += "?" + strings.Join(q, "&")
+	}
+	return u
+}
+
+// StallAfter is the silence after which a subscription of the given stream counts as stalled.
+func (p *Plan) StallAfter(st binance.Stream) time.Duration {
+	if st.Period > 0 {
+		d := time.Duration(float64(st.Period) * p.StallFactor)
+		if d < time.Second {
+			d = time.Second
+		}
+		return d
+	}
+	return p.StallRealTime
+}
+
+// BuildPlan splits the profile's groups into connection slots.
+func BuildPlan(p *profile.Profile, runID, target string, local bool) (*Plan, error) {
+	groups, err := p.Expand()
+	if err != nil {
+		return nil, err
+	}
+	plan := &Plan{
+		Version:          PlanVersion,
+		RunID:            runID,
+		Target:           target,
+		Local:            local,
+		TimeUnit:         "MICROSECOND",
+		PingInterval:     time.Duration(p.Keepalive.Interval),
+		PongTimeout:      time.Duration(p.Keepalive.Timeout),
+		BackoffMin:       time.Duration(p.Reconnect.Min),
+		BackoffMax:       time.Duration(p.Reconnect.Max),
+		HandshakeTimeout: time.Duration(p.HandshakeTimeout),
+		ReadLimit:        int64(p.ReadLimit),
+		RcvBuf:           int(p.RcvBuf),
+		StallFactor:      10,
+		StallRealTime:    60 * time.Second,
+		UnrepairableDial: 20,
+	}
+	for _, g := range groups {
+		per := g.PerConnection
+		if per <= 0 || per > 1024 {
+			per = 1024
+		}
+		var cur []string
+		curLen := 0
+		flush := func() {
+			if len(cur) == 0 {
+				return
+			}
+			plan.Slots = append(plan.Slots, Slot{ID: len(plan.Slots), Group: g.Name, Subscribe: g.Subscribe, Streams: cur})
+			cur, curLen = nil, 0
+		}
+		for _, st := range g.Streams {
+			if len(cur) == per || (g.Subscribe == "url" && curLen+len(st.Name)+1 > maxURLLen) {
+				flush()
+			}
+			cur = append(cur, st.Name)
+			curLen += len(st.Name) + 1
+		}
+		flush()
+	}
+	if len(plan.Slots) == 0 {
+		return nil, errors.New("plan: the profile subscribes to no streams")
+	}
+	if _, err := url.Parse(plan.Slots[0].URL(target, plan.TimeUnit)); err != nil {
+		return nil, fmt.Errorf("plan: target %q: %w", target, err)
+	}
+	return plan, nil
+}

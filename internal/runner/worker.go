@@ -1,0 +1,630 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/binance"
+	"github.com/wssoak/wssoak/internal/metrics"
+	"github.com/wssoak/wssoak/internal/transport"
+)
+
+// subsEvery is how often a worker sends per-subscription totals.
+const subsEvery = 10
+
+// Worker runs one library's connections for a plan.
+type Worker struct {
+	plan  *Plan
+	tr    transport.Transport
+	fw    *frameWriter
+	log   *slog.Logger
+	epoch time.Time // plan.Start on this process's monotonic clock
+
+	slots   []*slot
+	events  chan Event
+	dropped atomic.Int64
+
+	reconnects atomic.Int64
+	connsUp    atomic.Int64
+
+	runLat *metrics.Latency // whole run, reporter goroutine only
+	secLat *metrics.Latency // one second, reporter goroutine only
+}
+
+// sub is one subscription of a slot. Counters are written only by the slot's
+// read goroutine (plain load+store, no lock prefix) and read by the reporter.
+type sub struct {
+	st    binance.Stream
+	rule  binance.Seq
+	slot  *slot
+	stall time.Duration
+
+	msgs, bytes             atomic.Int64
+	lastSeen, maxSilence    atomic.Int64 // ns on the worker's monotonic clock since epoch
+	lost, dup, ooo, regress atomic.Int64
+	firstSeq, lastSeq       atomic.Int64
+	seq                     binance.SeqState // read goroutine only
+	stalled                 bool             // reporter only
+	stalledAt               int64            // reporter only
+}
+
+type slot struct {
+	w      *Worker
+	Slot   Slot
+	subs   []*sub
+	byName map[string]*sub
+	single *sub // the only subscription, when there is one
+
+	msgs, bytes, other atomic.Int64
+
+	latMu sync.Mutex
+	lat   *metrics.Latency // guarded by latMu: the reporter swaps it out once a second
+
+	// state of the current connection, read goroutine only
+	gotFirst bool
+	lossAt   time.Time // when the previous connection was found lost; zero if none
+	phases   phases
+	lastPong atomic.Int64 // mono ns of the last pong (or of connect)
+	abortWhy atomic.Pointer[string]
+}
+
+type phases struct {
+	detect, backoff, dial, handshake, subscribed time.Duration
+	connectedAt                                  time.Time
+}
+
+// RunWorker reads the plan from the first line of in, runs the library's
+// connections, and writes frames to out until it reads "stop" or EOF on in.
+// After stopping it sends the final frame and returns when in reaches EOF
+// (the controller samples the process in between).
+func RunWorker(ctx context.Context, lib string, in io.Reader, out io.Writer, log *slog.Logger) error {
+	br := bufio.NewReader(in)
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		return fmt.Errorf("read plan: %w", err)
+	}
+	plan := new(Plan)
+	if err := json.Unmarshal(line, plan); err != nil {
+		return fmt.Errorf("decode plan: %w", err)
+	}
+	if plan.Version != PlanVersion {
+		return fmt.Errorf("plan version %d, want %d", plan.Version, PlanVersion)
+	}
+	tr, err := transport.Lookup(lib)
+	if err != nil {
+		return err
+	}
+	plan.Lib = lib
+	w, err := NewWorker(plan, tr, out, log)
+	if err != nil {
+		return err
+	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	eof := make(chan struct{})
+	go func() {
+		defer close(eof)
+		for {
+			l, err := br.ReadString('\n')
+			if strings.TrimSpace(l) == "stop" {
+				stop()
+			}
+			if err != nil {
+				stop()
+				return
+			}
+		}
+	}()
+	if err := w.Run(ctx); err != nil {
+		return err
+	}
+	select {
+	case <-eof:
+	case <-time.After(30 * time.Second):
+		log.Warn("controller did not close stdin after the final frame; exiting")
+	}
+	return nil
+}
+
+// NewWorker prepares a worker; Run starts it.
+func NewWorker(plan *Plan, tr transport.Transport, out io.Writer, log *slog.Logger) (*Worker, error) {
+	w := &Worker{
+		plan:   plan,
+		tr:     tr,
+		fw:     newFrameWriter(out),
+		log:    log.With("lib", tr.Name()),
+		epoch:  time.Now().Add(time.Until(plan.Start)),
+		events: make(chan Event, 4096),
+		runLat: metrics.NewLatency(),
+		secLat: metrics.NewLatency(),
+	}
+	for _, ps := range plan.Slots {
+		s := &slot{w: w, Slot: ps, byName: make(map[string]*sub, len(ps.Streams)), lat: metrics.NewLatency()}
+		for _, name := range ps.Streams {
+			st, err := binance.ParseStream(name)
+			if err != nil {
+				return nil, fmt.Errorf("slot %d: %w", ps.ID, err)
+			}
+			sb := &sub{st: st, rule: st.Seq(), slot: s, stall: plan.StallAfter(st)}
+			s.subs = append(s.subs, sb)
+			s.byName[name] = sb
+		}
+		if len(s.subs) == 1 {
+			s.single = s.subs[0]
+		}
+		w.slots = append(w.slots, s)
+	}
+	return w, nil
+}
+
+// Run runs the worker until ctx is done, then closes the connections and
+// sends the final frames.
+func (w *Worker) Run(ctx context.Context) error {
+	if err := w.fw.send(&Frame{Type: frameHello, Lib: w.tr.Name(), Module: w.tr.Module(),
+		Version: w.tr.Version(), Pid: os.Getpid(), Go: runtime.Version()}); err != nil {
+		return err
+	}
+	evDone := make(chan struct{})
+	go func() {
+		defer close(evDone)
+		for ev := range w.events {
+			if err := w.fw.send(&Frame{Type: frameEvent, Ev: &ev}); err != nil {
+				w.log.Error("send event", "err", err)
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for _, s := range w.slots {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.run(ctx)
+		}()
+	}
+	repDone := make(chan struct{})
+	go func() {
+		defer close(repDone)
+		w.report(ctx)
+	}()
+	<-ctx.Done()
+	wg.Wait()
+	<-repDone
+	close(w.events)
+	<-evDone
+	if err := w.fw.send(&Frame{Type: frameSubs, Sec: w.sec(time.Now()), Subs: w.subStats(time.Now())}); err != nil {
+		return err
+	}
+	u, s, maxrss := metrics.Rusage()
+	snap := w.runLat.Snapshot()
+	return w.fw.send(&Frame{Type: frameFinal, Fin: &FinalReport{
+		RusageUser: u, RusageSys: s, MaxRSS: maxrss,
+		LatN: snap.Count, LatP50: snap.P50, LatP99: snap.P99, LatP999: snap.P999, LatMax: snap.Max, LatNeg: snap.Negative,
+		Dropped: w.dropped.Load(),
+	}})
+}
+
+func (w *Worker) sec(now time.Time) int64 { return int64(now.Sub(w.epoch) / time.Second) }
+
+func (w *Worker) emit(ev Event) {
+	if ev.TS == 0 {
+		ev.TS = time.Now().UnixNano()
+	}
+	select {
+	case w.events <- ev:
+	default:
+		w.dropped.Add(1)
+	}
+}
+
+// report sends a sec frame at every second boundary after the plan's start.
+func (w *Worker) report(ctx context.Context) {
+	var prevMsgs, prevBytes int64
+	k := int64(1)
+	if now := w.sec(time.Now()); now >= 1 {
+		k = now + 1
+	}
+	var ms runtime.MemStats
+	for {
+		t := time.NewTimer(time.Until(w.epoch.Add(time.Duration(k) * time.Second)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		var msgs, bytes, lost, dup int64
+		w.secLat.Reset()
+		for _, s := range w.slots {
+			msgs += s.msgs.Load()
+			bytes += s.bytes.Load()
+			s.latMu.Lock()
+			w.secLat.Merge(s.lat)
+			s.lat.Reset()
+			s.latMu.Unlock()
+			for _, sb := range s.subs {
+				lost += sb.lost.Load()
+				dup += sb.dup.Load()
+				w.checkStall(sb, now)
+			}
+		}
+		w.runLat.Merge(w.secLat)
+		snap := w.secLat.Snapshot()
+		runtime.ReadMemStats(&ms)
+		st := &SecStat{
+			Msgs: msgs - prevMsgs, Bytes: bytes - prevBytes, MsgsTotal: msgs, BytesTotal: bytes,
+			Goroutines: runtime.NumGoroutine(), HeapBytes: int64(ms.HeapAlloc),
+			ConnsUp: int(w.connsUp.Load()), Reconnects: w.reconnects.Load(), Lost: lost, Dup: dup,
+			LatN: snap.Count, LatP50: snap.P50, LatP99: snap.P99, LatMax: snap.Max,
+		}
+		prevMsgs, prevBytes = msgs, bytes
+		if err := w.fw.send(&Frame{Type: frameSec, Sec: k, Stat: st}); err != nil {
+			w.log.Error("send sec frame", "err", err)
+		}
+		if k%subsEvery == 0 {
+			if err := w.fw.send(&Frame{Type: frameSubs, Sec: k, Subs: w.subStats(now)}); err != nil {
+				w.log.Error("send subs frame", "err", err)
+			}
+		}
+		k++
+		if late := w.sec(time.Now()); late >= k { // skipped seconds (suspended process): say so by the gap
+			k = late + 1
+		}
+	}
+}
+
+// checkStall records a stall when a subscription stays silent past its threshold,
+// and its end when data comes back. Silence before the window starts does not count.
+func (w *Worker) checkStall(sb *sub, now time.Time) {
+	if sb.stall <= 0 {
+		return
+	}
+	mono := int64(now.Sub(w.epoch))
+	silence := mono - max(sb.lastSeen.Load(), 0)
+	switch {
+	case !sb.stalled && silence > int64(sb.stall):
+		sb.stalled, sb.stalledAt = true, mono
+		w.emit(Event{Kind: "stall", Slot: sb.slot.Slot.ID, Group: sb.slot.Slot.Group, Stream: sb.st.Name,
+			Detail: fmt.Sprintf("silent %.1fs (threshold %s)", float64(silence)/1e9, sb.stall)})
+	case sb.stalled && silence <= int64(sb.stall):
+		sb.stalled = false
+		w.emit(Event{Kind: "stall_end", Slot: sb.slot.Slot.ID, Group: sb.slot.Slot.Group, Stream: sb.st.Name,
+			DurMs: float64(mono-sb.stalledAt) / 1e6})
+	}
+}
+
+func (w *Worker) subStats(now time.Time) []SubStat {
+	mono := int64(now.Sub(w.epoch))
+	if end := int64(w.plan.End.Sub(w.plan.Start)); mono > end && end > 0 {
+		mono = end // silence is measured inside the window
+	}
+	var out []SubStat
+	for _, s := range w.slots {
+		for _, sb := range s.subs {
+			ms := sb.maxSilence.Load()
+			if open := mono - max(sb.lastSeen.Load(), 0); open > ms {
+				ms = open
+			}
+			out = append(out, SubStat{
+				Slot: s.Slot.ID, Group: s.Slot.Group, Stream: sb.st.Name,
+				Msgs: sb.msgs.Load(), Bytes: sb.bytes.Load(),
+				Lost: sb.lost.Load(), Dup: sb.dup.Load(), OOO: sb.ooo.Load(), Regress: sb.regress.Load(),
+				MaxSilenceMs: ms / 1e6, FirstSeq: sb.firstSeq.Load(), LastSeq: sb.lastSeq.Load(),
+			})
+		}
+	}
+	return out
+}
+
+// inc adds to a counter that only one goroutine writes: no lock prefix needed.
+func inc(a *atomic.Int64, d int64) { a.Store(a.Load() + d) }
+
+// OnMessage is the per-message hot path. It allocates nothing and takes one
+// uncontended lock (the latency histogram, swapped by the reporter once a second).
+func (s *slot) OnMessage(_ bool, p []byte) {
+	now := time.Now()
+	mono := int64(now.Sub(s.w.epoch))
+	inc(&s.msgs, 1)
+	inc(&s.bytes, int64(len(p)))
+	if !s.gotFirst {
+		s.firstData(now)
+	}
+	data, sb := p, s.single
+	if name, d, ok := binance.SplitCombined(p); ok {
+		data, sb = d, s.byName[string(name)]
+	}
+	if sb == nil {
+		inc(&s.other, 1) // control replies, unknown streams
+		return
+	}
+	inc(&sb.msgs, 1)
+	inc(&sb.bytes, int64(len(p)))
+	if gap := mono - sb.lastSeen.Load(); gap > sb.maxSilence.Load() && mono > 0 {
+		sb.maxSilence.Store(gap)
+	}
+	sb.lastSeen.Store(mono)
+	var f binance.Fields
+	if !binance.Scan(data, sb.st.Kind, &f) {
+		return
+	}
+	if f.E > 0 {
+		e := f.E
+		if e < 1e14 { // milliseconds
+			e *= 1000
+		}
+		s.latMu.Lock()
+		s.lat.Record(now.UnixMicro() - e)
+		s.latMu.Unlock()
+	}
+	if f.HasSeq {
+		if sb.firstSeq.Load() == 0 {
+			sb.firstSeq.Store(f.First)
+		}
+		c := sb.seq.Observe(sb.rule, &f)
+		if c != (binance.SeqCounts{}) {
+			inc(&sb.lost, c.Lost)
+			inc(&sb.dup, c.Dup)
+			inc(&sb.ooo, c.OutOfOrder)
+			inc(&sb.regress, c.Regress)
+		}
+		sb.lastSeq.Store(sb.seq.Last())
+	}
+	if f.Shutdown {
+		s.w.emit(Event{Kind: "server_shutdown", Slot: s.Slot.ID, Group: s.Slot.Group})
+	}
+}
+
+// OnPing is called after the adapter echoed the payload.
+func (s *slot) OnPing([]byte) {}
+
+// OnPong records liveness for the keepalive.
+func (s *slot) OnPong([]byte) { s.lastPong.Store(int64(time.Since(s.w.epoch))) }
+
+// firstData closes the connect sequence: the first data message on a new connection.
+func (s *slot) firstData(now time.Time) {
+	s.gotFirst = true
+	ev := Event{Kind: "first_data", Slot: s.Slot.ID, Group: s.Slot.Group,
+		DurMs: ms(now.Sub(s.phases.connectedAt))}
+	s.w.emit(ev)
+	if !s.lossAt.IsZero() {
+		p := s.phases
+		total := now.Sub(s.lossAt)
+		s.w.emit(Event{Kind: "reconnect", Slot: s.Slot.ID, Group: s.Slot.Group, DurMs: ms(total),
+			Detail: fmt.Sprintf("detect=%.0fms backoff=%.0fms dial=%.0fms handshake=%.0fms subscribed=%.0fms first_data=%.0fms",
+				ms(p.detect), ms(p.backoff), ms(p.dial), ms(p.handshake), ms(p.subscribed), ms(now.Sub(p.connectedAt)))})
+		s.lossAt = time.Time{}
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// run keeps the slot connected until ctx is done.
+func (s *slot) run(ctx context.Context) {
+	w := s.w
+	backoff := w.plan.BackoffMin
+	fails := 0
+	for attempt := 0; ctx.Err() == nil; attempt++ {
+		if attempt > 0 && fails > 0 {
+			d := backoff/2 + rand.N(backoff/2+1) // jitter: [b/2, b]
+			t0 := time.Now()
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(d):
+			}
+			s.phases.backoff += time.Since(t0)
+			backoff = min(backoff*2, w.plan.BackoffMax)
+		}
+		err := s.connect(ctx, attempt)
+		if err == nil {
+			fails, backoff = 0, w.plan.BackoffMin
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		fails++
+		if fails == w.plan.UnrepairableDial {
+			w.emit(Event{Kind: "unrepairable", Slot: s.Slot.ID, Group: s.Slot.Group,
+				Detail: fmt.Sprintf("%d consecutive failed dials; still retrying", fails)})
+		}
+	}
+}
+
+// connect dials once and, when it succeeds, reads until the connection ends.
+// It returns nil after a connection that was established (and has now ended),
+// or the dial error.
+func (s *slot) connect(ctx context.Context, attempt int) error {
+	w := s.w
+	ev := Event{Slot: s.Slot.ID, Group: s.Slot.Group}
+	dialer := &transport.Dialer{RcvBuf: w.plan.RcvBuf, Timeout: w.plan.HandshakeTimeout}
+	var tcpDone time.Time
+	cfg := transport.DialConfig{
+		URL: s.Slot.URL(w.plan.Target, w.plan.TimeUnit),
+		NetDial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dialer.DialContext(ctx, network, addr)
+			tcpDone = time.Now()
+			return c, err
+		},
+		HandshakeTimeout: w.plan.HandshakeTimeout,
+		ReadLimit:        w.plan.ReadLimit,
+	}
+	if w.plan.Local {
+		cfg.Header = http.Header{"X-Soak-Conn": {fmt.Sprintf("%s/%d/%d", w.tr.Name(), s.Slot.ID, attempt)}}
+	}
+	t0 := time.Now()
+	ev.Kind = "dial"
+	ev.Detail = strconv.Itoa(attempt)
+	w.emit(ev)
+	hctx, cancel := context.WithTimeout(ctx, w.plan.HandshakeTimeout)
+	conn, err := w.tr.Dial(hctx, cfg)
+	cancel()
+	if err != nil {
+		ev.Kind, ev.Detail, ev.Code = "dial_error", err.Error(), 0
+		var he *transport.HandshakeError
+		if errors.As(err, &he) {
+			ev.Code = he.Status
+		}
+		ev.DurMs = ms(time.Since(t0))
+		s.phases.dial += time.Since(t0)
+		w.emit(ev)
+		return err
+	}
+	now := time.Now()
+	if tcpDone.IsZero() {
+		tcpDone = now
+	}
+	s.phases.dial += tcpDone.Sub(t0)
+	s.phases.handshake += now.Sub(tcpDone)
+	s.phases.connectedAt = now
+	s.gotFirst = false
+	s.abortWhy.Store(nil)
+	s.lastPong.Store(int64(now.Sub(w.epoch)))
+	ev.Kind, ev.Detail, ev.DurMs = "connected", "", ms(now.Sub(t0))
+	w.emit(ev)
+	w.connsUp.Add(1)
+	defer w.connsUp.Add(-1)
+
+	runErr := make(chan error, 1)
+	go func() { runErr <- conn.Run(s) }()
+	done := make(chan struct{})
+	var aux sync.WaitGroup
+	aux.Add(1)
+	go func() {
+		defer aux.Done()
+		s.keepalive(conn, done)
+	}()
+	if s.Slot.Subscribe == "message" {
+		aux.Add(1)
+		go func() {
+			defer aux.Done()
+			s.subscribe(conn, done)
+		}()
+	}
+	var rerr error
+	select {
+	case rerr = <-runErr:
+	case <-ctx.Done():
+		_ = conn.Close(1000, "soak stop")
+		select {
+		case rerr = <-runErr:
+		case <-time.After(3 * time.Second):
+			_ = conn.Abort()
+			rerr = <-runErr
+		}
+	}
+	close(done)
+	aux.Wait()
+	lost := time.Now()
+	code, cause := classify(rerr, s.abortWhy.Load())
+	kind := "disconnected" // a loss: the slot reconnects
+	if ctx.Err() != nil {
+		kind = "closed" // the end of the run
+	}
+	w.emit(Event{Kind: kind, Slot: s.Slot.ID, Group: s.Slot.Group, Code: code, Detail: cause})
+	if ctx.Err() == nil {
+		w.reconnects.Add(1)
+		last := w.epoch.Add(time.Duration(maxLastSeen(s)))
+		s.lossAt = lost
+		s.phases = phases{}
+		if last.Before(lost) && last.After(now) {
+			s.phases.detect = lost.Sub(last)
+		}
+	}
+	return nil
+}
+
+func maxLastSeen(s *slot) int64 {
+	var m int64
+	for _, sb := range s.subs {
+		m = max(m, sb.lastSeen.Load())
+	}
+	return m
+}
+
+// keepalive pings on the plan's interval and aborts the connection when no
+// pong came back within the timeout.
+func (s *slot) keepalive(conn transport.Conn, done <-chan struct{}) {
+	iv, to := s.w.plan.PingInterval, s.w.plan.PongTimeout
+	if iv <= 0 {
+		return
+	}
+	t := time.NewTicker(iv)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case now := <-t.C:
+			mono := int64(now.Sub(s.w.epoch))
+			if to > 0 && mono-s.lastPong.Load() > int64(to) {
+				why := fmt.Sprintf("pong timeout (%s)", to)
+				s.abortWhy.Store(&why)
+				_ = conn.Abort()
+				return
+			}
+			if err := conn.Ping(strconv.AppendInt(nil, now.UnixMilli(), 10)); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// subscribe sends SUBSCRIBE messages for the slot's streams, at most 4 per
+// second (Binance allows 5 incoming messages per second, pings and pongs included).
+func (s *slot) subscribe(conn transport.Conn, done <-chan struct{}) {
+	const perMsg = 200
+	t0 := time.Now()
+	for i, id := 0, 1; i < len(s.Slot.Streams); i, id = i+perMsg, id+1 {
+		if i > 0 {
+			select {
+			case <-done:
+				return
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+		names := s.Slot.Streams[i:min(i+perMsg, len(s.Slot.Streams))]
+		msg, _ := json.Marshal(map[string]any{"method": "SUBSCRIBE", "params": names, "id": id})
+		if err := conn.WriteText(msg); err != nil {
+			return
+		}
+	}
+	s.w.emit(Event{Kind: "subscribed", Slot: s.Slot.ID, Group: s.Slot.Group, DurMs: ms(time.Since(t0))})
+}
+
+// classify turns the read loop's error into a close code and a cause.
+func classify(err error, abortWhy *string) (int, string) {
+	if abortWhy != nil {
+		return 1006, *abortWhy
+	}
+	var ce *transport.CloseError
+	switch {
+	case err == nil:
+		return 1000, "closed"
+	case errors.As(err, &ce):
+		if ce.Code == 1006 {
+			return 1006, "abnormal closure (no close frame)"
+		}
+		return ce.Code, strings.TrimSpace("server close " + ce.Reason)
+	case errors.Is(err, transport.ErrReadLimit):
+		return 1009, "read limit exceeded"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return 1006, "eof"
+	}
+	return 1006, err.Error()
+}

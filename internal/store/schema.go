@@ -1,0 +1,150 @@
+package store
+
+// migrations[i] brings a database from user_version i to i+1. Append only:
+// a released step is never edited.
+var migrations = []string{schemaV1}
+
+// schemaVersion is the user_version of a database created by this binary.
+var schemaVersion = len(migrations)
+
+// Layout notes (a 24 h run must stay well under 200 MB):
+//   - samples and stream_samples are WITHOUT ROWID with sec first in the key,
+//     so each second's rows append at the right edge of the b-tree and pages
+//     stay full.
+//   - stream_samples refer to a stream by a small integer (streams.id) instead
+//     of repeating lib, group and name; streams.last_sec finds the latest row.
+//   - CPU times are integer milliseconds and CPU % an integer in hundredths of
+//     a percent: integers of 2–4 bytes instead of 8-byte floats.
+//   - NULL (zero bytes on disk) marks the half of a sample that is missing.
+const schemaV1 = `
+CREATE TABLE runs (
+	id            TEXT PRIMARY KEY,
+	name          TEXT NOT NULL,
+	target        TEXT NOT NULL,
+	profile_text  TEXT NOT NULL,
+	started_ns    INTEGER,
+	planned_s     REAL NOT NULL,
+	ended_ns      INTEGER,
+	status        TEXT NOT NULL,
+	host_json     TEXT NOT NULL,
+	go_version    TEXT NOT NULL,
+	settings_json TEXT NOT NULL
+);
+
+CREATE TABLE workers (
+	lib           TEXT PRIMARY KEY,
+	module        TEXT NOT NULL,
+	version       TEXT NOT NULL,
+	pid           INTEGER NOT NULL,
+	started_ns    INTEGER,
+	ended_ns      INTEGER,
+	exit_code     INTEGER NOT NULL,
+	rusage_user_s REAL NOT NULL,
+	rusage_sys_s  REAL NOT NULL,
+	sampled_cpu_s REAL NOT NULL,
+	maxrss        INTEGER NOT NULL,
+	lat_count     INTEGER NOT NULL, -- whole-run latency, from the merged histogram
+	lat_p50_us    INTEGER NOT NULL,
+	lat_p99_us    INTEGER NOT NULL,
+	lat_max_us    INTEGER NOT NULL
+);
+
+-- One row per worker per second. Worker half (from the worker's frame):
+-- msgs .. lat_max_us; process half (sampled by pid): rss .. threads.
+CREATE TABLE samples (
+	sec              INTEGER NOT NULL, -- seconds since the run started
+	lib              TEXT NOT NULL CHECK (lib <> ''),
+	ts_ns            INTEGER NOT NULL,
+	msgs             INTEGER,
+	bytes            INTEGER,
+	msgs_total       INTEGER,
+	bytes_total      INTEGER,
+	goroutines       INTEGER,
+	heap_bytes       INTEGER,
+	conns_up         INTEGER,
+	reconnects_total INTEGER,
+	lost_total       INTEGER,
+	dup_total        INTEGER,
+	lat_p50_us       INTEGER,
+	lat_p99_us       INTEGER,
+	lat_max_us       INTEGER,
+	rss              INTEGER,
+	cpu_user_ms      INTEGER, -- cumulative
+	cpu_sys_ms       INTEGER, -- cumulative
+	cpu_pct100       INTEGER, -- CPU % of one core × 100
+	fds              INTEGER,
+	threads          INTEGER,
+	PRIMARY KEY (sec, lib)
+) WITHOUT ROWID;
+
+CREATE TABLE streams (
+	id       INTEGER PRIMARY KEY,
+	lib      TEXT NOT NULL CHECK (lib <> ''),
+	slot     INTEGER NOT NULL,
+	grp      TEXT NOT NULL,
+	stream   TEXT NOT NULL CHECK (stream <> ''),
+	last_sec INTEGER,
+	UNIQUE (lib, grp, slot, stream)
+);
+
+-- One row per subscription per stream-sample interval; totals are cumulative.
+CREATE TABLE stream_samples (
+	sec            INTEGER NOT NULL,
+	sid            INTEGER NOT NULL REFERENCES streams (id),
+	msgs_total     INTEGER NOT NULL,
+	bytes_total    INTEGER NOT NULL,
+	lost_total     INTEGER NOT NULL,
+	dup_total      INTEGER NOT NULL,
+	ooo_total      INTEGER NOT NULL,
+	max_silence_ms INTEGER NOT NULL,
+	last_seq       INTEGER NOT NULL,
+	PRIMARY KEY (sec, sid)
+) WITHOUT ROWID;
+
+CREATE TABLE events (
+	id     INTEGER PRIMARY KEY,
+	lib    TEXT NOT NULL, -- '' for run-wide events
+	ts_ns  INTEGER NOT NULL,
+	sec    REAL NOT NULL,
+	kind   TEXT NOT NULL CHECK (kind <> ''),
+	slot   INTEGER NOT NULL,
+	grp    TEXT NOT NULL,
+	stream TEXT NOT NULL,
+	code   INTEGER NOT NULL,
+	detail TEXT NOT NULL,
+	dur_ms REAL NOT NULL
+);
+
+CREATE TABLE host_samples (
+	sec        INTEGER PRIMARY KEY,
+	ts_ns      INTEGER NOT NULL,
+	load1      REAL NOT NULL,
+	load5      REAL NOT NULL,
+	load15     REAL NOT NULL,
+	cpu_pct    REAL NOT NULL,
+	steal_pct  REAL NOT NULL,
+	iowait_pct REAL NOT NULL,
+	mem_used   INTEGER NOT NULL,
+	mem_avail  INTEGER NOT NULL
+);
+
+-- What the replay server sent, per tag (e.g. connection group) and stream.
+CREATE TABLE server_counts (
+	tag       TEXT NOT NULL,
+	stream    TEXT NOT NULL,
+	sent      INTEGER NOT NULL,
+	bytes     INTEGER NOT NULL,
+	first_seq INTEGER NOT NULL,
+	last_seq  INTEGER NOT NULL,
+	PRIMARY KEY (tag, stream)
+) WITHOUT ROWID;
+
+CREATE TABLE summary (
+	metric TEXT NOT NULL,
+	lib    TEXT NOT NULL,
+	value  TEXT NOT NULL,
+	num    REAL,
+	ord    INTEGER NOT NULL,
+	PRIMARY KEY (metric, lib)
+) WITHOUT ROWID;
+`
