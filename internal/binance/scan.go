@@ -1,5 +1,7 @@
 package binance
 
+import "bytes"
+
 // This file scans the few fields the soak needs (event time, sequence ids,
 // kline identity, shutdown notice) out of one event payload without decoding
 // it: one pass over the bytes, no allocation. It is on the per-message path of
@@ -12,6 +14,9 @@ package binance
 // "stream" and a "data" value, or if the name contains a JSON escape (stream
 // names never need one, and a raw escaped name would not equal the decoded one).
 func SplitCombined(p []byte) (stream, data []byte, ok bool) {
+	if stream, data, ok = splitUsual(p); ok {
+		return stream, data, ok
+	}
 	c := cursor{p: p}
 	c.ws()
 	if !c.byte('{') {
@@ -73,6 +78,32 @@ func SplitCombined(p []byte) (stream, data []byte, ok bool) {
 	return stream, data, true
 }
 
+// splitUsual is the fast path of SplitCombined for the shape Binance writes:
+// {"stream":"<name>","data":<payload>} in that key order, compact. The data is
+// everything between "data": and the wrapper's closing brace; its own end is
+// not looked for (Scan reads what it needs from its start), which saves a walk
+// over the whole payload on every message.
+func splitUsual(p []byte) (stream, data []byte, ok bool) {
+	const head, mid = `{"stream":"`, `","data":`
+	if len(p) < len(head)+len(mid)+2 || string(p[:len(head)]) != head {
+		return nil, nil, false
+	}
+	rest := p[len(head):]
+	q := bytes.IndexByte(rest, '"')
+	if q <= 0 || bytes.IndexByte(rest[:q], '\\') >= 0 || len(rest)-q < len(mid)+2 || string(rest[q:q+len(mid)]) != mid {
+		return nil, nil, false
+	}
+	end := len(p) - 1
+	for end > 0 && (p[end] == ' ' || p[end] == '\n' || p[end] == '\r' || p[end] == '\t') {
+		end--
+	}
+	d := rest[q+len(mid) : len(rest)-(len(p)-end)]
+	if p[end] != '}' || len(d) < 2 || !(d[0] == '{' && d[len(d)-1] == '}' || d[0] == '[' && d[len(d)-1] == ']') {
+		return nil, nil, false
+	}
+	return rest[:q], d, true
+}
+
 // Fields holds the values Scan finds in one event payload (the raw payload, or
 // the data part of a combined one). A field that is absent, or whose value is
 // not of the expected JSON type (an integer in int64 range, a boolean, a
@@ -91,11 +122,14 @@ type Fields struct {
 // Keys may come in any order; nested objects, arrays and strings are skipped
 // as units, so a "t" inside "k":{...} is not taken for the trade id and text
 // inside a string value is never taken for a key. A key repeated at one level
-// counts by its last occurrence, as with a decoder into a map. For an array
-// payload (!miniTicker@arr, !ticker_<w>@arr) the first element is scanned.
-// The event type "e" and event time "E" are read for every kind, so a
-// serverShutdown notice is recognised on any stream. Scan returns false, with
-// f in an unspecified state, if p is not a JSON object (or array) it can scan.
+// counts by its first occurrence. Scan stops as soon as it holds every field
+// the kind has (event time, both sequence ends, the kline's fields): the rest
+// of the payload, often the bulk of it (depth levels, ticker arrays), is
+// neither read nor validated. For an array payload (!miniTicker@arr,
+// !ticker_<w>@arr) the first element is scanned. The event type "e" and event
+// time "E" are read for every kind, so a serverShutdown notice is recognised
+// on any stream. Scan returns false, with f in an unspecified state, if p is
+// not a JSON object (or array) it can scan.
 func Scan(p []byte, k Kind, f *Fields) bool {
 	*f = Fields{}
 	c := cursor{p: p}
@@ -111,6 +145,9 @@ func Scan(p []byte, k Kind, f *Fields) bool {
 			if first && c.i < len(p) && p[c.i] == '{' {
 				if !scanEvent(&c, k, f) {
 					return false
+				}
+				if c.done {
+					return true
 				}
 			} else if !c.skip() {
 				return false
@@ -128,15 +165,41 @@ func Scan(p []byte, k Kind, f *Fields) bool {
 	} else if !scanEvent(&c, k, f) {
 		return false
 	}
+	if c.done {
+		return true
+	}
 	c.ws()
 	return c.i == len(p)
 }
 
-// Presence bits of the sequence fields, so that HasSeq means "both ends found".
+// Presence bits of the fields, so that HasSeq means "both ends found" and
+// Scan knows when it has everything.
 const (
 	haveFirst = 1 << iota
 	haveLast
+	haveE
+	haveE0 // "e"
+	haveK  // the kline object
 )
+
+// needs is the set of fields after which Scan stops reading a payload of kind k.
+func needs(k Kind) uint8 {
+	var n uint8
+	if k.HasEventTime() {
+		n |= haveE
+	}
+	switch k.Seq() {
+	case SeqNone:
+	case SeqKline:
+		n |= haveK
+	default:
+		n |= haveFirst | haveLast
+	}
+	if n == 0 {
+		return 0xff // nothing to stop for: read it all
+	}
+	return n
+}
 
 // scanEvent scans one event object at c and leaves c after its closing brace.
 func scanEvent(c *cursor, k Kind, f *Fields) bool {
@@ -147,7 +210,8 @@ func scanEvent(c *cursor, k Kind, f *Fields) bool {
 	if c.byte('}') {
 		return true
 	}
-	var have uint8
+	var have, seen uint8 // seen: keys met (first occurrence wins); have: sequence ends found as integers
+	need := needs(k)
 	for {
 		key, kesc, ok := c.str()
 		if !ok {
@@ -159,25 +223,25 @@ func scanEvent(c *cursor, k Kind, f *Fields) bool {
 		}
 		c.ws()
 		switch {
-		case keyIs(key, kesc, "e"):
+		case seen&haveE0 == 0 && keyIs(key, kesc, "e"):
+			seen |= haveE0
 			start := c.i
 			if s, esc, sok := c.str(); sok {
 				f.Shutdown = keyIs(s, esc, "serverShutdown")
 			} else {
-				f.Shutdown = false
 				c.i = start
 				if !c.skip() {
 					return false
 				}
 			}
-		case keyIs(key, kesc, "E"):
+		case seen&haveE == 0 && keyIs(key, kesc, "E"):
+			seen |= haveE
 			f.E, _, ok = c.intValue()
 			if !ok {
 				return false
 			}
-		case k == KindKline && keyIs(key, kesc, "k"):
-			have = 0
-			f.First, f.Last, f.KlineOpen, f.KlineClosed = 0, 0, 0, false
+		case k == KindKline && seen&haveK == 0 && keyIs(key, kesc, "k"):
+			seen |= haveK
 			if c.i < len(c.p) && c.p[c.i] == '{' {
 				if !scanKline(c, f, &have) {
 					return false
@@ -186,18 +250,18 @@ func scanEvent(c *cursor, k Kind, f *Fields) bool {
 				return false
 			}
 		default:
-			bits := seqKey(k, key, kesc)
+			bits := seqKey(k, key, kesc) &^ seen
 			if bits == 0 {
 				if !c.skip() {
 					return false
 				}
 				break
 			}
+			seen |= bits
 			v, isInt, ok := c.intValue()
 			if !ok {
 				return false
 			}
-			have &^= bits
 			if isInt {
 				have |= bits
 			}
@@ -207,6 +271,11 @@ func scanEvent(c *cursor, k Kind, f *Fields) bool {
 			if bits&haveLast != 0 {
 				f.Last = v
 			}
+		}
+		if seen&need == need {
+			c.done = true
+			f.HasSeq = have == haveFirst|haveLast
+			return true
 		}
 		c.ws()
 		if c.byte(',') {
@@ -260,6 +329,8 @@ func scanKline(c *cursor, f *Fields, have *uint8) bool {
 	if c.byte('}') {
 		return true
 	}
+	const kt, kx = 1 << 5, 1 << 6 // beside haveFirst and haveLast
+	var seen uint8
 	for {
 		key, kesc, ok := c.str()
 		if !ok {
@@ -271,23 +342,25 @@ func scanKline(c *cursor, f *Fields, have *uint8) bool {
 		}
 		c.ws()
 		switch {
-		case keyIs(key, kesc, "t"):
+		case seen&kt == 0 && keyIs(key, kesc, "t"):
+			seen |= kt
 			f.KlineOpen, _, ok = c.intValue()
-		case keyIs(key, kesc, "f"):
+		case seen&haveFirst == 0 && keyIs(key, kesc, "f"):
+			seen |= haveFirst
 			var isInt bool
 			f.First, isInt, ok = c.intValue()
-			*have &^= haveFirst
 			if isInt {
 				*have |= haveFirst
 			}
-		case keyIs(key, kesc, "L"):
+		case seen&haveLast == 0 && keyIs(key, kesc, "L"):
+			seen |= haveLast
 			var isInt bool
 			f.Last, isInt, ok = c.intValue()
-			*have &^= haveLast
 			if isInt {
 				*have |= haveLast
 			}
-		case keyIs(key, kesc, "x"):
+		case seen&kx == 0 && keyIs(key, kesc, "x"):
+			seen |= kx
 			f.KlineClosed, ok = c.boolValue()
 		default:
 			ok = c.skip()
@@ -306,8 +379,9 @@ func scanKline(c *cursor, f *Fields, have *uint8) bool {
 
 // cursor walks a JSON text. Its methods advance i past what they consume.
 type cursor struct {
-	p []byte
-	i int
+	p    []byte
+	i    int
+	done bool // Scan has every field it needs and stopped early
 }
 
 func (c *cursor) ws() {

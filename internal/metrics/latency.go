@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -21,13 +22,16 @@ const (
 // 3 significant digits. It is safe for concurrent use.
 type Latency struct {
 	mu  sync.Mutex
+	id  uint64 // lock order for Merge
 	h   *hdrhistogram.Histogram
 	neg int64
 }
 
+var latencyIDs atomic.Uint64
+
 // NewLatency returns an empty latency histogram.
 func NewLatency() *Latency {
-	return &Latency{h: hdrhistogram.New(LatencyMin, LatencyMax, latencyDigits)}
+	return &Latency{id: latencyIDs.Add(1), h: hdrhistogram.New(LatencyMin, LatencyMax, latencyDigits)}
 }
 
 // Record adds one latency of us microseconds without allocating. Values
@@ -81,15 +85,46 @@ func (l *Latency) Snapshot() LatencySnap {
 	}
 }
 
-// Merge adds the values of o to l. o is not changed; l.Merge(l) doubles l.
+// Merge adds the values of o to l without allocating. o is not changed;
+// l.Merge(l) doubles l.
 func (l *Latency) Merge(o *Latency) {
-	o.mu.Lock()
-	h, neg := o.h.Clone(), o.neg
-	o.mu.Unlock()
-	l.mu.Lock()
-	l.h.Merge(h) // same geometry: nothing is dropped
-	l.neg += neg
-	l.mu.Unlock()
+	if o == l {
+		l.mu.Lock()
+		l.h.Merge(l.h.Clone())
+		l.neg *= 2
+		l.mu.Unlock()
+		return
+	}
+	first, second := l, o
+	if o.id < l.id {
+		first, second = o, l
+	}
+	first.mu.Lock()
+	second.mu.Lock()
+	l.h.Merge(o.h) // same geometry: nothing is dropped
+	l.neg += o.neg
+	second.mu.Unlock()
+	first.mu.Unlock()
+}
+
+// Drain moves the values of o into l and empties o, as one step for o: a
+// value o records concurrently lands either in this drain or in the next.
+func (l *Latency) Drain(o *Latency) {
+	if o == l {
+		return
+	}
+	first, second := l, o
+	if o.id < l.id {
+		first, second = o, l
+	}
+	first.mu.Lock()
+	second.mu.Lock()
+	l.h.Merge(o.h)
+	l.neg += o.neg
+	o.h.Reset()
+	o.neg = 0
+	second.mu.Unlock()
+	first.mu.Unlock()
 }
 
 // Reset empties the histogram.

@@ -222,3 +222,42 @@ func BenchmarkLatencyRecord(b *testing.B) {
 		v = (v*7 + 13) % 2_000_000
 	}
 }
+
+func TestLatencyMergeAllocs(t *testing.T) {
+	a, b := uniform(1000), uniform(1000)
+	if allocs := testing.AllocsPerRun(10, func() { a.Merge(b) }); allocs != 0 {
+		t.Errorf("%v allocs per Merge, want 0", allocs)
+	}
+}
+
+// TestLatencyMergeBothWays merges two histograms into each other at once,
+// which must not deadlock.
+func TestLatencyMergeBothWays(t *testing.T) {
+	a, b := uniform(10), uniform(10)
+	var wg sync.WaitGroup
+	for range 100 {
+		wg.Go(func() { a.Merge(b) })
+		wg.Go(func() { b.Merge(a) })
+	}
+	wg.Wait()
+	if a.Snapshot().Count < 10 || b.Snapshot().Count < 10 {
+		t.Errorf("counts %d, %d", a.Snapshot().Count, b.Snapshot().Count)
+	}
+}
+
+func TestLatencyDrain(t *testing.T) {
+	src, dst := NewLatency(), NewLatency()
+	for v := int64(1); v <= 1000; v++ {
+		src.Record(v)
+	}
+	src.Record(-5)
+	dst.Record(2000)
+	dst.Drain(src)
+	if s := src.Snapshot(); s.Count != 0 || s.Negative != 0 {
+		t.Errorf("source after drain: %+v, want empty", s)
+	}
+	s := dst.Snapshot()
+	if s.Count != 1002 || s.Negative != 1 || s.Max < 2000 || s.Max > 2002 {
+		t.Errorf("destination after drain: %+v", s)
+	}
+}

@@ -72,8 +72,7 @@ type slot struct {
 
 	msgs, bytes, other atomic.Int64
 
-	latMu sync.Mutex
-	lat   *metrics.Latency // guarded by latMu: the reporter swaps it out once a second
+	lat *metrics.Latency // has its own lock; the reporter drains it once a second
 
 	// state of the current connection, read goroutine only
 	gotFirst bool
@@ -253,10 +252,7 @@ func (w *Worker) report(ctx context.Context) {
 		for _, s := range w.slots {
 			msgs += s.msgs.Load()
 			bytes += s.bytes.Load()
-			s.latMu.Lock()
-			w.secLat.Merge(s.lat)
-			s.lat.Reset()
-			s.latMu.Unlock()
+			w.secLat.Drain(s.lat)
 			for _, sb := range s.subs {
 				lost += sb.lost.Load()
 				dup += sb.dup.Load()
@@ -335,7 +331,7 @@ func (w *Worker) subStats(now time.Time) []SubStat {
 func inc(a *atomic.Int64, d int64) { a.Store(a.Load() + d) }
 
 // OnMessage is the per-message hot path. It allocates nothing and takes one
-// uncontended lock (the latency histogram, swapped by the reporter once a second).
+// lock, the latency histogram's, which only the once-a-second drain contends.
 func (s *slot) OnMessage(_ bool, p []byte) {
 	now := time.Now()
 	mono := int64(now.Sub(s.w.epoch))
@@ -367,9 +363,7 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 		if e < 1e14 { // milliseconds
 			e *= 1000
 		}
-		s.latMu.Lock()
 		s.lat.Record(now.UnixMicro() - e)
-		s.latMu.Unlock()
 	}
 	if f.HasSeq {
 		if sb.firstSeq.Load() == 0 {
