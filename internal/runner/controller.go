@@ -435,8 +435,8 @@ func (c *controller) loop(ctx context.Context, end time.Time) error {
 		case now := <-tick.C:
 			c.sample(k, now)
 			c.writeRows(k, false)
-			if k%10 == 0 {
-				c.progress(k)
+			if total := int64(c.plan.End.Sub(c.plan.Start) / time.Second); k <= total && (k%10 == 0 || k == total) {
+				c.progress(k, total)
 			}
 			k++
 			if late := int64(time.Since(c.epoch) / time.Second); late >= k {
@@ -597,8 +597,9 @@ func (c *controller) onExit(w *workerProc, stopping bool) {
 	if w.hello != nil {
 		rec.Module, rec.Version = w.hello.Module, w.hello.Version
 	}
-	if w.final != nil {
-		rec.MaxRSS = w.final.MaxRSS
+	if f := w.final; f != nil {
+		rec.MaxRSS = f.MaxRSS
+		rec.LatCount, rec.LatP50, rec.LatP99, rec.LatMax = f.LatN, f.LatP50, f.LatP99, f.LatMax
 	}
 	if err := c.db.UpsertWorker(rec); err != nil {
 		c.o.Log.Warn("record worker", "lib", w.lib, "err", err)
@@ -629,18 +630,17 @@ func (c *controller) onExit(w *workerProc, stopping bool) {
 		Kind: "worker_restart", Slot: -1, Detail: fmt.Sprintf("restart %d", w.restarts)})
 }
 
-func (c *controller) progress(k int64) {
+func (c *controller) progress(k, total int64) {
 	if c.o.Progress == nil {
 		return
 	}
-	total := int64(c.plan.End.Sub(c.plan.Start) / time.Second)
 	var parts []string
 	for _, w := range c.workers {
 		if st := w.last; st != nil {
 			parts = append(parts, fmt.Sprintf("%s %d msg/s, %d reconnects", w.lib, st.Msgs, st.Reconnects))
 		}
 	}
-	fmt.Fprintf(c.o.Progress, "[%4ds/%ds] %s\n", min(k, total), total, strings.Join(parts, " | "))
+	fmt.Fprintf(c.o.Progress, "[%4ds/%ds] %s\n", k, total, strings.Join(parts, " | "))
 }
 
 func sanitize(s string) string {

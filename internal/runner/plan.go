@@ -18,6 +18,10 @@ import (
 // against a stale worker binary on the PATH.
 const PlanVersion = 1
 
+// minStall is the shortest silence called a stall: depth@100ms only pushes
+// when the book changed, so a quiet second is normal.
+const minStall = 3 * time.Second
+
 // maxURLLen keeps combined-stream URLs under the ~8,000 characters Binance accepts.
 const maxURLLen = 7000
 
@@ -42,6 +46,7 @@ type Plan struct {
 	StallFactor      float64       `json:"stall_factor"`
 	StallRealTime    time.Duration `json:"stall_realtime"`
 	UnrepairableDial int           `json:"unrepairable_dials"`
+	SubsEvery        int64         `json:"subs_every"` // seconds between per-subscription totals
 }
 
 // Slot is one connection of the plan: a group's share of streams.
@@ -71,11 +76,7 @@ func (s Slot) URL(base, timeUnit string) string {
 // StallAfter is the silence after which a subscription of the given stream counts as stalled.
 func (p *Plan) StallAfter(st binance.Stream) time.Duration {
 	if st.Period > 0 {
-		d := time.Duration(float64(st.Period) * p.StallFactor)
-		if d < time.Second {
-			d = time.Second
-		}
-		return d
+		return max(time.Duration(float64(st.Period)*p.StallFactor), minStall)
 	}
 	return p.StallRealTime
 }
@@ -102,6 +103,12 @@ func BuildPlan(p *profile.Profile, runID, target string, local bool) (*Plan, err
 		StallFactor:      10,
 		StallRealTime:    60 * time.Second,
 		UnrepairableDial: 20,
+		SubsEvery:        10,
+	}
+	if time.Duration(p.Duration) > 2*time.Hour {
+		// A day of 5 libraries × 300 subscriptions every 10 s would be ~500 MB
+		// of stream samples; every 60 s keeps it near 85 MB.
+		plan.SubsEvery = 60
 	}
 	for _, g := range groups {
 		per := g.PerConnection

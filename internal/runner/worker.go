@@ -24,9 +24,6 @@ import (
 	"github.com/wssoak/wssoak/internal/transport"
 )
 
-// subsEvery is how often a worker sends per-subscription totals.
-const subsEvery = 10
-
 // Worker runs one library's connections for a plan.
 type Worker struct {
 	plan  *Plan
@@ -272,7 +269,7 @@ func (w *Worker) report(ctx context.Context) {
 		if err := w.fw.send(&Frame{Type: frameSec, Sec: k, Stat: st}); err != nil {
 			w.log.Error("send sec frame", "err", err)
 		}
-		if k%subsEvery == 0 {
+		if k%max(w.plan.SubsEvery, 1) == 0 {
 			if err := w.fw.send(&Frame{Type: frameSubs, Sec: k, Subs: w.subStats(now)}); err != nil {
 				w.log.Error("send subs frame", "err", err)
 			}
@@ -287,10 +284,10 @@ func (w *Worker) report(ctx context.Context) {
 // checkStall records a stall when a subscription stays silent past its threshold,
 // and its end when data comes back. Silence before the window starts does not count.
 func (w *Worker) checkStall(sb *sub, now time.Time) {
-	if sb.stall <= 0 {
-		return
-	}
 	mono := int64(now.Sub(w.epoch))
+	if sb.stall <= 0 || mono > int64(w.plan.End.Sub(w.plan.Start)) {
+		return // the source stops at the end of the window: that is no stall
+	}
 	silence := mono - max(sb.lastSeen.Load(), 0)
 	switch {
 	case !sb.stalled && silence > int64(sb.stall):

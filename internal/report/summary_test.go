@@ -1,0 +1,126 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/store"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// knownRun writes a run whose every figure is known: two libraries, ten
+// seconds, gws with a disconnect, a reconnect, a loss and a stall.
+func knownRun(t *testing.T) *store.DB {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	start := time.Unix(1_800_000_000, 0)
+	plan := `{"slots":[{"group":"arr"},{"group":"markets"},{"group":"markets"},{"group":"depth"}]}`
+	if err := db.CreateRun(store.Run{ID: "r1", Name: "known", Target: "ws://127.0.0.1:1", Started: start,
+		Planned: 10 * time.Second, Settings: map[string]string{"plan": plan}}); err != nil {
+		t.Fatal(err)
+	}
+	b := &store.Batch{}
+	for _, lib := range []string{"gws", "gorilla"} { // out of column order on purpose
+		if err := db.UpsertWorker(store.Worker{Lib: lib, Module: "m/" + lib, Version: "v1", Pid: 1, Started: start,
+			RusageUser: 1.5, RusageSys: 0.5, SampledCPU: 1.98, LatCount: 100, LatP50: 1500, LatP99: 12000, LatMax: 20000}); err != nil {
+			t.Fatal(err)
+		}
+		var total int64
+		for sec := int64(1); sec <= 11; sec++ { // second 11 is the drain, outside the window
+			msgs := int64(1000)
+			if sec == 4 {
+				msgs = 5000 // the peak second
+			}
+			if lib == "gws" && sec == 6 {
+				msgs = 0 // the outage
+			}
+			total += msgs
+			b.Samples = append(b.Samples, store.Sample{Lib: lib, Sec: sec, TS: start.Add(time.Duration(sec) * time.Second),
+				HasWorker: true, Msgs: msgs, Bytes: msgs * 200, MsgsTotal: total, BytesTotal: total * 200,
+				HasProc: true, RSS: int64(10e6 + sec*1e6), CPUPct: float64(sec)})
+		}
+		b.StreamSamples = append(b.StreamSamples,
+			store.StreamSample{Lib: lib, Slot: 1, Group: "markets", Stream: "btcusdt@trade", Sec: 10, MsgsTotal: 900, MaxSilenceMs: 400},
+			store.StreamSample{Lib: lib, Slot: 3, Group: "depth", Stream: "btcusdt@depth@100ms", Sec: 10, MsgsTotal: 100, MaxSilenceMs: 900})
+	}
+	b.StreamSamples = append(b.StreamSamples,
+		store.StreamSample{Lib: "gws", Slot: 2, Group: "markets", Stream: "ethusdt@trade", Sec: 10, MsgsTotal: 800, LostTotal: 7, DupTotal: 1, MaxSilenceMs: 2500})
+	at := func(s float64) time.Time { return start.Add(time.Duration(s * float64(time.Second))) }
+	b.Events = append(b.Events,
+		store.Event{Lib: "gws", TS: at(5.5), Sec: 5.5, Kind: "disconnected", Slot: 2, Group: "markets", Code: 1006, Detail: "eof"},
+		store.Event{Lib: "gws", TS: at(7.5), Sec: 7.5, Kind: "reconnect", Slot: 2, Group: "markets", DurMs: 2000},
+		store.Event{Lib: "gws", TS: at(6.0), Sec: 6.0, Kind: "disconnected", Slot: 3, Group: "depth", Code: 1001, Detail: "server close"},
+		store.Event{Lib: "gws", TS: at(6.2), Sec: 6.2, Kind: "reconnect", Slot: 3, Group: "depth", DurMs: 200},
+		store.Event{Lib: "gws", TS: at(6.9), Sec: 6.9, Kind: "reconnect", Slot: 3, Group: "depth", DurMs: 350},
+		store.Event{Lib: "gws", TS: at(8.0), Sec: 8.0, Kind: "stall", Slot: 2, Group: "markets", Stream: "ethusdt@trade"},
+		store.Event{Lib: "gorilla", TS: at(10.5), Sec: 10.5, Kind: "closed", Slot: 1, Group: "markets", Code: 1000},
+	)
+	if err := db.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func TestSummarizeKnownRun(t *testing.T) {
+	tbl, err := Summarize(knownRun(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(tbl.Libs, ",") != "gorilla,gws" {
+		t.Fatalf("columns %v, want gorilla,gws", tbl.Libs)
+	}
+	want := map[string][2]float64{ // row -> primary number per library
+		"Messages / data":                   {15000, 14000},
+		"Avg / peak msgs/s":                 {1400, 1300}, // window seconds 1..10 only
+		"RSS start → end (peak)":            {20e6, 20e6},
+		"CPU avg (% of one core)":           {6, 6}, // seconds 2..10
+		"CPU s sampled / rusage":            {1.98, 1.98},
+		"Reconnects (arr / markets / depth)": {0, 2},
+		"Reconnect duration (median / max)": {0, 2000},
+		"Max seconds without data":          {0.9, 2.5},
+		"Lost / duplicate messages":         {0, 7},
+		"Latency p50 / p99 (ms)":            {12, 12},
+		"Errors / stalls / unrepairable":    {0, 3},
+	}
+	for _, r := range tbl.Rows {
+		w, ok := want[r.Name]
+		if !ok {
+			t.Errorf("unexpected row %q", r.Name)
+			continue
+		}
+		delete(want, r.Name)
+		for i := range w {
+			if d := r.Nums[i] - w[i]; d > 1e-9 || d < -1e-9 {
+				t.Errorf("%s %s: %v, want %v", r.Name, tbl.Libs[i], r.Nums[i], w[i])
+			}
+		}
+	}
+	for name := range want {
+		t.Errorf("missing row %q", name)
+	}
+	var buf bytes.Buffer
+	tbl.WriteText(&buf)
+	golden := filepath.Join("testdata", "table.golden")
+	if *update {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantText, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if buf.String() != string(wantText) {
+		t.Errorf("table text differs from %s (run with -update after checking):\n%s", golden, buf.String())
+	}
+}
