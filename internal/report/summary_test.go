@@ -80,17 +80,17 @@ func TestSummarizeKnownRun(t *testing.T) {
 		t.Fatalf("columns %v, want gorilla,gws", tbl.Libs)
 	}
 	want := map[string][2]float64{ // row -> primary number per library
-		"Messages / data":                   {15000, 14000},
-		"Avg / peak msgs/s":                 {1400, 1300}, // window seconds 1..10 only
-		"RSS start → end (peak)":            {20e6, 20e6},
-		"CPU avg (% of one core)":           {6, 6}, // seconds 2..10
-		"CPU s sampled / rusage":            {1.98, 1.98},
+		"Messages / data":                    {15000, 14000},
+		"Avg / peak msgs/s":                  {1400, 1300}, // window seconds 1..10 only
+		"RSS start → end (peak)":             {20e6, 20e6},
+		"CPU avg (% of one core)":            {6, 6}, // seconds 2..10
+		"CPU s sampled / rusage":             {1.98, 1.98},
 		"Reconnects (arr / markets / depth)": {0, 2},
-		"Reconnect duration (median / max)": {0, 2000},
-		"Max seconds without data":          {0.9, 2.5},
-		"Lost / duplicate messages":         {0, 7},
-		"Latency p50 / p99 (ms)":            {12, 12},
-		"Errors / stalls / unrepairable":    {0, 3},
+		"Reconnect duration (median / max)":  {0, 2000},
+		"Max seconds without data":           {0.9, 2.5},
+		"Lost / duplicate messages":          {0, 7},
+		"Latency p50 / p99 (ms)":             {12, 12},
+		"Errors / stalls / unrepairable":     {0, 3},
 	}
 	for _, r := range tbl.Rows {
 		w, ok := want[r.Name]
