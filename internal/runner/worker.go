@@ -65,7 +65,6 @@ type slot struct {
 	Slot   Slot
 	subs   []*sub
 	byName map[string]*sub
-	single *sub // the only subscription, when there is one
 
 	msgs, bytes, other atomic.Int64
 
@@ -159,9 +158,6 @@ func NewWorker(plan *Plan, tr transport.Transport, out io.Writer, log *slog.Logg
 			sb := &sub{st: st, rule: st.Seq(), slot: s, stall: plan.StallAfter(st)}
 			s.subs = append(s.subs, sb)
 			s.byName[name] = sb
-		}
-		if len(s.subs) == 1 {
-			s.single = s.subs[0]
 		}
 		w.slots = append(w.slots, s)
 	}
@@ -337,9 +333,11 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 	if !s.gotFirst {
 		s.firstData(now)
 	}
-	data, sb := p, s.single
-	if name, d, ok := binance.SplitCombined(p); ok {
-		data, sb = d, s.byName[string(name)]
+	// Plans always use combined connections (/stream): every event names its stream.
+	name, data, ok := binance.SplitCombined(p)
+	var sb *sub
+	if ok {
+		sb = s.byName[string(name)]
 	}
 	if sb == nil {
 		inc(&s.other, 1) // control replies, unknown streams

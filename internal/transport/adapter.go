@@ -32,8 +32,6 @@ const (
 	closeNoStatus       = 1005
 	closeAbnormal       = 1006
 	closeMessageTooBig  = 1009
-	closeProtocolError  = 1002
-	closeNormalClosure  = 1000
 	maxControlPayload   = 125
 	maxCloseReasonBytes = maxControlPayload - 2
 )

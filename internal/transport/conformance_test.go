@@ -475,6 +475,11 @@ func testReadLimit(t *testing.T, tr transport.Transport, e *env) {
 	if !errors.Is(err, transport.ErrReadLimit) {
 		t.Fatalf("Run returned %v, want ErrReadLimit", err)
 	}
+	code, _, err := e.clientClose(ctxTimeout(t), s.tag)
+	mustOK(t, err)
+	if code != 1009 {
+		t.Fatalf("client closed with %d, want 1009", code)
+	}
 }
 
 func testRejected(t *testing.T, tr transport.Transport, e *env, status int, header http.Header) {

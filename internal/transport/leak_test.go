@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/wssoak/wssoak/internal/replay"
 	"github.com/wssoak/wssoak/internal/transport"
 )
 
@@ -22,6 +23,11 @@ func TestNoGoroutineLeak(t *testing.T) {
 	srv, err := newWSServer()
 	mustOK(t, err)
 	defer srv.Close()
+	// The replay server keeps a rejected connection alive (net/http), the raw one closes it.
+	rp, err := replay.New(replay.Config{})
+	mustOK(t, err)
+	defer rp.Close()
+	mustOK(t, rp.Listen("127.0.0.1:0"))
 	silent, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
 	mustOK(t, err)
 	defer silent.Close()
@@ -56,9 +62,15 @@ func TestNoGoroutineLeak(t *testing.T) {
 				t.Fatalf("%s: Run did not return after close", tr.Name())
 			}
 		}
-		for range 3 {
-			srv.RejectHandshakes(1, http.StatusTooManyRequests, nil)
-			_, err := tr.Dial(context.Background(), transport.DialConfig{URL: srv.URL() + "/ws"})
+		for i := range 6 {
+			url := srv.URL()
+			if i%2 == 0 {
+				srv.RejectHandshakes(1, http.StatusTooManyRequests, nil)
+			} else {
+				rp.RejectHandshakes(1, http.StatusTooManyRequests, nil)
+				url = rp.URL()
+			}
+			_, err := tr.Dial(context.Background(), transport.DialConfig{URL: url + "/ws"})
 			var he *transport.HandshakeError
 			if !errors.As(err, &he) {
 				t.Fatalf("%s: rejected dial returned %v", tr.Name(), err)

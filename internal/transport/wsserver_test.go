@@ -141,7 +141,7 @@ type reject struct {
 type wsServer struct {
 	ln     net.Listener
 	scheme string
-	wg sync.WaitGroup
+	wg     sync.WaitGroup
 
 	mu      sync.Mutex
 	rejects []reject
