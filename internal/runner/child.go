@@ -2,7 +2,6 @@ package runner
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -98,13 +97,4 @@ func (c *child) rusage() (user, sys float64, ok bool) {
 	}
 	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
 	return tv(ru.Utime), tv(ru.Stime), true
-}
-
-func waitCtx(ctx context.Context, ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

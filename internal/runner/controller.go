@@ -161,8 +161,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		err = werr
 	}
 	status := "done"
-	if err != nil {
+	switch {
+	case err != nil:
 		status = "failed: " + err.Error()
+	case ctx.Err() != nil:
+		status = "interrupted"
 	}
 	if ferr := db.FinishRun(time.Now(), status); ferr != nil && err == nil {
 		err = ferr

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/store"
+)
+
+// startSoak starts this test binary as the soak command (see TestMain) and
+// returns once it printed its first progress line.
+func startSoak(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, <-chan error) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "SOAK_TEST_AS_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	pr, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	progress := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		seen := false
+		for sc.Scan() {
+			out.WriteString(sc.Text() + "\n")
+			if !seen && strings.HasPrefix(sc.Text(), "[") {
+				seen = true
+				close(progress)
+			}
+		}
+		_, _ = io.Copy(io.Discard, pr)
+		done <- cmd.Wait()
+	}()
+	select {
+	case <-progress:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("no progress line; stderr:\n%s", stderr.String())
+	}
+	return cmd, &out, done
+}
+
+const signalProfile = `name: sig
+duration: 10m
+warmup: 1s
+libraries: [gorilla, gws]
+symbols: [btcusdt]
+`
+
+// TestInterrupt: the first SIGINT stops the workers, flushes, closes the
+// database and prints the table; exit code 0.
+func TestInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real run")
+	}
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "sig.yaml")
+	os.WriteFile(prof, []byte(signalProfile), 0o644)
+	cmd, out, done := startSoak(t, "run", "-profile", prof, "-out", dir) // the first progress line comes at 10 s
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit after SIGINT: %v\n%s", err, out)
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("no exit 30 s after SIGINT")
+	}
+	for _, want := range []string{"Messages / data", "gorilla", "gws", "run directory:"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	dbs, _ := filepath.Glob(filepath.Join(dir, "*", "soak.db"))
+	if len(dbs) != 1 {
+		t.Fatalf("databases %v", dbs)
+	}
+	db, err := store.OpenReadOnly(dbs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	run, err := db.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != "interrupted" {
+		t.Errorf("run status %q, want interrupted", run.Status)
+	}
+	ws, err := db.Workers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range ws {
+		if w.RusageUser+w.RusageSys <= 0 || w.ExitCode != 0 {
+			t.Errorf("worker %s: rusage %.3f exit %d: it did not stop cleanly", w.Lib, w.RusageUser+w.RusageSys, w.ExitCode)
+		}
+	}
+	samples, _ := db.Samples("gorilla")
+	if len(samples) < 10 {
+		t.Errorf("%d seconds recorded before the signal, want at least 10", len(samples))
+	}
+}
+
+// TestSecondSignalAborts: a second signal kills the children at once; what
+// was recorded stays readable.
+func TestSecondSignalAborts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real run")
+	}
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "sig.yaml")
+	os.WriteFile(prof, []byte(signalProfile), 0o644)
+	cmd, out, done := startSoak(t, "run", "-profile", prof, "-out", dir)
+	// Two SIGINTs sent back to back coalesce in the kernel (a pending signal is
+	// not queued twice); SIGINT then SIGTERM arrive as two signals at once.
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatalf("exit code 0 after an abort\n%s", out)
+		}
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("no exit 15 s after the second SIGINT")
+	}
+	dbs, _ := filepath.Glob(filepath.Join(dir, "*", "soak.db"))
+	if len(dbs) != 1 {
+		t.Fatalf("databases %v", dbs)
+	}
+	db, err := store.OpenReadOnly(dbs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if s, err := db.Samples(""); err != nil || len(s) == 0 {
+		t.Errorf("samples after abort: %d, %v", len(s), err)
+	}
+}
