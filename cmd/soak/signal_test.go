@@ -156,3 +156,95 @@ func TestSecondSignalAborts(t *testing.T) {
 		t.Errorf("samples after abort: %d, %v", len(s), err)
 	}
 }
+
+// TestWorkerCrashIsAFinding: a worker killed mid-run is recorded
+// (worker_exit), restarted (worker_restart) and its counters continue; the run
+// itself completes and names the crash.
+func TestWorkerCrashIsAFinding(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real run")
+	}
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "crash.yaml")
+	os.WriteFile(prof, []byte("name: crash\nduration: 9s\nwarmup: 1s\nlibraries: [gorilla, gws]\nsymbols: [btcusdt]\n"), 0o644)
+	cmd := exec.Command(os.Args[0], "run", "-profile", prof, "-out", dir)
+	cmd.Env = append(os.Environ(), "SOAK_TEST_AS_MAIN=1")
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// The worker table names each worker's pid as soon as it said hello.
+	var pid int
+	for deadline := time.Now().Add(15 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		dbs, _ := filepath.Glob(filepath.Join(dir, "*", "soak.db"))
+		if len(dbs) != 1 {
+			continue
+		}
+		db, err := store.OpenReadOnly(dbs[0])
+		if err != nil {
+			continue
+		}
+		ws, _ := db.Workers()
+		db.Close()
+		for _, w := range ws {
+			if w.Lib == "gws" {
+				pid = w.Pid
+			}
+		}
+	}
+	if pid == 0 {
+		cmd.Process.Kill()
+		t.Fatalf("no gws worker pid recorded; stderr:\n%s", stderr.String())
+	}
+	time.Sleep(3 * time.Second)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run failed after a worker crash: %v\n%s\n%s", err, out.String(), stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("run did not end")
+	}
+	if !strings.Contains(out.String(), "note: worker gws died") {
+		t.Errorf("output does not name the crash:\n%s", out.String())
+	}
+	dbs, _ := filepath.Glob(filepath.Join(dir, "*", "soak.db"))
+	db, err := store.OpenReadOnly(dbs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	events, _ := db.Events("")
+	kinds := map[string]int{}
+	for _, e := range events {
+		kinds[e.Lib+" "+e.Kind]++
+	}
+	if kinds["gws worker_exit"] != 1 || kinds["gws worker_restart"] != 1 || kinds["gorilla worker_exit"] != 0 {
+		t.Errorf("events %v: want one gws worker_exit and worker_restart, none for gorilla", kinds)
+	}
+	samples, _ := db.Samples("gws")
+	var prev int64
+	after := 0
+	for _, s := range samples {
+		if !s.HasWorker {
+			continue
+		}
+		if s.MsgsTotal < prev {
+			t.Errorf("gws second %d: total %d went back from %d", s.Sec, s.MsgsTotal, prev)
+		}
+		prev = s.MsgsTotal
+		if s.Sec >= 7 && s.Msgs > 0 {
+			after++
+		}
+	}
+	if after == 0 {
+		t.Errorf("the restarted gws worker recorded no messages")
+	}
+}

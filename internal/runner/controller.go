@@ -22,6 +22,9 @@ import (
 	"github.com/wssoak/wssoak/internal/store"
 )
 
+// maxRestarts is how often a worker that died is started again.
+const maxRestarts = 5
+
 // drain is how long the controller lets workers read after the measured
 // window ends, so that messages in flight at the end are still counted.
 const drain = 2 * time.Second
@@ -84,8 +87,13 @@ type workerProc struct {
 	prev     procAt
 	restarts int
 	exited   bool
-	started  time.Time
-	res      WorkerResult
+	finalCPU float64 // CPU seconds of the last sample, taken after the final frame
+	acc      struct {
+		rusageUser, rusageSys, sampled float64 // over this worker's processes so far
+		msgs, bytes                    int64   // totals of the processes that died
+	}
+	started time.Time
+	res     WorkerResult
 }
 
 type procAt struct {
@@ -101,20 +109,21 @@ type frameMsg struct {
 }
 
 type controller struct {
-	o       Options
-	plan    *Plan
-	db      *store.DB
-	dir     string
-	epoch   time.Time
-	workers []*workerProc
-	frames  chan frameMsg
-	exits   chan *workerProc
-	batch   *store.Batch
-	writes  chan *store.Batch
-	written chan error
-	host    *metrics.Host
-	server  *child
-	addr    string
+	o        Options
+	plan     *Plan
+	db       *store.DB
+	dir      string
+	epoch    time.Time
+	workers  []*workerProc
+	frames   chan frameMsg
+	exits    chan *workerProc
+	restarts chan *workerProc
+	batch    *store.Batch
+	writes   chan *store.Batch
+	written  chan error
+	host     *metrics.Host
+	server   *child
+	addr     string
 }
 
 // Run performs one soak run: it starts the replay server (local target), one
@@ -152,7 +161,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &controller{o: o, db: db, dir: dir, frames: make(chan frameMsg, 1024), exits: make(chan *workerProc, 16),
+	c := &controller{o: o, db: db, dir: dir, frames: make(chan frameMsg, 1024), exits: make(chan *workerProc, 16), restarts: make(chan *workerProc, 16),
 		batch: new(store.Batch), writes: make(chan *store.Batch, 8), written: make(chan error, 1), host: metrics.NewHost()}
 	go c.writer()
 	res, err := c.run(ctx, runID)
@@ -411,10 +420,15 @@ func (c *controller) loop(ctx context.Context, end time.Time) error {
 		stopDeadline = time.After(20 * time.Second)
 	}
 	ctxDone := ctx.Done()
+	var runErr error
+	var serverDone <-chan struct{}
+	if c.server != nil {
+		serverDone = c.server.done
+	}
 	for {
 		if stopping && c.allExited() {
 			c.writeRows(k, true)
-			return nil
+			return runErr
 		}
 		select {
 		case <-ctxDone:
@@ -450,6 +464,14 @@ func (c *controller) loop(ctx context.Context, end time.Time) error {
 			c.onFrame(m.w, m.f)
 		case w := <-c.exits:
 			c.onExit(w, stopping)
+		case w := <-c.restarts:
+			c.restart(w, stopping)
+		case <-serverDone:
+			serverDone = nil
+			if !stopping {
+				runErr = fmt.Errorf("replay server exited during the run (see %s)", filepath.Join(c.dir, "server.log"))
+				beginStop("replay server exited")
+			}
 		}
 	}
 }
@@ -551,9 +573,11 @@ func (c *controller) onFrame(w *workerProc, f *Frame) {
 			c.o.Log.Warn("record worker", "lib", w.lib, "err", err)
 		}
 	case frameSec:
-		if f.Stat != nil {
-			w.secs[f.Sec] = f.Stat
-			w.last = f.Stat
+		if st := f.Stat; st != nil {
+			st.MsgsTotal += w.acc.msgs // continue across a restart
+			st.BytesTotal += w.acc.bytes
+			w.secs[f.Sec] = st
+			w.last = st
 		}
 	case frameSubs:
 		for _, s := range f.Subs {
@@ -578,7 +602,7 @@ func (c *controller) onFrame(w *workerProc, f *Frame) {
 		// last process sample now, then let it exit and compare with the kernel.
 		if w.proc != nil {
 			if s, err := w.proc.Sample(); err == nil {
-				w.res.SampledCPU = s.CPUUser + s.CPUSys
+				w.finalCPU = s.CPUUser + s.CPUSys
 			}
 		}
 		w.ch.closeStdin()
@@ -587,16 +611,21 @@ func (c *controller) onFrame(w *workerProc, f *Frame) {
 
 func (c *controller) onExit(w *workerProc, stopping bool) {
 	w.exited = true
-	ru, rs, ok := w.ch.rusage()
+	ru, rs, _ := w.ch.rusage()
 	code := -1
 	if w.ch.cmd.ProcessState != nil {
 		code = w.ch.cmd.ProcessState.ExitCode()
 	}
-	if ok {
-		w.res.RusageCPU += ru + rs
+	w.acc.rusageUser += ru
+	w.acc.rusageSys += rs
+	if w.final != nil {
+		w.acc.sampled += w.finalCPU
+	} else if w.prev.ok {
+		w.acc.sampled += w.prev.CPUUser + w.prev.CPUSys // died: its last sample is all we saw
 	}
+	w.res.SampledCPU, w.res.RusageCPU = w.acc.sampled, w.acc.rusageUser+w.acc.rusageSys
 	rec := store.Worker{Lib: w.lib, Pid: w.ch.pid(), Started: w.started, Ended: time.Now(), ExitCode: code,
-		RusageUser: ru, RusageSys: rs, SampledCPU: w.res.SampledCPU}
+		RusageUser: w.acc.rusageUser, RusageSys: w.acc.rusageSys, SampledCPU: w.acc.sampled}
 	if w.hello != nil {
 		rec.Module, rec.Version = w.hello.Module, w.hello.Version
 	}
@@ -610,7 +639,8 @@ func (c *controller) onExit(w *workerProc, stopping bool) {
 	if stopping && w.final != nil {
 		return
 	}
-	// A worker that died on its own is a finding: record it and restart it.
+	// A worker that died on its own is a finding: record it, and restart it
+	// with backoff; its counters continue from where the dead process left them.
 	detail := fmt.Sprintf("exit code %d", code)
 	if w.ch.err != nil {
 		detail = w.ch.err.Error()
@@ -618,13 +648,24 @@ func (c *controller) onExit(w *workerProc, stopping bool) {
 	c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: time.Now(), Sec: time.Since(c.epoch).Seconds(),
 		Kind: "worker_exit", Slot: -1, Code: code, Detail: detail + " (see " + filepath.Base(w.ch.log.Name()) + ")"})
 	c.o.Log.Error("worker exited", "lib", w.lib, "detail", detail)
-	w.res.Err = fmt.Errorf("worker %s: %s", w.lib, detail)
-	if stopping || w.restarts >= 5 {
+	w.res.Err = fmt.Errorf("worker %s died (%s) and was restarted %d times", w.lib, detail, w.restarts)
+	if w.last != nil {
+		w.acc.msgs, w.acc.bytes = w.last.MsgsTotal, w.last.BytesTotal
+	}
+	if stopping || w.restarts >= maxRestarts {
 		return
 	}
 	w.restarts++
 	w.res.Restarts = w.restarts
-	time.Sleep(time.Duration(w.restarts) * time.Second)
+	w.res.Err = fmt.Errorf("worker %s died (%s) and was restarted %d times", w.lib, detail, w.restarts)
+	time.AfterFunc(time.Duration(w.restarts)*time.Second, func() { c.restarts <- w })
+}
+
+// restart starts a new process for a worker that died.
+func (c *controller) restart(w *workerProc, stopping bool) {
+	if stopping {
+		return
+	}
 	if err := c.startWorker(w); err != nil {
 		c.o.Log.Error("restart worker", "lib", w.lib, "err", err)
 		return
