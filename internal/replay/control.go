@@ -178,7 +178,7 @@ func syntaxError(p []byte) *ctlError {
 }
 
 // lineCol converts a byte offset (just past the offending byte) to a 1-based
-// line and the column of that byte, as serde reports positions.
+// line and the column of that byte, as Binance error texts report positions.
 func lineCol(p []byte, off int64) (int, int) {
 	if off > int64(len(p)) {
 		off = int64(len(p))

@@ -623,15 +623,15 @@ type tickerGen struct {
 
 func (g *tickerGen) step(r *rand.Rand, wall int64) bool {
 	g.wall = wall
-	any := false
+	some := false
 	for _, t := range g.ts {
 		t.changed = !g.array || r.IntN(8) != 0
 		if t.changed {
 			t.step(r, g.rate, g.dt)
-			any = true
+			some = true
 		}
 	}
-	if !any && len(g.ts) > 0 {
+	if !some && len(g.ts) > 0 {
 		g.ts[0].changed = true
 		g.ts[0].step(r, g.rate, g.dt)
 	}
@@ -680,11 +680,14 @@ func (g *tickerGen) renderOne(dst []byte, t *tickerState, micro bool) []byte {
 		dst = appendDecField(dst, "w", (t.open+t.high+t.low+c)/4)
 		dst = appendDecField(dst, "v", t.vol)
 		dst = appendDecField(dst, "q", t.quote)
-		win := map[string]int64{"1h": 3600e9, "4h": 4 * 3600e9}[g.window]
-		if win == 0 {
-			win = 86400e9
+		win := int64(86400e9)
+		switch g.window {
+		case "1h":
+			win = 3600e9
+		case "4h":
+			win = 4 * 3600e9
 		}
-		open := (g.wall-win)/60e9*60e9 + 0 // aligned to a minute
+		open := (g.wall - win) / 60e9 * 60e9 // aligned to a minute: the window may be up to 59,999 ms wider
 		dst = appendTSField(dst, "O", open, micro)
 		dst = appendTSField(dst, "C", g.wall, micro)
 		dst = appendIntField(dst, "F", t.first)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,7 +65,7 @@ func startClient(t testing.TB, c *websocket.Conn, setup ...func(*websocket.Conn)
 		f(c)
 	}
 	cl := &client{Conn: c, msgs: make(chan []byte, 1<<16), end: make(chan error, 1)}
-	done := make(chan struct{})
+	done, stop := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
 		for {
@@ -73,10 +74,15 @@ func startClient(t testing.TB, c *websocket.Conn, setup ...func(*websocket.Conn)
 				cl.end <- err
 				return
 			}
-			cl.msgs <- p
+			select {
+			case cl.msgs <- p:
+			case <-stop: // nobody reads any more
+				return
+			}
 		}
 	}()
 	t.Cleanup(func() {
+		close(stop)
 		c.Close()
 		<-done
 	})
@@ -141,6 +147,20 @@ func ask(t testing.TB, c *client, msg string) string {
 		t.Fatalf("write %s: %v", msg, err)
 	}
 	return string(next(t, c, 3*time.Second))
+}
+
+// askReply is ask on a connection that also receives events: it skips them.
+func askReply(t testing.TB, c *client, msg string) string {
+	t.Helper()
+	if err := c.WriteMessage(websocket.TextMessage, []byte(msg)); err != nil {
+		t.Fatalf("write %s: %v", msg, err)
+	}
+	for {
+		p := string(next(t, c, 3*time.Second))
+		if strings.HasPrefix(p, `{"result"`) || strings.HasPrefix(p, `{"error"`) {
+			return p
+		}
+	}
 }
 
 // closeCode waits until the connection ends and returns the close code received (1006 if none).

@@ -318,14 +318,26 @@ func (h *hub) fire(tp *topic) {
 			continue
 		}
 		h.scratch = tp.gen.render(h.scratch[:0], raw == varMicro)
+		// One allocation holds both renderings; subscribers share it read-only.
+		n := 0
 		if len(plain) > 0 {
-			data := append([]byte(nil), h.scratch...)
+			n += len(h.scratch)
+		}
+		if len(combined) > 0 {
+			n += len(tp.name) + len(h.scratch) + len(wrapHead) + len(wrapMid) + 1
+		}
+		buf := make([]byte, 0, n)
+		if len(plain) > 0 {
+			buf = append(buf, h.scratch...)
+			data := buf[:len(h.scratch):len(h.scratch)]
 			for _, s := range plain {
 				s.c.enqueue(item{data: data, st: s.st, seq: seq})
 			}
 		}
 		if len(combined) > 0 {
-			data := wrapCombined(tp.name, h.scratch)
+			from := len(buf)
+			buf = appendCombined(buf, tp.name, h.scratch)
+			data := buf[from:]
 			for _, s := range combined {
 				s.c.enqueue(item{data: data, st: s.st, seq: seq})
 			}
@@ -333,11 +345,16 @@ func (h *hub) fire(tp *topic) {
 	}
 }
 
-func wrapCombined(name string, payload []byte) []byte {
-	b := make([]byte, 0, len(name)+len(payload)+22)
-	b = append(b, `{"stream":"`...)
+const (
+	wrapHead = `{"stream":"`
+	wrapMid  = `","data":`
+)
+
+// appendCombined appends {"stream":"<name>","data":<payload>}.
+func appendCombined(b []byte, name string, payload []byte) []byte {
+	b = append(b, wrapHead...)
 	b = append(b, name...)
-	b = append(b, `","data":`...)
+	b = append(b, wrapMid...)
 	b = append(b, payload...)
 	return append(b, '}')
 }
