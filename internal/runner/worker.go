@@ -71,11 +71,12 @@ type slot struct {
 	lat *metrics.Latency // has its own lock; the reporter drains it once a second
 
 	// state of the current connection, read goroutine only
-	gotFirst bool
-	lossAt   time.Time // when the previous connection was found lost; zero if none
-	phases   phases
-	lastPong atomic.Int64 // mono ns of the last pong (or of connect)
-	abortWhy atomic.Pointer[string]
+	gotFirst   bool
+	lossAt     time.Time // when the previous connection was found lost; zero if none
+	phases     phases
+	lastPong   atomic.Int64 // mono ns of the last pong (or of connect)
+	subscribed atomic.Int64 // ns from connected until the SUBSCRIBE messages were written; 0 for URL subscriptions
+	abortWhy   atomic.Pointer[string]
 }
 
 type phases struct {
@@ -330,9 +331,6 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 	mono := int64(now.Sub(s.w.epoch))
 	inc(&s.msgs, 1)
 	inc(&s.bytes, int64(len(p)))
-	if !s.gotFirst {
-		s.firstData(now)
-	}
 	// Plans always use combined connections (/stream): every event names its stream.
 	name, data, ok := binance.SplitCombined(p)
 	var sb *sub
@@ -342,6 +340,9 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 	if sb == nil {
 		inc(&s.other, 1) // control replies, unknown streams
 		return
+	}
+	if !s.gotFirst {
+		s.firstData(now)
 	}
 	inc(&sb.msgs, 1)
 	inc(&sb.bytes, int64(len(p)))
@@ -395,7 +396,7 @@ func (s *slot) firstData(now time.Time) {
 		total := now.Sub(s.lossAt)
 		s.w.emit(Event{Kind: "reconnect", Slot: s.Slot.ID, Group: s.Slot.Group, DurMs: ms(total),
 			Detail: fmt.Sprintf("detect=%.0fms backoff=%.0fms dial=%.0fms handshake=%.0fms subscribed=%.0fms first_data=%.0fms",
-				ms(p.detect), ms(p.backoff), ms(p.dial), ms(p.handshake), ms(p.subscribed), ms(now.Sub(p.connectedAt)))})
+				ms(p.detect), ms(p.backoff), ms(p.dial), ms(p.handshake), ms(time.Duration(s.subscribed.Load())), ms(now.Sub(p.connectedAt)))})
 		s.lossAt = time.Time{}
 	}
 }
@@ -482,6 +483,7 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	s.phases.handshake += now.Sub(tcpDone)
 	s.phases.connectedAt = now
 	s.gotFirst = false
+	s.subscribed.Store(0)
 	s.abortWhy.Store(nil)
 	s.lastPong.Store(int64(now.Sub(w.epoch)))
 	ev.Kind, ev.Detail, ev.DurMs = "connected", "", ms(now.Sub(t0))
@@ -593,7 +595,9 @@ func (s *slot) subscribe(conn transport.Conn, done <-chan struct{}) {
 			return
 		}
 	}
-	s.w.emit(Event{Kind: "subscribed", Slot: s.Slot.ID, Group: s.Slot.Group, DurMs: ms(time.Since(t0))})
+	d := time.Since(t0)
+	s.subscribed.Store(int64(d))
+	s.w.emit(Event{Kind: "subscribed", Slot: s.Slot.ID, Group: s.Slot.Group, DurMs: ms(d)})
 }
 
 // classify turns the read loop's error into a close code and a cause.

@@ -17,8 +17,6 @@ import (
 const (
 	defaultHandshakeTimeout = 10 * time.Second
 	defaultReadBufferSize   = 64 << 10
-	// writeTimeout bounds every data or control write an adapter makes itself.
-	writeTimeout = 5 * time.Second
 	// closeTimeout bounds the close frame written by Conn.Close.
 	closeTimeout = time.Second
 	// maxHandshakeBody is how much of a rejected upgrade's body HandshakeError keeps.
@@ -35,6 +33,15 @@ const (
 	maxControlPayload   = 125
 	maxCloseReasonBytes = maxControlPayload - 2
 )
+
+// writeTimeout bounds every data or control write an adapter makes itself
+// (nanoseconds; a variable only so that a test can shorten it).
+var writeTimeout atomic.Int64
+
+func init() { writeTimeout.Store(int64(5 * time.Second)) }
+
+// writeDeadline is the deadline of a write starting now.
+func writeDeadline() time.Time { return time.Now().Add(time.Duration(writeTimeout.Load())) }
 
 // errRunTwice is returned by a second call of Conn.Run.
 var errRunTwice = errors.New("run: read loop already started")

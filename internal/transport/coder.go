@@ -149,7 +149,7 @@ func (c *coderConn) readError(err error) error {
 }
 
 func (c *coderConn) WriteText(p []byte) error {
-	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), writeDeadline())
 	defer cancel()
 	if err := c.ws.Write(ctx, websocket.MessageText, p); err != nil {
 		return fmt.Errorf("coder write: %w", err)

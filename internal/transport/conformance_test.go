@@ -275,6 +275,7 @@ var scenarios = []scenario{
 	{"large-450KB", testLarge},
 	{"fragmented", testFragmented},
 	{"server-ping", testServerPing},
+	{"server-ping-after-stale-write-deadline", testPingAfterStaleDeadline},
 	{"server-close", testServerClose},
 	{"tcp-reset", testTCPReset},
 	{"read-limit", testReadLimit},
@@ -407,6 +408,20 @@ func testServerPing(t *testing.T, tr transport.Transport, e *env) {
 	if !bytes.Equal(s.rec.pings[0], p) {
 		t.Fatalf("OnPing got %q, want %q", s.rec.pings[0], p)
 	}
+}
+
+// testPingAfterStaleDeadline: a pong written from the read loop long after
+// the last WriteText and Ping must not fail on the deadline those left behind.
+func testPingAfterStaleDeadline(t *testing.T, tr transport.Transport, e *env) {
+	restore := transport.SetWriteTimeout(50 * time.Millisecond)
+	defer restore()
+	s := open(t, tr, e, transport.DialConfig{})
+	mustOK(t, s.conn.WriteText([]byte(`{"method":"LIST_SUBSCRIPTIONS","id":1}`)))
+	mustOK(t, s.conn.Ping([]byte("early")))
+	time.Sleep(200 * time.Millisecond) // both write deadlines have passed
+	p := []byte("1712345678902")
+	mustOK(t, s.srv.Ping(p))
+	mustOK(t, s.srv.WaitPong(ctxTimeout(t), p))
 }
 
 func wantClose(t *testing.T, err error, code int, reason string) {

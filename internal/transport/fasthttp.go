@@ -69,7 +69,7 @@ func (c *fasthttpConn) Run(h Handler) error {
 	}
 	c.ws.SetPingHandler(func(s string) error {
 		p := []byte(s)
-		err := c.ws.WriteControl(websocket.PongMessage, p, time.Now().Add(writeTimeout))
+		err := c.ws.WriteControl(websocket.PongMessage, p, writeDeadline())
 		h.OnPing(p)
 		if err != nil && !errors.Is(err, websocket.ErrCloseSent) {
 			var ne net.Error
@@ -128,7 +128,7 @@ func (c *fasthttpConn) mapError(err error) error {
 func (c *fasthttpConn) WriteText(p []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if err := c.ws.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil {
+	if err := c.ws.SetWriteDeadline(writeDeadline()); err != nil {
 		return fmt.Errorf("fasthttp write: %w", err)
 	}
 	if err := c.ws.WriteMessage(websocket.TextMessage, p); err != nil {
@@ -138,7 +138,7 @@ func (c *fasthttpConn) WriteText(p []byte) error {
 }
 
 func (c *fasthttpConn) Ping(payload []byte) error {
-	if err := c.ws.WriteControl(websocket.PingMessage, payload, time.Now().Add(writeTimeout)); err != nil {
+	if err := c.ws.WriteControl(websocket.PingMessage, payload, writeDeadline()); err != nil {
 		return fmt.Errorf("fasthttp ping: %w", err)
 	}
 	return nil

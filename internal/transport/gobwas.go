@@ -133,7 +133,7 @@ func (c *gobwasConn) control(h Handler, hdr ws.Header, r io.Reader) error {
 	}
 	switch hdr.OpCode {
 	case ws.OpPing:
-		err := c.writeFrame(ws.OpPong, p, time.Now().Add(writeTimeout))
+		err := c.writeFrame(ws.OpPong, p, writeDeadline())
 		h.OnPing(p)
 		if err != nil && !c.cs.closed() {
 			return fmt.Errorf("pong: %w", err)
@@ -202,7 +202,7 @@ func (c *gobwasConn) writeFrame(op ws.OpCode, p []byte, deadline time.Time) erro
 }
 
 func (c *gobwasConn) WriteText(p []byte) error {
-	if err := c.writeFrame(ws.OpText, p, time.Now().Add(writeTimeout)); err != nil {
+	if err := c.writeFrame(ws.OpText, p, writeDeadline()); err != nil {
 		return fmt.Errorf("gobwas write: %w", err)
 	}
 	return nil
@@ -212,7 +212,7 @@ func (c *gobwasConn) Ping(payload []byte) error {
 	if len(payload) > maxControlPayload {
 		return fmt.Errorf("gobwas ping: payload of %d bytes exceeds %d", len(payload), maxControlPayload)
 	}
-	if err := c.writeFrame(ws.OpPing, payload, time.Now().Add(writeTimeout)); err != nil {
+	if err := c.writeFrame(ws.OpPing, payload, writeDeadline()); err != nil {
 		return fmt.Errorf("gobwas ping: %w", err)
 	}
 	return nil

@@ -69,7 +69,7 @@ func (c *gorillaConn) Run(h Handler) error {
 	}
 	c.ws.SetPingHandler(func(s string) error {
 		p := []byte(s)
-		err := c.ws.WriteControl(websocket.PongMessage, p, time.Now().Add(writeTimeout))
+		err := c.ws.WriteControl(websocket.PongMessage, p, writeDeadline())
 		h.OnPing(p)
 		if err != nil && !errors.Is(err, websocket.ErrCloseSent) {
 			var ne net.Error
@@ -128,7 +128,7 @@ func (c *gorillaConn) mapError(err error) error {
 func (c *gorillaConn) WriteText(p []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if err := c.ws.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil {
+	if err := c.ws.SetWriteDeadline(writeDeadline()); err != nil {
 		return fmt.Errorf("gorilla write: %w", err)
 	}
 	if err := c.ws.WriteMessage(websocket.TextMessage, p); err != nil {
@@ -138,7 +138,7 @@ func (c *gorillaConn) WriteText(p []byte) error {
 }
 
 func (c *gorillaConn) Ping(payload []byte) error {
-	if err := c.ws.WriteControl(websocket.PingMessage, payload, time.Now().Add(writeTimeout)); err != nil {
+	if err := c.ws.WriteControl(websocket.PingMessage, payload, writeDeadline()); err != nil {
 		return fmt.Errorf("gorilla ping: %w", err)
 	}
 	return nil

@@ -131,6 +131,9 @@ func (e *gwsEvents) OnClose(_ *gws.Conn, err error) { e.err = err }
 
 func (e *gwsEvents) OnPing(socket *gws.Conn, payload []byte) {
 	// gws's built-in handler answers with an empty pong; echo the payload instead.
+	// gws has no per-write deadline: set one, or the deadline left by an
+	// earlier WriteText or Ping fails this pong once it has passed.
+	_ = socket.SetWriteDeadline(writeDeadline())
 	_ = socket.WritePong(payload)
 	e.h.OnPing(payload)
 }
@@ -180,7 +183,7 @@ func (c *gwsConn) mapError(err error) error {
 }
 
 func (c *gwsConn) WriteText(p []byte) error {
-	_ = c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
+	_ = c.ws.SetWriteDeadline(writeDeadline())
 	if err := c.ws.WriteMessage(gws.OpcodeText, p); err != nil {
 		return fmt.Errorf("gws write: %w", err)
 	}
@@ -188,7 +191,7 @@ func (c *gwsConn) WriteText(p []byte) error {
 }
 
 func (c *gwsConn) Ping(payload []byte) error {
-	_ = c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
+	_ = c.ws.SetWriteDeadline(writeDeadline())
 	if err := c.ws.WritePing(payload); err != nil {
 		return fmt.Errorf("gws ping: %w", err)
 	}
