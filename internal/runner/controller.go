@@ -82,7 +82,8 @@ type workerProc struct {
 	hello    *Frame
 	final    *FinalReport
 	secs     map[int64]*SecStat
-	last     *SecStat // latest second, for the progress line
+	last     *SecStat // the last complete second, for the progress line
+	latest   *SecStat // the latest frame received
 	procs    map[int64]procAt
 	prev     procAt
 	restarts int
@@ -546,6 +547,9 @@ func (c *controller) writeRows(k int64, all bool) {
 			}
 			row := store.Sample{Lib: w.lib, Sec: s, TS: c.epoch.Add(time.Duration(s) * time.Second)}
 			if st, ok := w.secs[s]; ok {
+				if s == k-1 {
+					w.last = st // the progress line shows the same second for every library
+				}
 				row.HasWorker = true
 				row.Msgs, row.Bytes, row.MsgsTotal, row.BytesTotal = st.Msgs, st.Bytes, st.MsgsTotal, st.BytesTotal
 				row.Goroutines, row.HeapBytes, row.ConnsUp = st.Goroutines, st.HeapBytes, st.ConnsUp
@@ -577,7 +581,7 @@ func (c *controller) onFrame(w *workerProc, f *Frame) {
 			st.MsgsTotal += w.acc.msgs // continue across a restart
 			st.BytesTotal += w.acc.bytes
 			w.secs[f.Sec] = st
-			w.last = st
+			w.latest = st
 		}
 	case frameSubs:
 		for _, s := range f.Subs {
@@ -649,8 +653,8 @@ func (c *controller) onExit(w *workerProc, stopping bool) {
 		Kind: "worker_exit", Slot: -1, Code: code, Detail: detail + " (see " + filepath.Base(w.ch.log.Name()) + ")"})
 	c.o.Log.Error("worker exited", "lib", w.lib, "detail", detail)
 	w.res.Err = fmt.Errorf("worker %s died (%s) and was restarted %d times", w.lib, detail, w.restarts)
-	if w.last != nil {
-		w.acc.msgs, w.acc.bytes = w.last.MsgsTotal, w.last.BytesTotal
+	if w.latest != nil {
+		w.acc.msgs, w.acc.bytes = w.latest.MsgsTotal, w.latest.BytesTotal
 	}
 	if stopping || w.restarts >= maxRestarts {
 		return
