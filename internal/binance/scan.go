@@ -413,14 +413,13 @@ func (c *cursor) str() (raw []byte, esc, ok bool) {
 	if c.i >= len(c.p) || c.p[c.i] != '"' {
 		return nil, false, false
 	}
-	start := c.i + 1
-	for i := start; i < len(c.p); i++ {
-		b := c.p[i]
-		if b == '"' {
+	p, start := c.p, c.i+1
+	for i := start; i < len(p); i++ {
+		switch p[i] {
+		case '"':
 			c.i = i + 1
-			return c.p[start:i], esc, true
-		}
-		if b == '\\' {
+			return p[start:i], esc, true
+		case '\\':
 			esc = true
 			i++ // the escaped byte cannot end the string
 		}
@@ -441,8 +440,12 @@ func (c *cursor) intValue() (v int64, isInt, ok bool) {
 	}
 	digits := i
 	var u uint64
-	for ; i < len(c.p) && c.p[i] >= '0' && c.p[i] <= '9'; i++ {
-		u = u*10 + uint64(c.p[i]-'0') // 19 digits cannot wrap a uint64
+	for p := c.p; i < len(p); i++ {
+		d := p[i] - '0' // bytes below '0' wrap above 9
+		if d > 9 {
+			break
+		}
+		u = u*10 + uint64(d) // wraps past 19 digits: overflow below catches it
 	}
 	n := i - digits
 	overflow := n > 19 || n == 19 && u > 1<<63
