@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"sync"
-	"time"
 
 	"github.com/fasthttp/websocket"
 )
@@ -53,113 +50,19 @@ func (Fasthttp) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 	if cfg.ReadLimit > 0 {
 		ws.SetReadLimit(cfg.ReadLimit)
 	}
-	return &fasthttpConn{ws: ws}, nil
+	return &familyConn{f: &fasthttpFamily, ws: ws}, nil
 }
 
-type fasthttpConn struct {
-	ws  *websocket.Conn
-	wmu sync.Mutex // the library allows one concurrent data writer
-	cs  closeState
-	rg  runGuard
-}
-
-func (c *fasthttpConn) Run(h Handler) error {
-	if !c.rg.enter() {
-		return errRunTwice
-	}
-	c.ws.SetPingHandler(func(s string) error {
-		p := []byte(s)
-		err := c.ws.WriteControl(websocket.PongMessage, p, writeDeadline())
-		h.OnPing(p)
-		if err != nil && !errors.Is(err, websocket.ErrCloseSent) {
-			var ne net.Error
-			if !errors.As(err, &ne) {
-				return err
-			}
+var fasthttpFamily = family{
+	name:         "fasthttp",
+	errReadLimit: websocket.ErrReadLimit,
+	errCloseSent: websocket.ErrCloseSent,
+	closeError: func(err error) (int, string, bool) {
+		var ce *websocket.CloseError
+		if errors.As(err, &ce) {
+			return ce.Code, ce.Text, true
 		}
-		return nil // a failed pong shows up as a read error soon enough
-	})
-	c.ws.SetPongHandler(func(s string) error {
-		h.OnPong([]byte(s))
-		return nil
-	})
-	buf := make([]byte, initialMessageBuffer)
-	for {
-		mt, r, err := c.ws.NextReader()
-		if err != nil {
-			// Return on the first error: the library panics after 1000 reads
-			// on a failed connection.
-			return c.readError(err)
-		}
-		n, err := readMessage(r, &buf)
-		if err != nil {
-			return c.readError(err)
-		}
-		h.OnMessage(mt == websocket.TextMessage, buf[:n])
-	}
-}
-
-// readError maps the read loop's error and closes the socket.
-func (c *fasthttpConn) readError(err error) error {
-	err = c.mapError(err)
-	_ = c.cs.shut(c.ws.Close)
-	return err
-}
-
-func (c *fasthttpConn) mapError(err error) error {
-	var ce *websocket.CloseError
-	switch {
-	case c.cs.closed():
-		return fmt.Errorf("fasthttp read: %w", net.ErrClosed)
-	case errors.Is(err, websocket.ErrReadLimit):
-		return fmt.Errorf("fasthttp read: %w", ErrReadLimit)
-	case errors.As(err, &ce):
-		text := ce.Text
-		if ce.Code == websocket.CloseAbnormalClosure {
-			text = ""
-		}
-		return &CloseError{Code: ce.Code, Reason: text}
-	case isEOF(err):
-		return &CloseError{Code: closeAbnormal}
-	}
-	return fmt.Errorf("fasthttp read: %w", err)
-}
-
-func (c *fasthttpConn) WriteText(p []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if err := c.ws.SetWriteDeadline(writeDeadline()); err != nil {
-		return fmt.Errorf("fasthttp write: %w", err)
-	}
-	if err := c.ws.WriteMessage(websocket.TextMessage, p); err != nil {
-		return fmt.Errorf("fasthttp write: %w", err)
-	}
-	return nil
-}
-
-func (c *fasthttpConn) Ping(payload []byte) error {
-	if err := c.ws.WriteControl(websocket.PingMessage, payload, writeDeadline()); err != nil {
-		return fmt.Errorf("fasthttp ping: %w", err)
-	}
-	return nil
-}
-
-func (c *fasthttpConn) Close(code int, reason string) error {
-	if c.cs.begin() {
-		msg := websocket.FormatCloseMessage(code, closeReason(reason))
-		_ = c.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(closeTimeout))
-	}
-	return c.shut()
-}
-
-func (c *fasthttpConn) Abort() error {
-	c.cs.begin()
-	return c.shut()
-}
-
-func (c *fasthttpConn) shut() error {
-	if err := c.cs.shut(c.ws.Close); err != nil {
-		return fmt.Errorf("fasthttp close: %w", err)
-	}
-	return nil
+		return 0, "", false
+	},
+	formatClose: websocket.FormatCloseMessage,
 }

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"sync"
-	"time"
 
 	"github.com/gorilla/websocket"
 )
@@ -53,113 +50,19 @@ func (Gorilla) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 	if cfg.ReadLimit > 0 {
 		ws.SetReadLimit(cfg.ReadLimit)
 	}
-	return &gorillaConn{ws: ws}, nil
+	return &familyConn{f: &gorillaFamily, ws: ws}, nil
 }
 
-type gorillaConn struct {
-	ws  *websocket.Conn
-	wmu sync.Mutex // the library allows one concurrent data writer
-	cs  closeState
-	rg  runGuard
-}
-
-func (c *gorillaConn) Run(h Handler) error {
-	if !c.rg.enter() {
-		return errRunTwice
-	}
-	c.ws.SetPingHandler(func(s string) error {
-		p := []byte(s)
-		err := c.ws.WriteControl(websocket.PongMessage, p, writeDeadline())
-		h.OnPing(p)
-		if err != nil && !errors.Is(err, websocket.ErrCloseSent) {
-			var ne net.Error
-			if !errors.As(err, &ne) {
-				return err
-			}
+var gorillaFamily = family{
+	name:         "gorilla",
+	errReadLimit: websocket.ErrReadLimit,
+	errCloseSent: websocket.ErrCloseSent,
+	closeError: func(err error) (int, string, bool) {
+		var ce *websocket.CloseError
+		if errors.As(err, &ce) {
+			return ce.Code, ce.Text, true
 		}
-		return nil // a failed pong shows up as a read error soon enough
-	})
-	c.ws.SetPongHandler(func(s string) error {
-		h.OnPong([]byte(s))
-		return nil
-	})
-	buf := make([]byte, initialMessageBuffer)
-	for {
-		mt, r, err := c.ws.NextReader()
-		if err != nil {
-			// Return on the first error: the library panics after 1000 reads
-			// on a failed connection.
-			return c.readError(err)
-		}
-		n, err := readMessage(r, &buf)
-		if err != nil {
-			return c.readError(err)
-		}
-		h.OnMessage(mt == websocket.TextMessage, buf[:n])
-	}
-}
-
-// readError maps the read loop's error and closes the socket.
-func (c *gorillaConn) readError(err error) error {
-	err = c.mapError(err)
-	_ = c.cs.shut(c.ws.Close)
-	return err
-}
-
-func (c *gorillaConn) mapError(err error) error {
-	var ce *websocket.CloseError
-	switch {
-	case c.cs.closed():
-		return fmt.Errorf("gorilla read: %w", net.ErrClosed)
-	case errors.Is(err, websocket.ErrReadLimit):
-		return fmt.Errorf("gorilla read: %w", ErrReadLimit)
-	case errors.As(err, &ce):
-		text := ce.Text
-		if ce.Code == websocket.CloseAbnormalClosure {
-			text = ""
-		}
-		return &CloseError{Code: ce.Code, Reason: text}
-	case isEOF(err):
-		return &CloseError{Code: closeAbnormal}
-	}
-	return fmt.Errorf("gorilla read: %w", err)
-}
-
-func (c *gorillaConn) WriteText(p []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if err := c.ws.SetWriteDeadline(writeDeadline()); err != nil {
-		return fmt.Errorf("gorilla write: %w", err)
-	}
-	if err := c.ws.WriteMessage(websocket.TextMessage, p); err != nil {
-		return fmt.Errorf("gorilla write: %w", err)
-	}
-	return nil
-}
-
-func (c *gorillaConn) Ping(payload []byte) error {
-	if err := c.ws.WriteControl(websocket.PingMessage, payload, writeDeadline()); err != nil {
-		return fmt.Errorf("gorilla ping: %w", err)
-	}
-	return nil
-}
-
-func (c *gorillaConn) Close(code int, reason string) error {
-	if c.cs.begin() {
-		msg := websocket.FormatCloseMessage(code, closeReason(reason))
-		_ = c.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(closeTimeout))
-	}
-	return c.shut()
-}
-
-func (c *gorillaConn) Abort() error {
-	c.cs.begin()
-	return c.shut()
-}
-
-func (c *gorillaConn) shut() error {
-	if err := c.cs.shut(c.ws.Close); err != nil {
-		return fmt.Errorf("gorilla close: %w", err)
-	}
-	return nil
+		return 0, "", false
+	},
+	formatClose: websocket.FormatCloseMessage,
 }
