@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/wssoak/wssoak/internal/store"
 )
 
 // TestMain lets the test binary stand in for the soak binary: the controller
@@ -25,4 +28,20 @@ func runSoak(t *testing.T, args ...string) (string, string, error) {
 	var out, errb bytes.Buffer
 	err := run(context.Background(), args, nil, &out, &errb)
 	return out.String(), errb.String(), err
+}
+
+// openRun opens, read-only, the one run database under dir; it is closed
+// when the test ends.
+func openRun(t *testing.T, dir string) *store.DB {
+	t.Helper()
+	dbs, _ := filepath.Glob(filepath.Join(dir, "*", "soak.db"))
+	if len(dbs) != 1 {
+		t.Fatalf("want one run database under %s, found %v", dir, dbs)
+	}
+	db, err := store.OpenReadOnly(dbs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

@@ -51,15 +51,7 @@ func TestRunEndToEnd(t *testing.T) {
 	if !strings.Contains(stdout, "run directory: "+out) {
 		t.Errorf("stdout does not name the run directory")
 	}
-	runs, _ := filepath.Glob(filepath.Join(out, "*", "soak.db"))
-	if len(runs) != 1 {
-		t.Fatalf("want one run database, found %v", runs)
-	}
-	db, err := store.OpenReadOnly(runs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openRun(t, out)
 
 	// The server's own counts, summed over a slot's connections (tag lib/slot/attempt).
 	counts, err := db.ServerCounts()

@@ -89,15 +89,7 @@ func TestInterrupt(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	dbs, _ := filepath.Glob(filepath.Join(dir, "*", "soak.db"))
-	if len(dbs) != 1 {
-		t.Fatalf("databases %v", dbs)
-	}
-	db, err := store.OpenReadOnly(dbs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openRun(t, dir)
 	run, err := db.Run()
 	if err != nil {
 		t.Fatal(err)
@@ -143,15 +135,7 @@ func TestSecondSignalAborts(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatal("no exit 15 s after the second SIGINT")
 	}
-	dbs, _ := filepath.Glob(filepath.Join(dir, "*", "soak.db"))
-	if len(dbs) != 1 {
-		t.Fatalf("databases %v", dbs)
-	}
-	db, err := store.OpenReadOnly(dbs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openRun(t, dir)
 	if s, err := db.Samples(""); err != nil || len(s) == 0 {
 		t.Errorf("samples after abort: %d, %v", len(s), err)
 	}
@@ -215,12 +199,7 @@ func TestWorkerCrashIsAFinding(t *testing.T) {
 	if !strings.Contains(out.String(), "note: worker gws died") {
 		t.Errorf("output does not name the crash:\n%s", out.String())
 	}
-	dbs, _ := filepath.Glob(filepath.Join(dir, "*", "soak.db"))
-	db, err := store.OpenReadOnly(dbs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openRun(t, dir)
 	events, _ := db.Events("")
 	kinds := map[string]int{}
 	for _, e := range events {

@@ -95,16 +95,26 @@ func (l *Latency) Merge(o *Latency) {
 		l.mu.Unlock()
 		return
 	}
-	first, second := l, o
-	if o.id < l.id {
-		first, second = o, l
+	lockPair(l, o)
+	defer unlockPair(l, o)
+	l.h.Merge(o.h) // same geometry: nothing is dropped
+	l.neg += o.neg
+}
+
+// lockPair locks two histograms in a fixed order, so that two goroutines
+// merging them into each other cannot deadlock. The caller unlocks both.
+func lockPair(a, b *Latency) {
+	first, second := a, b
+	if b.id < a.id {
+		first, second = b, a
 	}
 	first.mu.Lock()
 	second.mu.Lock()
-	l.h.Merge(o.h) // same geometry: nothing is dropped
-	l.neg += o.neg
-	second.mu.Unlock()
-	first.mu.Unlock()
+}
+
+func unlockPair(a, b *Latency) {
+	a.mu.Unlock()
+	b.mu.Unlock()
 }
 
 // Drain moves the values of o into l and empties o, as one step for o: a
@@ -113,18 +123,12 @@ func (l *Latency) Drain(o *Latency) {
 	if o == l {
 		return
 	}
-	first, second := l, o
-	if o.id < l.id {
-		first, second = o, l
-	}
-	first.mu.Lock()
-	second.mu.Lock()
+	lockPair(l, o)
+	defer unlockPair(l, o)
 	l.h.Merge(o.h)
 	l.neg += o.neg
 	o.h.Reset()
 	o.neg = 0
-	second.mu.Unlock()
-	first.mu.Unlock()
 }
 
 // Reset empties the histogram.

@@ -80,8 +80,8 @@ type slot struct {
 }
 
 type phases struct {
-	detect, backoff, dial, handshake, subscribed time.Duration
-	connectedAt                                  time.Time
+	detect, backoff, dial, handshake time.Duration
+	connectedAt                      time.Time
 }
 
 // RunWorker reads the plan from the first line of in, runs the library's
