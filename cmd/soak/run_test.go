@@ -20,7 +20,7 @@ keepalive:
   timeout: 10s
 replay:
   seed: 7
-  speed: 5
+  speed: 10
   ping_interval: 3s
 `
 
