@@ -524,8 +524,10 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	lost := time.Now()
 	code, cause := classify(rerr, s.abortWhy.Load())
 	kind := "disconnected" // a loss: the slot reconnects
-	if ctx.Err() != nil {
-		kind = "closed" // the end of the run
+	if ctx.Err() != nil && errors.Is(rerr, net.ErrClosed) {
+		kind, code, cause = "closed", 1000, "closed by soak at the end of the run"
+	} else if ctx.Err() != nil {
+		kind = "closed" // the end of the run, but the connection ended its own way
 	}
 	w.emit(Event{Kind: kind, Slot: s.Slot.ID, Group: s.Slot.Group, Code: code, Detail: cause})
 	if ctx.Err() == nil {
