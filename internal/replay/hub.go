@@ -50,6 +50,7 @@ type topic struct {
 
 	subs [numVariants][]*sub
 	nsub int
+	rot  int // fan-out starts at subscriber rot % n (rotates every event)
 	hidx int // index in the heap; -1 when not scheduled
 }
 
@@ -312,6 +313,9 @@ func (h *hub) fire(tp *topic) {
 		return
 	}
 	seq := tp.gen.seq()
+	// The first subscriber served is a different one on every event, so that
+	// no library is always first (or last) into its queue.
+	tp.rot++
 	for _, raw := range [2]variant{0, varMicro} {
 		plain, combined := tp.subs[raw], tp.subs[raw|varCombined]
 		if len(plain) == 0 && len(combined) == 0 {
@@ -330,7 +334,8 @@ func (h *hub) fire(tp *topic) {
 		if len(plain) > 0 {
 			buf = append(buf, h.scratch...)
 			data := buf[:len(h.scratch):len(h.scratch)]
-			for _, s := range plain {
+			for i := range plain {
+				s := plain[(i+tp.rot)%len(plain)]
 				s.c.enqueue(item{data: data, st: s.st, seq: seq})
 			}
 		}
@@ -338,7 +343,8 @@ func (h *hub) fire(tp *topic) {
 			from := len(buf)
 			buf = appendCombined(buf, tp.name, h.scratch)
 			data := buf[from:]
-			for _, s := range combined {
+			for i := range combined {
+				s := combined[(i+tp.rot)%len(combined)]
 				s.c.enqueue(item{data: data, st: s.st, seq: seq})
 			}
 		}

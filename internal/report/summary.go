@@ -228,12 +228,14 @@ func Summarize(db *store.DB) (*Table, error) {
 	row("Errors / stalls / unrepairable", func(d *libData) (string, float64) {
 		var errs, stalls, unrep int
 		for _, e := range d.events {
-			switch e.Kind {
-			case "dial_error", "disconnected", "worker_exit":
+			switch {
+			case e.Kind == "dial_error", e.Kind == "worker_exit":
 				errs++
-			case "stall":
+			case e.Kind == "disconnected" && e.Code != 1000 && e.Code != 1001:
+				errs++ // a server's normal or going-away close is a reconnect, not an error
+			case e.Kind == "stall":
 				stalls++
-			case "unrepairable":
+			case e.Kind == "unrepairable":
 				unrep++
 			}
 		}
