@@ -20,7 +20,7 @@ keepalive:
   timeout: 10s
 replay:
   seed: 7
-  speed: 10
+  speed: 15
   ping_interval: 3s
 `
 
