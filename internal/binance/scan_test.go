@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// frame is one real-shaped payload (binance-streams.md §8) with the stream it
+// frame is one real-shaped payload with the stream it
 // belongs to and the fields Scan must find in it.
 type frame struct {
 	name   string

@@ -1,6 +1,6 @@
 package binance
 
-// SeqCounts are sequence anomalies of one subscription (binance-streams.md §10).
+// SeqCounts are sequence anomalies of one subscription.
 //
 // Units of Lost depend on the rule: messages for SeqContiguous (trade and block
 // trade ids) and SeqAgg (aggTrade ids, one id per message); book update ids
@@ -49,7 +49,7 @@ type SeqState struct {
 // (f.HasSeq false) and rule SeqNone are ignored. The first message after the
 // zero value or Reset only sets the baseline.
 //
-// Rules (binance-streams.md §10):
+// Rules:
 //   - SeqContiguous, SeqAgg (id = f.Last): next id is prev+1. A jump over n ids
 //     counts n lost. An id seen before within the last 256 ids is a Dup. An
 //     older id not seen before is OutOfOrder, and if it is within 256 ids of the

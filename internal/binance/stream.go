@@ -1,6 +1,6 @@
 // Package binance knows the Binance Spot market-stream names, their cadences,
 // the fields that carry event time and sequence ids, and the rules by which a
-// gap, a duplicate or a reordering is recognised (binance-streams.md §8, §10).
+// gap, a duplicate or a reordering is recognised.
 package binance
 
 import (
@@ -57,7 +57,7 @@ func (k Kind) String() string {
 	return fmt.Sprintf("kind(%d)", k)
 }
 
-// Seq is the sequence rule of a stream kind (binance-streams.md §10).
+// Seq is the sequence rule of a stream kind.
 type Seq uint8
 
 // Sequence rules.

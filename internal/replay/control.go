@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// request is a parsed live control message (binance-streams.md §3).
+// request is a parsed live control message.
 type request struct {
 	method string
 	params []json.RawMessage // nil when absent or null

@@ -1,6 +1,6 @@
 // Package replay is a Binance-like market-stream server: the same URL forms,
 // control messages, limits, heartbeat and message shapes as the Spot streams
-// host (binance-streams.md §2–§6, §8, §15), fed by a deterministic synthetic
+// host, fed by a deterministic synthetic
 // generator. Every frame is written with the low-level gobwas/ws API so that
 // faults can be injected frame by frame.
 //
