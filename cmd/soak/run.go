@@ -29,6 +29,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	duration := fs.String("duration", "", "measured duration, overrides the profile (e.g. 30s, 2m, 24h)")
 	out := fs.String("out", "out", "directory that receives the run directory")
 	libs := fs.String("libs", "", "comma-separated libraries, overrides the profile")
+	workerTimeout := fs.Duration("worker-timeout", 30*time.Second, "kill and restart a worker that sent nothing for this long")
 	verbose := fs.Bool("v", false, "log debug details")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -77,7 +78,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}()
 
 	fmt.Fprintf(stdout, "soak run: profile %s, %s, libraries %s\n", p.Path, time.Duration(p.Duration), strings.Join(p.Libraries, ", "))
-	res, err := runner.Run(ctx, runner.Options{Profile: p, OutDir: *out, Log: log, Progress: stdout, Abort: abort})
+	if *workerTimeout < 2*time.Second {
+		return usageError{fmt.Errorf("flag -worker-timeout: %s is too short: workers report every second; want at least 2s", *workerTimeout)}
+	}
+	res, err := runner.Run(ctx, runner.Options{Profile: p, OutDir: *out, Log: log, Progress: stdout, Abort: abort, WorkerTimeout: *workerTimeout})
 	if res != nil && res.DBPath != "" {
 		if terr := printTable(stdout, res); terr != nil && err == nil {
 			err = terr

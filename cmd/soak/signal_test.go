@@ -160,29 +160,7 @@ func TestWorkerCrashIsAFinding(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	// The worker table names each worker's pid as soon as it said hello.
-	var pid int
-	for deadline := time.Now().Add(15 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		dbs, _ := filepath.Glob(filepath.Join(dir, "*", "soak.db"))
-		if len(dbs) != 1 {
-			continue
-		}
-		db, err := store.OpenReadOnly(dbs[0])
-		if err != nil {
-			continue
-		}
-		ws, _ := db.Workers()
-		db.Close()
-		for _, w := range ws {
-			if w.Lib == "gws" {
-				pid = w.Pid
-			}
-		}
-	}
-	if pid == 0 {
-		cmd.Process.Kill()
-		t.Fatalf("no gws worker pid recorded; stderr:\n%s", stderr.String())
-	}
+	pid := workerPid(t, dir, "gws", cmd, &stderr)
 	time.Sleep(3 * time.Second)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -225,5 +203,71 @@ func TestWorkerCrashIsAFinding(t *testing.T) {
 	}
 	if after == 0 {
 		t.Errorf("the restarted gws worker recorded no messages")
+	}
+}
+
+// workerPid waits until the run under dir recorded lib's worker and returns its pid.
+func workerPid(t *testing.T, dir, lib string, cmd *exec.Cmd, stderr *bytes.Buffer) int {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		dbs, _ := filepath.Glob(filepath.Join(dir, "*", "soak.db"))
+		if len(dbs) != 1 {
+			continue
+		}
+		db, err := store.OpenReadOnly(dbs[0])
+		if err != nil {
+			continue
+		}
+		ws, _ := db.Workers()
+		db.Close()
+		for _, w := range ws {
+			if w.Lib == lib && w.Pid > 0 {
+				return w.Pid
+			}
+		}
+	}
+	cmd.Process.Kill()
+	t.Fatalf("no %s worker pid recorded; stderr:\n%s", lib, stderr.String())
+	return 0
+}
+
+// TestHungWorkerIsKilledAndRestarted: a worker that stops sending frames (here
+// stopped with SIGSTOP) is killed after -worker-timeout, recorded as
+// worker_hung, and restarted; the run completes.
+func TestHungWorkerIsKilledAndRestarted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real run")
+	}
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "hang.yaml")
+	os.WriteFile(prof, []byte("name: hang\nduration: 10s\nwarmup: 1s\nlibraries: [gorilla, gws]\nsymbols: [btcusdt]\n"), 0o644)
+	cmd := exec.Command(os.Args[0], "run", "-profile", prof, "-out", dir, "-worker-timeout", "3s")
+	cmd.Env = append(os.Environ(), "SOAK_TEST_AS_MAIN=1")
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := workerPid(t, dir, "gws", cmd, &stderr)
+	time.Sleep(2 * time.Second)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("run failed: %v\n%s\n%s", err, out.String(), stderr.String())
+	}
+	db := openRun(t, dir)
+	events, _ := db.Events("")
+	kinds := map[string]int{}
+	for _, e := range events {
+		kinds[e.Lib+" "+e.Kind]++
+	}
+	for _, k := range []string{"gws worker_hung", "gws worker_exit", "gws worker_restart"} {
+		if kinds[k] != 1 {
+			t.Errorf("%d %q events, want 1 (all: %v)", kinds[k], k, kinds)
+		}
+	}
+	if kinds["gorilla worker_hung"] != 0 {
+		t.Errorf("gorilla was taken for hung: %v", kinds)
 	}
 }

@@ -38,6 +38,9 @@ type Options struct {
 	Progress io.Writer       // a progress line every 10 s; nil = none
 	Abort    <-chan struct{} // closed on a second signal: kill the children at once
 	Now      func() time.Time
+	// WorkerTimeout: a worker that sent no frame for this long is killed
+	// (event worker_hung) and restarted. Default 30 s.
+	WorkerTimeout time.Duration
 }
 
 // Result describes a finished run.
@@ -82,12 +85,14 @@ type workerProc struct {
 	hello    *Frame
 	final    *FinalReport
 	secs     map[int64]*SecStat
-	last     *SecStat // the last complete second, for the progress line
-	latest   *SecStat // the latest frame received
+	last     *SecStat  // the last complete second, for the progress line
+	latest   *SecStat  // the latest frame received
+	heard    time.Time // when the worker last sent a frame
 	procs    map[int64]procAt
 	prev     procAt
 	restarts int
 	exited   bool
+	hung     bool    // killed by the watchdog
 	finalCPU float64 // CPU seconds of the last sample, taken after the final frame
 	acc      struct {
 		rusageUser, rusageSys, sampled float64 // over this worker's processes so far
@@ -139,6 +144,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.WorkerTimeout <= 0 {
+		o.WorkerTimeout = 30 * time.Second
 	}
 	if o.Exe == "" {
 		exe, err := os.Executable()
@@ -365,8 +373,9 @@ func (c *controller) startWorker(w *workerProc) error {
 	if err != nil {
 		return err
 	}
-	w.ch, w.exited, w.final, w.hello = ch, false, nil, nil
+	w.ch, w.exited, w.final, w.hello, w.hung = ch, false, nil, nil, false
 	w.started = time.Now()
+	w.heard = w.started
 	w.prev = procAt{}
 	if w.proc, err = metrics.NewProc(ch.pid()); err != nil {
 		c.o.Log.Warn("sample worker", "lib", w.lib, "err", err)
@@ -451,6 +460,9 @@ func (c *controller) loop(ctx context.Context, end time.Time) error {
 			}
 			stopDeadline = nil
 		case now := <-tick.C:
+			if !stopping {
+				c.watchdog(now)
+			}
 			c.sample(k, now)
 			c.writeRows(k, false)
 			if total := int64(c.plan.End.Sub(c.plan.Start) / time.Second); k <= total && (k%10 == 0 || k == total) {
@@ -497,6 +509,22 @@ func (c *controller) drainExits(d time.Duration) {
 		case <-deadline:
 			return
 		}
+	}
+}
+
+// watchdog kills a worker that has sent nothing for WorkerTimeout: a worker
+// sends a frame every second, so silence means the process is stuck. The
+// kill is a finding (worker_hung); onExit records the exit and restarts it.
+func (c *controller) watchdog(now time.Time) {
+	for _, w := range c.workers {
+		if w.exited || w.hung || now.Sub(w.heard) < c.o.WorkerTimeout {
+			continue
+		}
+		w.hung = true
+		c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: now, Sec: now.Sub(c.epoch).Seconds(),
+			Kind: "worker_hung", Slot: -1, Detail: fmt.Sprintf("no frame for %s; killed", now.Sub(w.heard).Round(time.Second))})
+		c.o.Log.Error("worker hung; killing it", "lib", w.lib, "silent", now.Sub(w.heard).Round(time.Second))
+		w.ch.kill()
 	}
 }
 
@@ -570,6 +598,7 @@ func (c *controller) writeRows(k int64, all bool) {
 }
 
 func (c *controller) onFrame(w *workerProc, f *Frame) {
+	w.heard = time.Now()
 	switch f.Type {
 	case frameHello:
 		w.hello = f

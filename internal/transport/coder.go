@@ -33,6 +33,7 @@ func (Coder) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 	ctx, cancel := dialSetup(ctx, &cfg)
 	defer cancel()
 	c := &coderConn{}
+	c.life, c.endLife = context.WithCancel(context.Background())
 	netDial := cfg.NetDial
 	tr := &http.Transport{
 		Proxy: nil,
@@ -68,6 +69,7 @@ func (Coder) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 		},
 	})
 	if err != nil {
+		c.endLife()
 		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
 			return nil, handshakeError(resp)
 		}
@@ -85,6 +87,9 @@ type coderConn struct {
 	ws *websocket.Conn
 	cs closeState
 	rg runGuard
+
+	life    context.Context // cancelled when the connection is shut: ends pending pings
+	endLife context.CancelFunc
 
 	mu  sync.Mutex
 	raw net.Conn // the TCP connection, captured in DialContext (the library hides it)
@@ -133,7 +138,15 @@ func (c *coderConn) Run(h Handler) error {
 	}
 }
 
+// readError maps the read loop's error and shuts the connection, which also
+// ends any ping still waiting for its pong.
 func (c *coderConn) readError(err error) error {
+	err = c.mapError(err)
+	_ = c.shut()
+	return err
+}
+
+func (c *coderConn) mapError(err error) error {
 	var ce websocket.CloseError
 	switch {
 	case c.cs.closed():
@@ -158,14 +171,15 @@ func (c *coderConn) WriteText(p []byte) error {
 }
 
 // Ping sends a ping without waiting for the pong. The library only offers a blocking Ping
-// with its own payload, so it runs in a goroutine that ends with the pong, the connection,
-// or pingTimeout.
+// with its own payload, so it runs in a goroutine that ends with the pong, pingTimeout, or
+// the connection being shut (the library's own close signal does not fire when we close
+// the TCP connection ourselves).
 func (c *coderConn) Ping([]byte) error {
 	if c.cs.closed() {
 		return fmt.Errorf("coder ping: %w", net.ErrClosed)
 	}
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+		ctx, cancel := context.WithTimeout(c.life, pingTimeout)
 		defer cancel()
 		_ = c.ws.Ping(ctx)
 	}()
@@ -202,6 +216,7 @@ func (c *coderConn) Abort() error {
 }
 
 func (c *coderConn) shut() error {
+	c.endLife()
 	raw := c.rawConn()
 	if raw == nil {
 		return c.ws.CloseNow()

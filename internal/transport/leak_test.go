@@ -62,6 +62,31 @@ func TestNoGoroutineLeak(t *testing.T) {
 				t.Fatalf("%s: Run did not return after close", tr.Name())
 			}
 		}
+		// A ping still waiting for its pong when the server closes must not
+		// outlive the connection (coder's Ping blocks until the pong).
+		for i := range 5 {
+			tag := fmt.Sprintf("leak-ping-%s-%d", tr.Name(), i)
+			conn, err := tr.Dial(context.Background(), transport.DialConfig{URL: srv.URL() + "/ws", Header: http.Header{"X-Soak-Conn": {tag}}})
+			mustOK(t, err)
+			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+			sc, err := srv.WaitConn(ctx, tag)
+			cancel()
+			mustOK(t, err)
+			sc.ignorePings.Store(true)
+			errc := make(chan error, 1)
+			go func() { errc <- conn.Run(newRecorder()) }()
+			mustOK(t, conn.Ping([]byte("unanswered")))
+			if i%2 == 0 {
+				mustOK(t, sc.Close(1001, "going away"))
+			} else {
+				mustOK(t, sc.Reset())
+			}
+			select {
+			case <-errc:
+			case <-time.After(waitTimeout):
+				t.Fatalf("%s: Run did not return after the server's close", tr.Name())
+			}
+		}
 		for i := range 6 {
 			url := srv.URL()
 			if i%2 == 0 {

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -308,12 +309,13 @@ func (s *wsServer) refuse(conn net.Conn, br *bufio.Reader, status int, header ht
 
 // wsConn is the server side of one connection.
 type wsConn struct {
-	conn  net.Conn
-	wmu   sync.Mutex
-	done  chan struct{} // closed when the client side is gone
-	pongs chan []byte   // pong payloads received
-	texts chan []byte   // text messages received (single-frame only)
-	close chan []byte   // the client's close payload
+	conn        net.Conn
+	ignorePings atomic.Bool // leave client pings unanswered
+	wmu         sync.Mutex
+	done        chan struct{} // closed when the client side is gone
+	pongs       chan []byte   // pong payloads received
+	texts       chan []byte   // text messages received (single-frame only)
+	close       chan []byte   // the client's close payload
 }
 
 func (c *wsConn) readLoop(br *bufio.Reader) {
@@ -331,7 +333,9 @@ func (c *wsConn) readLoop(br *bufio.Reader) {
 			default:
 			}
 		case opPing:
-			_ = c.write(appendFrame(nil, true, opPong, f.payload))
+			if !c.ignorePings.Load() {
+				_ = c.write(appendFrame(nil, true, opPong, f.payload))
+			}
 		case opText:
 			select {
 			case c.texts <- f.payload:
