@@ -28,10 +28,15 @@ func SplitCombined(p []byte) (stream, data []byte, ok bool) {
 	}
 	var haveStream bool
 	for {
-		key, kesc, kok := c.key()
+		key, kesc, kok := c.str()
 		if !kok {
 			return nil, nil, false
 		}
+		c.ws()
+		if !c.byte(':') {
+			return nil, nil, false
+		}
+		c.ws()
 		switch {
 		case keyIs(key, kesc, "stream"):
 			start := c.i
@@ -208,10 +213,15 @@ func scanEvent(c *cursor, k Kind, f *Fields) bool {
 	var have, seen uint8 // seen: keys met (first occurrence wins); have: sequence ends found as integers
 	need := needs(k)
 	for {
-		key, kesc, ok := c.key()
+		key, kesc, ok := c.str()
 		if !ok {
 			return false
 		}
+		c.ws()
+		if !c.byte(':') {
+			return false
+		}
+		c.ws()
 		switch {
 		case seen&haveE0 == 0 && keyIs(key, kesc, "e"):
 			seen |= haveE0
@@ -322,10 +332,15 @@ func scanKline(c *cursor, f *Fields, have *uint8) bool {
 	const kt, kx = 1 << 5, 1 << 6 // beside haveFirst and haveLast
 	var seen uint8
 	for {
-		key, kesc, ok := c.key()
+		key, kesc, ok := c.str()
 		if !ok {
 			return false
 		}
+		c.ws()
+		if !c.byte(':') {
+			return false
+		}
+		c.ws()
 		switch {
 		case seen&kt == 0 && keyIs(key, kesc, "t"):
 			seen |= kt
@@ -410,21 +425,6 @@ func (c *cursor) str() (raw []byte, esc, ok bool) {
 		}
 	}
 	return nil, false, false
-}
-
-// key consumes an object key, the colon after it and the whitespace around,
-// leaving c at the value.
-func (c *cursor) key() (raw []byte, esc, ok bool) {
-	raw, esc, ok = c.str()
-	if !ok {
-		return nil, false, false
-	}
-	c.ws()
-	if !c.byte(':') {
-		return nil, false, false
-	}
-	c.ws()
-	return raw, esc, true
 }
 
 // intValue consumes any value. If it is a JSON integer within int64 range, it
