@@ -19,6 +19,7 @@ import (
 
 	"github.com/wssoak/wssoak/internal/metrics"
 	"github.com/wssoak/wssoak/internal/profile"
+	"github.com/wssoak/wssoak/internal/replay"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -345,14 +346,7 @@ func (c *controller) saveServerCounts() error {
 		return fmt.Errorf("get server stats: %w", err)
 	}
 	defer resp.Body.Close()
-	var st struct {
-		Conns []struct {
-			Tag     string `json:"tag"`
-			Streams map[string]struct {
-				Sent, Bytes, FirstSeq, LastSeq int64
-			} `json:"streams"`
-		} `json:"conns"`
-	}
+	var st replay.Stats
 	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 		return fmt.Errorf("decode server stats: %w", err)
 	}

@@ -69,7 +69,6 @@ type SubStat struct {
 	OOO          int64  `json:"ooo"`
 	Regress      int64  `json:"regress"`
 	MaxSilenceMs int64  `json:"max_silence_ms"`
-	FirstSeq     int64  `json:"first_seq"`
 	LastSeq      int64  `json:"last_seq"`
 }
 

@@ -54,7 +54,7 @@ type sub struct {
 	msgs, bytes             atomic.Int64
 	lastSeen, maxSilence    atomic.Int64 // ns on the worker's monotonic clock since epoch
 	lost, dup, ooo, regress atomic.Int64
-	firstSeq, lastSeq       atomic.Int64
+	lastSeq                 atomic.Int64
 	seq                     binance.SeqState // read goroutine only
 	stalled                 bool             // reporter only
 	stalledAt               int64            // reporter only
@@ -66,7 +66,7 @@ type slot struct {
 	subs   []*sub
 	byName map[string]*sub
 
-	msgs, bytes, other atomic.Int64
+	msgs, bytes atomic.Int64 // all data messages, control replies included
 
 	lat *metrics.Latency // has its own lock; the reporter drains it once a second
 
@@ -314,7 +314,7 @@ func (w *Worker) subStats(now time.Time) []SubStat {
 				Slot: s.Slot.ID, Group: s.Slot.Group, Stream: sb.st.Name,
 				Msgs: sb.msgs.Load(), Bytes: sb.bytes.Load(),
 				Lost: sb.lost.Load(), Dup: sb.dup.Load(), OOO: sb.ooo.Load(), Regress: sb.regress.Load(),
-				MaxSilenceMs: ms / 1e6, FirstSeq: sb.firstSeq.Load(), LastSeq: sb.lastSeq.Load(),
+				MaxSilenceMs: ms / 1e6, LastSeq: sb.lastSeq.Load(),
 			})
 		}
 	}
@@ -338,8 +338,7 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 		sb = s.byName[string(name)]
 	}
 	if sb == nil {
-		inc(&s.other, 1) // control replies, unknown streams
-		return
+		return // a control reply: counted for the slot, not for a stream
 	}
 	if !s.gotFirst {
 		s.firstData(now)
@@ -362,9 +361,6 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 		s.lat.Record(now.UnixMicro() - e)
 	}
 	if f.HasSeq {
-		if sb.firstSeq.Load() == 0 {
-			sb.firstSeq.Store(f.First)
-		}
 		c := sb.seq.Observe(sb.rule, &f)
 		if c != (binance.SeqCounts{}) {
 			inc(&sb.lost, c.Lost)

@@ -65,15 +65,15 @@ func TestOnMessageAccounting(t *testing.T) {
 	if got := sb.lastSeq.Load(); got != 100009 {
 		t.Errorf("last seq %d, want 100009", got)
 	}
-	if s.msgs.Load() != 9 || s.other.Load() != 0 {
-		t.Errorf("slot msgs %d other %d", s.msgs.Load(), s.other.Load())
+	if s.msgs.Load() != 9 {
+		t.Errorf("slot msgs %d, want 9", s.msgs.Load())
 	}
 	if snap := s.lat.Snapshot(); snap.Count != 9 {
 		t.Errorf("latency samples %d, want 9", snap.Count)
 	}
 	s.OnMessage(true, []byte(`{"result":null,"id":1}`))
-	if s.other.Load() != 1 {
-		t.Errorf("a control reply must count as other, not as a stream message")
+	if s.msgs.Load() != 10 || sb.msgs.Load() != 9 {
+		t.Errorf("a control reply must count for the slot (%d, want 10), not for a stream (%d, want 9)", s.msgs.Load(), sb.msgs.Load())
 	}
 }
 
