@@ -13,13 +13,7 @@ import (
 // where it is, a non-zero exit code, and no run directory.
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return writeProfile(t, dir, name, text) }
 	unknownLib := write("lib.yaml", "name: x\nduration: 5s\nlibraries:\n  - gorilla\n  - gorila\n")
 	unknownKey := write("key.yaml", "name: x\ndration: 5s\n")
 	badDur := write("dur.yaml", "name: x\nduration: 2 minutes\n")

@@ -45,3 +45,13 @@ func openRun(t *testing.T, dir string) *store.DB {
 	t.Cleanup(func() { db.Close() })
 	return db
 }
+
+// writeProfile writes a profile file into dir and returns its path.
+func writeProfile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,10 +31,7 @@ func TestRunEndToEnd(t *testing.T) {
 		t.Skip("end-to-end run")
 	}
 	dir := t.TempDir()
-	prof := filepath.Join(dir, "e2e.yaml")
-	if err := os.WriteFile(prof, []byte(e2eProfile), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	prof := writeProfile(t, dir, "e2e.yaml", e2eProfile)
 	out := filepath.Join(dir, "out")
 	stdout, stderr, err := runSoak(t, "run", "-profile", prof, "-out", out)
 	if err != nil {

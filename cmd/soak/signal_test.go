@@ -69,8 +69,7 @@ func TestInterrupt(t *testing.T) {
 		t.Skip("starts a real run")
 	}
 	dir := t.TempDir()
-	prof := filepath.Join(dir, "sig.yaml")
-	os.WriteFile(prof, []byte(signalProfile), 0o644)
+	prof := writeProfile(t, dir, "sig.yaml", signalProfile)
 	cmd, out, done := startSoak(t, "run", "-profile", prof, "-out", dir) // the first progress line comes at 10 s
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -119,8 +118,7 @@ func TestSecondSignalAborts(t *testing.T) {
 		t.Skip("starts a real run")
 	}
 	dir := t.TempDir()
-	prof := filepath.Join(dir, "sig.yaml")
-	os.WriteFile(prof, []byte(signalProfile), 0o644)
+	prof := writeProfile(t, dir, "sig.yaml", signalProfile)
 	cmd, out, done := startSoak(t, "run", "-profile", prof, "-out", dir)
 	// Two SIGINTs sent back to back coalesce in the kernel (a pending signal is
 	// not queued twice); SIGINT then SIGTERM arrive as two signals at once.
@@ -149,8 +147,7 @@ func TestWorkerCrashIsAFinding(t *testing.T) {
 		t.Skip("starts a real run")
 	}
 	dir := t.TempDir()
-	prof := filepath.Join(dir, "crash.yaml")
-	os.WriteFile(prof, []byte("name: crash\nduration: 9s\nwarmup: 1s\nlibraries: [gorilla, gws]\nsymbols: [btcusdt]\n"), 0o644)
+	prof := writeProfile(t, dir, "crash.yaml", "name: crash\nduration: 9s\nwarmup: 1s\nlibraries: [gorilla, gws]\nsymbols: [btcusdt]\n")
 	cmd := exec.Command(os.Args[0], "run", "-profile", prof, "-out", dir)
 	cmd.Env = append(os.Environ(), "SOAK_TEST_AS_MAIN=1")
 	var out, stderr bytes.Buffer
@@ -239,8 +236,7 @@ func TestHungWorkerIsKilledAndRestarted(t *testing.T) {
 		t.Skip("starts a real run")
 	}
 	dir := t.TempDir()
-	prof := filepath.Join(dir, "hang.yaml")
-	os.WriteFile(prof, []byte("name: hang\nduration: 10s\nwarmup: 1s\nlibraries: [gorilla, gws]\nsymbols: [btcusdt]\n"), 0o644)
+	prof := writeProfile(t, dir, "hang.yaml", "name: hang\nduration: 10s\nwarmup: 1s\nlibraries: [gorilla, gws]\nsymbols: [btcusdt]\n")
 	cmd := exec.Command(os.Args[0], "run", "-profile", prof, "-out", dir, "-worker-timeout", "3s")
 	cmd.Env = append(os.Environ(), "SOAK_TEST_AS_MAIN=1")
 	var out, stderr bytes.Buffer

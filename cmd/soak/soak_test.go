@@ -4,8 +4,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,8 +15,7 @@ import (
 // exact across all of them and nothing may grow. Run with scripts/soak-test.sh.
 func TestSoakLong(t *testing.T) {
 	dir := t.TempDir()
-	prof := filepath.Join(dir, "long.yaml")
-	os.WriteFile(prof, []byte(`name: long
+	prof := writeProfile(t, dir, "long.yaml", `name: long
 duration: 5m
 warmup: 2s
 symbols: [btcusdt, ethusdt, solusdt]
@@ -26,7 +23,7 @@ replay:
   seed: 11
   speed: 5
   lifetime: 20s
-`), 0o644)
+`)
 	stdout, stderr, err := runSoak(t, "run", "-profile", prof, "-out", dir)
 	if err != nil {
 		t.Fatalf("run: %v\n%s\n%s", err, stdout, stderr)
