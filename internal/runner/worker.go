@@ -41,6 +41,8 @@ type Worker struct {
 
 	runLat *metrics.Latency // whole run, reporter goroutine only
 	secLat *metrics.Latency // one second, reporter goroutine only
+
+	tap func(slot int, p []byte) // tests only: sees every message as the library handed it over
 }
 
 // sub is one subscription of a slot. Counters are written only by the slot's
@@ -363,6 +365,9 @@ func inc(a *atomic.Int64, d int64) { a.Store(a.Load() + d) }
 // OnMessage is the per-message hot path. It allocates nothing and takes one
 // lock, the latency histogram's, which only the once-a-second drain contends.
 func (s *slot) OnMessage(_ bool, p []byte) {
+	if s.w.tap != nil {
+		s.w.tap(s.Slot.ID, p)
+	}
 	now := time.Now()
 	mono := int64(now.Sub(s.w.epoch))
 	inc(&s.msgs, 1)
