@@ -38,7 +38,7 @@ var expectedDeviations = map[string]string{}
 
 type matrixScenario struct {
 	name string
-	plan func(p *Plan)                 // adjusts the scenario's plan
+	plan func(p *Plan)                  // adjusts the scenario's plan
 	run  func(m *matrixEnv) (err error) // drives the server and asserts; nil = as specified
 }
 
@@ -58,7 +58,9 @@ var matrixScenarios = []matrixScenario{
 }
 
 // keepaliveFast: client pings every 100 ms, no pong for 500 ms = lost.
-func keepaliveFast(p *Plan) { p.PingInterval, p.PongTimeout = 100*time.Millisecond, 500*time.Millisecond }
+func keepaliveFast(p *Plan) {
+	p.PingInterval, p.PongTimeout = 100*time.Millisecond, 500*time.Millisecond
+}
 
 func TestFailureMatrix(t *testing.T) {
 	if testing.Short() {
