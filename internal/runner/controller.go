@@ -42,6 +42,20 @@ type Options struct {
 	// WorkerTimeout: a worker that sent no frame for this long is killed
 	// (event worker_hung) and restarted. Default 30 s.
 	WorkerTimeout time.Duration
+	// ProgressInPlace rewrites one progress line (for a terminal) instead of
+	// printing a new line every 10 s.
+	ProgressInPlace bool
+	// Observer, if set, is told where the run writes, then sees every batch
+	// once it is committed to the database.
+	Observer Observer
+}
+
+// Observer watches a run from the outside (the live view). Its methods run
+// on the controller's writer goroutine, once a second: they must be quick
+// and must not keep the batch, which is not changed after the call.
+type Observer interface {
+	RunStarted(dir, dbPath string)
+	Observe(b *store.Batch)
 }
 
 // Result describes a finished run.
@@ -92,6 +106,7 @@ type workerProc struct {
 	procs    map[int64]procAt
 	prev     procAt
 	restarts int
+	stalls   int // stall events, for the progress line
 	exited   bool
 	hung     bool    // killed by the watchdog
 	finalCPU float64 // CPU seconds of the last sample, taken after the final frame
@@ -131,6 +146,8 @@ type controller struct {
 	host     *metrics.Host
 	server   *child
 	addr     string
+	// progressed: a progress line was printed
+	progressed bool
 }
 
 // Run performs one soak run: it starts the replay server (local target), one
@@ -171,10 +188,16 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Observer != nil {
+		o.Observer.RunStarted(dir, filepath.Join(dir, "soak.db"))
+	}
 	c := &controller{o: o, db: db, dir: dir, frames: make(chan frameMsg, 1024), exits: make(chan *workerProc, 16), restarts: make(chan *workerProc, 16),
 		batch: new(store.Batch), writes: make(chan *store.Batch, 8), written: make(chan error, 1), host: metrics.NewHost()}
 	go c.writer()
 	res, err := c.run(ctx, runID)
+	if c.progressed && o.ProgressInPlace {
+		fmt.Fprintln(o.Progress) // end the line rewritten in place
+	}
 	close(c.writes)
 	if werr := <-c.written; werr != nil && err == nil {
 		err = werr
@@ -209,6 +232,8 @@ func (c *controller) writer() {
 			if first == nil {
 				first = fmt.Errorf("write batch: %w", err)
 			}
+		} else if c.o.Observer != nil {
+			c.o.Observer.Observe(b)
 		}
 		if n++; n%300 == 0 {
 			if err := c.db.Checkpoint(); err != nil {
@@ -620,6 +645,9 @@ func (c *controller) onFrame(w *workerProc, f *Frame) {
 		ts := time.Unix(0, ev.TS)
 		c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: ts, Sec: ts.Sub(c.plan.Start).Seconds(),
 			Kind: ev.Kind, Slot: ev.Slot, Group: ev.Group, Stream: ev.Stream, Code: ev.Code, Detail: ev.Detail, DurMs: ev.DurMs})
+		if ev.Kind == "stall" {
+			w.stalls++
+		}
 		if ev.Kind == "disconnected" || ev.Kind == "dial_error" || ev.Kind == "unrepairable" {
 			c.o.Log.Info("worker event", "lib", w.lib, "kind", ev.Kind, "slot", ev.Slot, "code", ev.Code, "detail", ev.Detail)
 		}
@@ -708,10 +736,16 @@ func (c *controller) progress(k, total int64) {
 	var parts []string
 	for _, w := range c.workers {
 		if st := w.last; st != nil {
-			parts = append(parts, fmt.Sprintf("%s %d msg/s, %d reconnects", w.lib, st.Msgs, st.Reconnects))
+			parts = append(parts, fmt.Sprintf("%s %d msg/s, %d reconnects, %d stalls", w.lib, st.Msgs, st.Reconnects, w.stalls))
 		}
 	}
-	fmt.Fprintf(c.o.Progress, "[%4ds/%ds] %s\n", k, total, strings.Join(parts, " | "))
+	line := fmt.Sprintf("[%4ds/%ds] %s", k, total, strings.Join(parts, " | "))
+	if c.o.ProgressInPlace {
+		fmt.Fprintf(c.o.Progress, "\r\x1b[K%s", line) // back to column 0, clear the old line
+	} else {
+		fmt.Fprintln(c.o.Progress, line)
+	}
+	c.progressed = true
 }
 
 func sanitize(s string) string {
