@@ -70,6 +70,8 @@ type SubStat struct {
 	Regress      int64  `json:"regress"`
 	MaxSilenceMs int64  `json:"max_silence_ms"`
 	LastSeq      int64  `json:"last_seq"`
+	Stalls       int64  `json:"stalls,omitempty"`  // stall events so far
+	Stalled      bool   `json:"stalled,omitempty"` // silent past its threshold now
 }
 
 // Event is something that happened to a connection slot.

@@ -74,7 +74,12 @@ func (s Slot) URL(base, timeUnit string) string {
 }
 
 // StallAfter is the silence after which a subscription of the given stream counts as stalled.
+// A stream Binance serves silently (retired or unknown) has no cadence to
+// wait for: it stalls after minStall, so the run reports it early.
 func (p *Plan) StallAfter(st binance.Stream) time.Duration {
+	if st.Retired || st.Kind == binance.KindUnknown {
+		return minStall
+	}
 	if st.Period > 0 {
 		return max(time.Duration(float64(st.Period)*p.StallFactor), minStall)
 	}

@@ -58,6 +58,7 @@ type sub struct {
 	seq                     binance.SeqState // read goroutine only
 	stalled                 bool             // reporter only
 	stalledAt               int64            // reporter only
+	stalls                  int64            // reporter only
 }
 
 type slot struct {
@@ -289,6 +290,7 @@ func (w *Worker) checkStall(sb *sub, now time.Time) {
 	switch {
 	case !sb.stalled && silence > int64(sb.stall):
 		sb.stalled, sb.stalledAt = true, mono
+		sb.stalls++
 		w.emit(Event{Kind: "stall", Slot: sb.slot.Slot.ID, Group: sb.slot.Slot.Group, Stream: sb.st.Name,
 			Detail: fmt.Sprintf("silent %.1fs (threshold %s)", float64(silence)/1e9, sb.stall)})
 	case sb.stalled && silence <= int64(sb.stall):
@@ -314,7 +316,7 @@ func (w *Worker) subStats(now time.Time) []SubStat {
 				Slot: s.Slot.ID, Group: s.Slot.Group, Stream: sb.st.Name,
 				Msgs: sb.msgs.Load(), Bytes: sb.bytes.Load(),
 				Lost: sb.lost.Load(), Dup: sb.dup.Load(), OOO: sb.ooo.Load(), Regress: sb.regress.Load(),
-				MaxSilenceMs: ms / 1e6, LastSeq: sb.lastSeq.Load(),
+				MaxSilenceMs: ms / 1e6, LastSeq: sb.lastSeq.Load(), Stalls: sb.stalls, Stalled: sb.stalled,
 			})
 		}
 	}
