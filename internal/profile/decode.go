@@ -131,6 +131,7 @@ func (d *decoder) profileFields(p *Profile) []field {
 		{"handshake_timeout", d.duration("handshake_timeout", &p.HandshakeTimeout, positive)},
 		{"read_limit", d.size("read_limit", &p.ReadLimit, positive)},
 		{"rcvbuf", d.size("rcvbuf", &p.RcvBuf, nonNegative)},
+		{"thresholds", func(v *yaml.Node) error { return d.thresholds(v, &p.Thresholds) }},
 		{"replay", d.sub("replay", []field{
 			{"seed", d.integer("replay.seed", &p.Replay.Seed, math.MinInt64, math.MaxInt64)},
 			{"speed", d.float("replay.speed", &p.Replay.Speed, positive)},

@@ -32,21 +32,22 @@ type Profile struct {
 	Path string `yaml:"-"` // source file
 	Text string `yaml:"-"` // source text, stored with the run
 
-	Name             string    `yaml:"name"`
-	Target           string    `yaml:"target"`            // "local" or a ws:// / wss:// base URL
-	Duration         Duration  `yaml:"duration"`          // measured window
-	Warmup           Duration  `yaml:"warmup"`            // connect/subscribe time before the window
-	Libraries        []string  `yaml:"libraries"`         // subset of KnownLibraries
-	Symbols          []string  `yaml:"symbols"`           // lowercase; filled by ResolveSymbols when Top is set
-	Top              *Top      `yaml:"-"`                 // symbols: {top: N, quote: Q}, resolved once at the start
-	REST             string    `yaml:"rest"`              // REST base for Top; "" = DefaultREST (live) or the replay server (local)
-	Groups           []Group   `yaml:"groups"`            // connection groups
-	Keepalive        Keepalive `yaml:"keepalive"`         // client pings
-	Reconnect        Reconnect `yaml:"reconnect"`         // backoff bounds
-	HandshakeTimeout Duration  `yaml:"handshake_timeout"` // per dial
-	ReadLimit        ByteSize  `yaml:"read_limit"`        // max message size
-	RcvBuf           ByteSize  `yaml:"rcvbuf"`            // SO_RCVBUF; 0 = kernel default (autotuning)
-	Replay           Replay    `yaml:"replay"`            // only for target local
+	Name             string      `yaml:"name"`
+	Target           string      `yaml:"target"`            // "local" or a ws:// / wss:// base URL
+	Duration         Duration    `yaml:"duration"`          // measured window
+	Warmup           Duration    `yaml:"warmup"`            // connect/subscribe time before the window
+	Libraries        []string    `yaml:"libraries"`         // subset of KnownLibraries
+	Symbols          []string    `yaml:"symbols"`           // lowercase; filled by ResolveSymbols when Top is set
+	Top              *Top        `yaml:"-"`                 // symbols: {top: N, quote: Q}, resolved once at the start
+	REST             string      `yaml:"rest"`              // REST base for Top; "" = DefaultREST (live) or the replay server (local)
+	Groups           []Group     `yaml:"groups"`            // connection groups
+	Keepalive        Keepalive   `yaml:"keepalive"`         // client pings
+	Reconnect        Reconnect   `yaml:"reconnect"`         // backoff bounds
+	HandshakeTimeout Duration    `yaml:"handshake_timeout"` // per dial
+	ReadLimit        ByteSize    `yaml:"read_limit"`        // max message size
+	RcvBuf           ByteSize    `yaml:"rcvbuf"`            // SO_RCVBUF; 0 = kernel default (autotuning)
+	Replay           Replay      `yaml:"replay"`            // only for target local
+	Thresholds       []Threshold `yaml:"-"`                 // pass/fail limits per library, in ThresholdKeys order
 
 	// Warnings are problems that do not stop the run, as "<path>:<line>: <text>":
 	// e.g. a stream Binance retired, which will be reported as stalled.

@@ -200,6 +200,11 @@ func TestParseDefaults(t *testing.T) {
 				p.Groups = []Group{newGroup("a", "btcusdt@trade"), newGroup("b", "{symbol}@depth")}
 				p.Groups[1].Subscribe, p.Groups[1].PerConnection, p.Groups[1].Symbols = SubscribeMessage, 2, []string{"ethusdt"}
 			}},
+		{"thresholds", "name: t\nthresholds:\n  max_rss_growth: 50MB\n  max_lost: 0\n  max_reconnect_p99: 1500ms\n  max_cpu_avg: 12.5\n",
+			func(p *Profile) {
+				p.Name = "t"
+				p.Thresholds = []Threshold{{"max_lost", 0, 4}, {"max_reconnect_p99", 1.5, 5}, {"max_rss_growth", 50e6, 3}, {"max_cpu_avg", 12.5, 6}}
+			}},
 		{"anchors", "name: a\nsymbols: &s [btcusdt]\nreplay: {symbols: *s}\n", func(p *Profile) {
 			p.Name, p.Symbols, p.Replay.Symbols = "a", []string{"btcusdt"}, []string{"btcusdt"}
 		}},
@@ -294,6 +299,14 @@ var badProfiles = []struct{ name, yaml string }{
 	{"unknown anchor", "name: *a\n"},
 	{"replay seed float", "replay: {seed: 1.5}\n"},
 	{"key is a list", "[a]: 1\n"},
+	{"unknown threshold", "name: x\nthresholds:\n  max_los: 0\n"},
+	{"threshold unitless duration", "thresholds:\n  max_reconnect_p99: 10\n"},
+	{"threshold negative count", "thresholds:\n  max_lost: -1\n"},
+	{"threshold fractional count", "thresholds:\n  max_lost: 0.5\n"},
+	{"threshold bad size", "thresholds:\n  max_rss_growth: 50 megs\n"},
+	{"threshold negative percent", "thresholds:\n  max_cpu_avg: -3\n"},
+	{"thresholds a list", "thresholds: [max_lost]\n"},
+	{"threshold duplicate", "thresholds:\n  max_lost: 0\n  max_lost: 1\n"},
 }
 
 func TestParseErrors(t *testing.T) {
