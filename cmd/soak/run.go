@@ -86,6 +86,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if terr := printTable(stdout, res); terr != nil && err == nil {
 			err = terr
 		}
+		if err == nil {
+			err = checkThresholds(stdout, res.DBPath)
+		}
 	}
 	return err
 }
