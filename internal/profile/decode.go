@@ -127,6 +127,12 @@ func (d *decoder) profileFields(p *Profile) []field {
 		{"reconnect", d.sub("reconnect", []field{
 			{"min", d.duration("reconnect.min", &p.Reconnect.Min, positive)},
 			{"max", d.duration("reconnect.max", &p.Reconnect.Max, positive)},
+			{"give_up_after", func(v *yaml.Node) error { return d.giveUp(v, &p.Reconnect) }},
+		})},
+		{"silence", d.sub("silence", []field{
+			{"factor", d.float("silence.factor", &p.Silence.Factor, positive)},
+			{"min", d.duration("silence.min", &p.Silence.Min, positive)},
+			{"realtime", d.duration("silence.realtime", &p.Silence.RealTime, positive)},
 		})},
 		{"handshake_timeout", d.duration("handshake_timeout", &p.HandshakeTimeout, positive)},
 		{"read_limit", d.size("read_limit", &p.ReadLimit, positive)},
@@ -322,6 +328,32 @@ func (d *decoder) float(name string, dst *float64, s sign) func(*yaml.Node) erro
 		*dst = x
 		return nil
 	}
+}
+
+// giveUp reads reconnect.give_up_after: a number of failed dials in a row, or
+// a duration of failing dials.
+func (d *decoder) giveUp(v *yaml.Node, r *Reconnect) error {
+	if n := deref(v); n.Tag == "!!int" {
+		var x int
+		if err := d.int("reconnect.give_up_after", &x, 1, 1<<30)(v); err != nil {
+			return err
+		}
+		r.GiveUpDials, r.GiveUpAfter = x, 0
+		return nil
+	}
+	var x Duration
+	text, err := d.scalar(v, "reconnect.give_up_after")
+	if err != nil {
+		return err
+	}
+	if _, err := parseDuration(text); err != nil {
+		return d.errf(deref(v).Line, "bad reconnect.give_up_after %q: want a number of failed dials (20) or a duration (10m)", text)
+	}
+	if err := d.duration("reconnect.give_up_after", &x, positive)(v); err != nil {
+		return err
+	}
+	r.GiveUpDials, r.GiveUpAfter = 0, x
+	return nil
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)

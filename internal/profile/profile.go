@@ -42,7 +42,8 @@ type Profile struct {
 	REST             string      `yaml:"rest"`              // REST base for Top; "" = DefaultREST (live) or the replay server (local)
 	Groups           []Group     `yaml:"groups"`            // connection groups
 	Keepalive        Keepalive   `yaml:"keepalive"`         // client pings
-	Reconnect        Reconnect   `yaml:"reconnect"`         // backoff bounds
+	Reconnect        Reconnect   `yaml:"reconnect"`         // backoff bounds, unrepairable rule
+	Silence          Silence     `yaml:"silence"`           // per-subscription silence watchdog
 	HandshakeTimeout Duration    `yaml:"handshake_timeout"` // per dial
 	ReadLimit        ByteSize    `yaml:"read_limit"`        // max message size
 	RcvBuf           ByteSize    `yaml:"rcvbuf"`            // SO_RCVBUF; 0 = kernel default (autotuning)
@@ -150,10 +151,26 @@ type Keepalive struct {
 	Timeout  Duration `yaml:"timeout"`  // no pong (or data) for this long = connection lost
 }
 
-// Reconnect bounds the exponential backoff between dials of one slot.
+// Reconnect bounds the exponential backoff between dials of one slot and
+// says when a slot that cannot reconnect is recorded as unrepairable.
 type Reconnect struct {
 	Min Duration `yaml:"min"`
 	Max Duration `yaml:"max"`
+	// GiveUpDials and GiveUpAfter are the unrepairable rule (give_up_after:
+	// a count of failed dials in a row, or a duration of failing); exactly
+	// one is set. The slot keeps retrying after it is recorded.
+	GiveUpDials int      `yaml:"-"`
+	GiveUpAfter Duration `yaml:"-"`
+}
+
+// Silence is the per-subscription silence watchdog: a subscription is
+// stalled when silent longer than its expected cadence × Factor (at least
+// Min), or RealTime for streams without a cadence (trade, aggTrade, ...).
+// A connection whose subscriptions are all stalled is aborted and reconnected.
+type Silence struct {
+	Factor   float64  `yaml:"factor"`
+	Min      Duration `yaml:"min"`
+	RealTime Duration `yaml:"realtime"`
 }
 
 // Replay configures the embedded replay server (target local only).
@@ -187,7 +204,8 @@ func Default() *Profile {
 			newGroup("depth", "{symbol}@depth@100ms"),
 		},
 		Keepalive:        Keepalive{Interval: Duration(20 * time.Second), Timeout: Duration(60 * time.Second)},
-		Reconnect:        Reconnect{Min: Duration(500 * time.Millisecond), Max: Duration(30 * time.Second)},
+		Reconnect:        Reconnect{Min: Duration(500 * time.Millisecond), Max: Duration(30 * time.Second), GiveUpDials: 20},
+		Silence:          Silence{Factor: 10, Min: Duration(3 * time.Second), RealTime: Duration(60 * time.Second)},
 		HandshakeTimeout: Duration(10 * time.Second),
 		ReadLimit:        16 << 20,
 		Replay: Replay{

@@ -200,6 +200,13 @@ func TestParseDefaults(t *testing.T) {
 				p.Groups = []Group{newGroup("a", "btcusdt@trade"), newGroup("b", "{symbol}@depth")}
 				p.Groups[1].Subscribe, p.Groups[1].PerConnection, p.Groups[1].Symbols = SubscribeMessage, 2, []string{"ethusdt"}
 			}},
+		{"give up by duration, silence", "name: g\nreconnect: {give_up_after: 10m}\nsilence: {factor: 5, min: 1s, realtime: 30s}\n", func(p *Profile) {
+			p.Name, p.Reconnect.GiveUpDials, p.Reconnect.GiveUpAfter = "g", 0, Duration(10*time.Minute)
+			p.Silence = Silence{Factor: 5, Min: Duration(time.Second), RealTime: Duration(30 * time.Second)}
+		}},
+		{"give up by count", "name: g\nreconnect: {give_up_after: 3}\n", func(p *Profile) {
+			p.Name, p.Reconnect.GiveUpDials = "g", 3
+		}},
 		{"thresholds", "name: t\nthresholds:\n  max_rss_growth: 50MB\n  max_lost: 0\n  max_reconnect_p99: 1500ms\n  max_cpu_avg: 12.5\n",
 			func(p *Profile) {
 				p.Name = "t"
@@ -299,6 +306,11 @@ var badProfiles = []struct{ name, yaml string }{
 	{"unknown anchor", "name: *a\n"},
 	{"replay seed float", "replay: {seed: 1.5}\n"},
 	{"key is a list", "[a]: 1\n"},
+	{"give up zero", "reconnect: {give_up_after: 0}\n"},
+	{"give up words", "reconnect:\n  give_up_after: never\n"},
+	{"give up negative duration", "reconnect: {give_up_after: -5m}\n"},
+	{"silence factor zero", "silence:\n  factor: 0\n"},
+	{"silence unknown key", "silence: {minimum: 3s}\n"},
 	{"unknown threshold", "name: x\nthresholds:\n  max_los: 0\n"},
 	{"threshold unitless duration", "thresholds:\n  max_reconnect_p99: 10\n"},
 	{"threshold negative count", "thresholds:\n  max_lost: -1\n"},
