@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/binance"
 	"github.com/wssoak/wssoak/internal/metrics"
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/replay"
@@ -273,6 +274,13 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 		defer c.stopServer()
 		target = "ws://" + c.addr
 	}
+	for _, w := range p.Warnings {
+		c.o.Log.Warn("profile", "warning", w)
+	}
+	symbols, err := c.resolveSymbols(ctx)
+	if err != nil {
+		return nil, err
+	}
 	plan, err := BuildPlan(p, runID, target, local)
 	if err != nil {
 		return nil, err
@@ -285,7 +293,7 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 		GoVersion: runtime.Version(), Started: start, Planned: time.Duration(p.Duration), Host: hostInfo,
 		Settings: map[string]string{"plan": string(planJSON), "profile_path": p.Path,
 			"keepalive":  fmt.Sprintf("%s/%s", plan.PingInterval, plan.PongTimeout),
-			"read_limit": fmt.Sprint(plan.ReadLimit), "rcvbuf": fmt.Sprint(plan.RcvBuf)},
+			"read_limit": fmt.Sprint(plan.ReadLimit), "rcvbuf": fmt.Sprint(plan.RcvBuf), "symbols": symbols},
 	}); err != nil {
 		return nil, err
 	}
@@ -312,6 +320,40 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 	}
 	c.flush()
 	return res, err
+}
+
+// resolveSymbols turns every {top: N, quote: Q} of the profile into a symbol
+// list, from one GET /api/v3/ticker/24hr (so a top 20 is the head of the top
+// 50), and returns the lists as JSON for the run's settings ("" when the
+// profile lists its symbols). It runs once per run: every worker gets the plan
+// built from these lists.
+func (c *controller) resolveSymbols(ctx context.Context) (string, error) {
+	p := c.o.Profile
+	if !p.NeedsResolve() {
+		return "", nil
+	}
+	base := p.RESTBase("http://" + c.addr)
+	var tickers []binance.Ticker24h
+	client := &http.Client{Timeout: 20 * time.Second}
+	got, err := p.ResolveSymbols(func(t profile.Top) ([]string, error) {
+		if tickers == nil {
+			var err error
+			if tickers, err = binance.FetchTickers24h(ctx, client, base); err != nil {
+				return nil, err
+			}
+		}
+		return binance.TopSymbols(tickers, t.N, t.Quote)
+	})
+	if err != nil {
+		return "", err
+	}
+	lists := map[string][]string{}
+	for t, l := range got {
+		lists[t.String()] = l
+		c.o.Log.Info("symbols resolved", "rule", t.String(), "from", base+"/api/v3/ticker/24hr", "symbols", strings.Join(l, ","))
+	}
+	b, _ := json.Marshal(lists)
+	return string(b), nil
 }
 
 func (c *controller) startServer(ctx context.Context, start, end time.Time) error {
@@ -635,7 +677,7 @@ func (c *controller) onFrame(w *workerProc, f *Frame) {
 		for _, s := range f.Subs {
 			c.batch.StreamSamples = append(c.batch.StreamSamples, store.StreamSample{Lib: w.lib, Slot: s.Slot, Group: s.Group,
 				Stream: s.Stream, Sec: f.Sec, MsgsTotal: s.Msgs, BytesTotal: s.Bytes, LostTotal: s.Lost, DupTotal: s.Dup,
-				OOOTotal: s.OOO, MaxSilenceMs: s.MaxSilenceMs, LastSeq: s.LastSeq})
+				OOOTotal: s.OOO, MaxSilenceMs: s.MaxSilenceMs, LastSeq: s.LastSeq, StallsTotal: s.Stalls, Stalled: s.Stalled})
 		}
 	case frameEvent:
 		ev := f.Ev
