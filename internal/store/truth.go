@@ -6,9 +6,9 @@ import (
 	"fmt"
 )
 
-// schemaV3: what each library lost per subscription, charged by comparing
+// schemaTruth: what each library lost per subscription, charged by comparing
 // the libraries, and each connection slot's dial account.
-const schemaV3 = `
+const schemaTruth = `
 CREATE TABLE lost (
 	lib          TEXT NOT NULL,
 	slot         INTEGER NOT NULL,
