@@ -75,7 +75,7 @@ func TestObserve(t *testing.T) {
 		{"soak_stalls_total", "gws", 1, true},
 		{"soak_stalls_total", "coder", 0, true},
 		{"soak_worker_up", "gws", 1, true},
-		{"soak_worker_up", "coder", 0, true},    // no row for second 2
+		{"soak_worker_up", "coder", 0, true},       // no row for second 2
 		{"soak_messages_total", "coder", 0, false}, // its only worker half was older than the state: never shown
 	} {
 		got, ok := get(f, c.name, c.lib)
