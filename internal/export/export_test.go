@@ -283,12 +283,12 @@ func TestREADMEDefinesEveryColumn(t *testing.T) {
 	}
 }
 
-// BenchmarkWriteDB exports the database named by SOAK_EXPORT_DB (e.g. a
+// BenchmarkWriteDB exports the database named by SOAK_BENCH_DB (e.g. a
 // synthetic 24 h run from soak synth) as CSV, reporting rows per second.
 func BenchmarkWriteDB(b *testing.B) {
-	path := os.Getenv("SOAK_EXPORT_DB")
+	path := os.Getenv("SOAK_BENCH_DB")
 	if path == "" {
-		b.Skip("set SOAK_EXPORT_DB to a run database")
+		b.Skip("set SOAK_BENCH_DB to a run database")
 	}
 	db, err := store.OpenReadOnly(path)
 	if err != nil {
