@@ -104,6 +104,10 @@ func TestParseDefaults(t *testing.T) {
 				p.Groups = []Group{newGroup("a", "btcusdt@trade"), newGroup("b", "{symbol}@depth")}
 				p.Groups[1].Subscribe, p.Groups[1].PerConnection, p.Groups[1].Symbols = SubscribeMessage, 2, []string{"ethusdt"}
 			}},
+		{"proxy and tls", "name: t\nproxy: socks5://u:p%40ss@127.0.0.1:1080\ntls: {ca: ../testdata/ca.pem, server_name: localhost}\nreplay: {tls: true}\n", func(p *Profile) {
+			p.Name, p.Proxy, p.Replay.TLS = "t", "socks5://u:p%40ss@127.0.0.1:1080", true
+			p.TLS = TLS{CA: "testdata/ca.pem", ServerName: "localhost"}
+		}},
 		{"anchors", "name: a\nsymbols: &s [btcusdt]\nreplay: {symbols: *s}\n", func(p *Profile) {
 			p.Name, p.Symbols, p.Replay.Symbols = "a", []string{"btcusdt"}, []string{"btcusdt"}
 		}},
@@ -193,6 +197,15 @@ var badProfiles = []struct{ name, yaml string }{
 	{"unknown anchor", "name: *a\n"},
 	{"replay seed float", "replay: {seed: 1.5}\n"},
 	{"key is a list", "[a]: 1\n"},
+	{"proxy scheme", "name: x\nproxy: ftp://user:s3cret@host:21\n"},
+	{"proxy malformed", "proxy: 'http://user:s3 cret@host:8080'\n"},
+	{"proxy socks4 password", "proxy: socks4://user:s3cret@host\n"},
+	{"proxy bad port", "proxy: socks5://user:s3cret@host:0\n"},
+	{"proxy list", "proxy: [a, b]\n"},
+	{"tls ca missing", "tls:\n  ca: missing.pem\n"},
+	{"tls ca not pem", "tls:\n  ca: ../testdata/errors.golden\n"},
+	{"tls unknown key", "tls:\n  insecure: true\n"},
+	{"replay tls not bool", "replay:\n  tls: yes please\n"},
 }
 
 func TestParseErrors(t *testing.T) {
@@ -208,6 +221,9 @@ func TestParseErrors(t *testing.T) {
 		var pe *Error
 		if !errors.As(err, &pe) || !line.MatchString(err.Error()) || strings.Contains(err.Error(), "unmarshal") {
 			t.Errorf("%s: error %q is not one <path>:<line>: line", tt.name, err)
+		}
+		if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "s3 cret") {
+			t.Errorf("%s: error %q shows the proxy password", tt.name, err)
 		}
 		fmt.Fprintf(&b, "%s\n\t%s\n", tt.name, err)
 	}

@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,8 +27,10 @@ import (
 
 // Worker runs one library's connections for a plan.
 type Worker struct {
-	plan  *Plan
-	tr    transport.Transport
+	plan   *Plan
+	tr     transport.Transport
+	dialer *transport.Dialer // one per worker: socket options, proxy
+	tls    *tls.Config       // trust for a wss target and an https proxy
 	fw    *frameWriter
 	log   *slog.Logger
 	epoch time.Time // plan.Start on this process's monotonic clock
@@ -149,6 +152,17 @@ func NewWorker(plan *Plan, tr transport.Transport, out io.Writer, log *slog.Logg
 		runLat: metrics.NewLatency(),
 		secLat: metrics.NewLatency(),
 	}
+	var err error
+	w.dialer = &transport.Dialer{RcvBuf: plan.RcvBuf, Timeout: plan.HandshakeTimeout}
+	if plan.Proxy != "" {
+		if w.dialer.Proxy, err = transport.ParseProxy(plan.Proxy); err != nil {
+			return nil, err
+		}
+	}
+	if w.tls, err = transport.TLSConfig(plan.CAFiles, plan.ServerName); err != nil {
+		return nil, err
+	}
+	w.dialer.ProxyTLS = w.tls
 	for _, ps := range plan.Slots {
 		s := &slot{w: w, Slot: ps, byName: make(map[string]*sub, len(ps.Streams)), lat: metrics.NewLatency()}
 		for _, name := range ps.Streams {
@@ -438,15 +452,15 @@ func (s *slot) run(ctx context.Context) {
 func (s *slot) connect(ctx context.Context, attempt int) error {
 	w := s.w
 	ev := Event{Slot: s.Slot.ID, Group: s.Slot.Group}
-	dialer := &transport.Dialer{RcvBuf: w.plan.RcvBuf, Timeout: w.plan.HandshakeTimeout}
 	var tcpDone time.Time
 	cfg := transport.DialConfig{
 		URL: s.Slot.URL(w.plan.Target, w.plan.TimeUnit),
 		NetDial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := dialer.DialContext(ctx, network, addr)
+			c, err := w.dialer.DialContext(ctx, network, addr) // through the proxy, if any
 			tcpDone = time.Now()
 			return c, err
 		},
+		TLS:              w.tls,
 		HandshakeTimeout: w.plan.HandshakeTimeout,
 		ReadLimit:        w.plan.ReadLimit,
 	}
