@@ -474,6 +474,9 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	hctx, cancel := context.WithTimeout(ctx, w.plan.HandshakeTimeout)
 	conn, err := w.tr.Dial(hctx, cfg)
 	cancel()
+	if err != nil && ctx.Err() != nil {
+		return err // the run ended during the dial: not a failure of the dial
+	}
 	if err != nil {
 		ev.Kind, ev.Detail, ev.Code = "dial_error", err.Error(), 0
 		var he *transport.HandshakeError
