@@ -46,7 +46,7 @@ type Plan struct {
 	StallFactor      float64       `json:"stall_factor"`
 	StallRealTime    time.Duration `json:"stall_realtime"`
 	UnrepairableDial int           `json:"unrepairable_dials"`
-	SubsEvery        int64         `json:"subs_every"` // seconds between per-subscription totals
+	SubsEvery        int64         `json:"subs_every"`            // seconds between per-subscription totals
 	Proxy            string        `json:"proxy,omitempty"`       // forward proxy URL, credentials included: stored only through transport.Mask
 	CAFiles          []string      `json:"ca_files,omitempty"`    // PEM files trusted besides the system roots (wss target, https proxy)
 	ServerName       string        `json:"server_name,omitempty"` // TLS server name instead of the target's host

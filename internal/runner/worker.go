@@ -31,9 +31,9 @@ type Worker struct {
 	tr     transport.Transport
 	dialer *transport.Dialer // one per worker: socket options, proxy
 	tls    *tls.Config       // trust for a wss target and an https proxy
-	fw    *frameWriter
-	log   *slog.Logger
-	epoch time.Time // plan.Start on this process's monotonic clock
+	fw     *frameWriter
+	log    *slog.Logger
+	epoch  time.Time // plan.Start on this process's monotonic clock
 
 	slots   []*slot
 	events  chan Event
