@@ -39,6 +39,10 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.As(err, &ue) {
 		return 2
 	}
+	var te thresholdError
+	if errors.As(err, &te) {
+		return exitThreshold
+	}
 	return 1
 }
 
@@ -47,6 +51,8 @@ const usage = `soak compares Go WebSocket client libraries on Binance market str
 Usage:
   soak run    [-profile FILE] [-duration D] [-out DIR]   run a soak (default: profiles/local.yaml, 2m, embedded replay server)
   soak serve  [-addr HOST:PORT] [-profile FILE]          run the Binance-like replay server on its own
+  soak export [-format csv|json] [-o DIR] [RUN]          write a run's tables as CSV or NDJSON files
+  soak compare RUN_A RUN_B                               two runs' end tables side by side, with differences
 
 Run 'soak <command> -h' for the flags of a command.
 `
@@ -61,6 +67,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch cmd {
 	case "run":
 		return runCmd(ctx, rest, stdout, stderr)
+	case "export":
+		return exportCmd(ctx, rest, stdout, stderr)
+	case "compare":
+		return compareCmd(ctx, rest, stdout, stderr)
 	case "serve":
 		return serveCmd(ctx, rest, stdin, stdout, stderr)
 	case "worker":

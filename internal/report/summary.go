@@ -241,6 +241,22 @@ func Summarize(db *store.DB) (*Table, error) {
 		}
 		return fmt.Sprintf("%d / %d / %d", errs, stalls, unrep), float64(errs + stalls + unrep)
 	})
+	row("Stalled subscriptions at end", func(d *libData) (string, float64) {
+		var names []string
+		for _, s := range d.streams {
+			if s.Stalled {
+				names = append(names, s.Stream)
+			}
+		}
+		if len(names) == 0 {
+			return "0", 0
+		}
+		first := names[0]
+		if len(names) > 1 {
+			first += fmt.Sprintf(", +%d", len(names)-1)
+		}
+		return fmt.Sprintf("%d (%s)", len(names), first), float64(len(names))
+	})
 	return t, nil
 }
 

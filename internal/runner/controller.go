@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/binance"
 	"github.com/wssoak/wssoak/internal/cert"
 	"github.com/wssoak/wssoak/internal/metrics"
 	"github.com/wssoak/wssoak/internal/profile"
@@ -45,6 +46,20 @@ type Options struct {
 	// WorkerTimeout: a worker that sent no frame for this long is killed
 	// (event worker_hung) and restarted. Default 30 s.
 	WorkerTimeout time.Duration
+	// ProgressInPlace rewrites one progress line (for a terminal) instead of
+	// printing a new line every 10 s.
+	ProgressInPlace bool
+	// Observer, if set, is told where the run writes, then sees every batch
+	// once it is committed to the database.
+	Observer Observer
+}
+
+// Observer watches a run from the outside (the live view). Its methods run
+// on the controller's writer goroutine, once a second: they must be quick
+// and must not keep the batch, which is not changed after the call.
+type Observer interface {
+	RunStarted(dir, dbPath string)
+	Observe(b *store.Batch)
 }
 
 // Result describes a finished run.
@@ -97,6 +112,7 @@ type workerProc struct {
 	procs    map[int64]procAt
 	prev     procAt
 	restarts int
+	stalls   int // stall events, for the progress line
 	exited   bool
 	hung     bool    // killed by the watchdog
 	finalCPU float64 // CPU seconds of the last sample, taken after the final frame
@@ -136,7 +152,9 @@ type controller struct {
 	host     *metrics.Host
 	server   *child
 	addr     string
-	ca       *cert.Authority // the replay server's throwaway CA (replay.tls)
+	// progressed: a progress line was printed
+	progressed bool
+	ca         *cert.Authority // the replay server's throwaway CA (replay.tls)
 }
 
 // Run performs one soak run: it starts the replay server (local target), one
@@ -175,10 +193,16 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Observer != nil {
+		o.Observer.RunStarted(dir, filepath.Join(dir, "soak.db"))
+	}
 	c := &controller{o: o, db: db, dir: dir, frames: make(chan frameMsg, 1024), exits: make(chan *workerProc, 16), restarts: make(chan *workerProc, 16),
 		batch: new(store.Batch), writes: make(chan *store.Batch, 8), written: make(chan error, 1), host: metrics.NewHost()}
 	go c.writer()
 	res, err := c.run(ctx, runID)
+	if c.progressed && o.ProgressInPlace {
+		fmt.Fprintln(o.Progress) // end the line rewritten in place
+	}
 	close(c.writes)
 	if werr := <-c.written; werr != nil && err == nil {
 		err = werr
@@ -213,6 +237,8 @@ func (c *controller) writer() {
 			if first == nil {
 				first = fmt.Errorf("write batch: %w", err)
 			}
+		} else if c.o.Observer != nil {
+			c.o.Observer.Observe(b)
 		}
 		if n++; n%300 == 0 {
 			if err := c.db.Checkpoint(); err != nil {
@@ -261,6 +287,13 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 			target = "wss://" + c.addr
 		}
 	}
+	for _, w := range p.Warnings {
+		c.o.Log.Warn("profile", "warning", w)
+	}
+	symbols, err := c.resolveSymbols(ctx)
+	if err != nil {
+		return nil, err
+	}
 	plan, err := BuildPlan(p, runID, target, local)
 	if err != nil {
 		return nil, err
@@ -277,7 +310,7 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 		GoVersion: runtime.Version(), Started: start, Planned: time.Duration(p.Duration), Host: hostInfo,
 		Settings: map[string]string{"plan": transport.Mask(string(planJSON)), "profile_path": p.Path,
 			"keepalive":  fmt.Sprintf("%s/%s", plan.PingInterval, plan.PongTimeout),
-			"read_limit": fmt.Sprint(plan.ReadLimit), "rcvbuf": fmt.Sprint(plan.RcvBuf),
+			"read_limit": fmt.Sprint(plan.ReadLimit), "rcvbuf": fmt.Sprint(plan.RcvBuf), "symbols": symbols,
 			"proxy": transport.Mask(plan.Proxy), "tls_ca": strings.Join(plan.CAFiles, ","), "tls_server_name": plan.ServerName},
 	}); err != nil {
 		return nil, err
@@ -305,6 +338,43 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 	}
 	c.flush()
 	return res, err
+}
+
+// resolveSymbols turns every {top: N, quote: Q} of the profile into a symbol
+// list, from one GET /api/v3/ticker/24hr (so a top 20 is the head of the top
+// 50), and returns the lists as JSON for the run's settings ("" when the
+// profile lists its symbols). It runs once per run: every worker gets the plan
+// built from these lists.
+func (c *controller) resolveSymbols(ctx context.Context) (string, error) {
+	p := c.o.Profile
+	if !p.NeedsResolve() {
+		return "", nil
+	}
+	base := p.RESTBase(c.localBase())
+	var tickers []binance.Ticker24h
+	client, err := c.httpClient(base != c.localBase())
+	if err != nil {
+		return "", err
+	}
+	got, err := p.ResolveSymbols(func(t profile.Top) ([]string, error) {
+		if tickers == nil {
+			var err error
+			if tickers, err = binance.FetchTickers24h(ctx, client, base); err != nil {
+				return nil, err
+			}
+		}
+		return binance.TopSymbols(tickers, t.N, t.Quote)
+	})
+	if err != nil {
+		return "", err
+	}
+	lists := map[string][]string{}
+	for t, l := range got {
+		lists[t.String()] = l
+		c.o.Log.Info("symbols resolved", "rule", t.String(), "from", base+"/api/v3/ticker/24hr", "symbols", strings.Join(l, ","))
+	}
+	b, _ := json.Marshal(lists)
+	return string(b), nil
 }
 
 func (c *controller) startServer(ctx context.Context, start, end time.Time) error {
@@ -355,6 +425,44 @@ func (c *controller) startServer(ctx context.Context, start, end time.Time) erro
 	return nil
 }
 
+// localBase is the http(s) base URL of the local replay server.
+func (c *controller) localBase() string {
+	if c.ca != nil {
+		return "https://" + c.addr
+	}
+	return "http://" + c.addr
+}
+
+// httpClient is the controller's client for its own requests: to the local replay server
+// directly, trusting its throwaway CA; to a remote REST base (remote true) the way the
+// workers connect: through the profile's proxy, with its TLS trust and server name.
+func (c *controller) httpClient(remote bool) (*http.Client, error) {
+	tr := &http.Transport{Proxy: nil, ForceAttemptHTTP2: false, TLSHandshakeTimeout: 10 * time.Second}
+	if !remote {
+		if c.ca != nil {
+			tr.TLSClientConfig = &tls.Config{RootCAs: c.ca.Pool(), MinVersion: tls.VersionTLS12}
+		}
+		return &http.Client{Transport: tr, Timeout: 20 * time.Second}, nil
+	}
+	p := c.o.Profile
+	var cas []string
+	if p.TLS.CA != "" {
+		cas = []string{p.TLS.CA}
+	}
+	tc, err := transport.TLSConfig(cas, "")
+	if err != nil {
+		return nil, err
+	}
+	d := &transport.Dialer{Timeout: 10 * time.Second, ProxyTLS: tc}
+	if p.Proxy != "" {
+		if d.Proxy, err = transport.ParseProxy(p.Proxy); err != nil {
+			return nil, err
+		}
+	}
+	tr.DialContext, tr.TLSClientConfig = d.DialContext, tc
+	return &http.Client{Transport: tr, Timeout: 20 * time.Second}, nil
+}
+
 // makeCA writes a throwaway CA and the replay server's certificate (valid until a day
 // after end) into the run directory, and returns the CA file the workers trust.
 func (c *controller) makeCA(end time.Time) (string, error) {
@@ -377,12 +485,11 @@ func (c *controller) stopServer() {
 }
 
 func (c *controller) saveServerCounts() error {
-	client, statsURL := http.DefaultClient, "http://"+c.addr+"/_soak/stats"
-	if c.ca != nil {
-		client = &http.Client{Transport: &http.Transport{Proxy: nil, TLSClientConfig: &tls.Config{RootCAs: c.ca.Pool(), MinVersion: tls.VersionTLS12}}}
-		statsURL = "https://" + c.addr + "/_soak/stats"
+	client, err := c.httpClient(false)
+	if err != nil {
+		return err
 	}
-	resp, err := client.Get(statsURL)
+	resp, err := client.Get(c.localBase() + "/_soak/stats")
 	if err != nil {
 		return fmt.Errorf("get server stats: %w", err)
 	}
@@ -651,7 +758,7 @@ func (c *controller) onFrame(w *workerProc, f *Frame) {
 		for _, s := range f.Subs {
 			c.batch.StreamSamples = append(c.batch.StreamSamples, store.StreamSample{Lib: w.lib, Slot: s.Slot, Group: s.Group,
 				Stream: s.Stream, Sec: f.Sec, MsgsTotal: s.Msgs, BytesTotal: s.Bytes, LostTotal: s.Lost, DupTotal: s.Dup,
-				OOOTotal: s.OOO, MaxSilenceMs: s.MaxSilenceMs, LastSeq: s.LastSeq})
+				OOOTotal: s.OOO, MaxSilenceMs: s.MaxSilenceMs, LastSeq: s.LastSeq, StallsTotal: s.Stalls, Stalled: s.Stalled})
 		}
 	case frameEvent:
 		ev := f.Ev
@@ -662,6 +769,9 @@ func (c *controller) onFrame(w *workerProc, f *Frame) {
 		ev.Detail = transport.Mask(ev.Detail) // a library's error text may quote a URL
 		c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: ts, Sec: ts.Sub(c.plan.Start).Seconds(),
 			Kind: ev.Kind, Slot: ev.Slot, Group: ev.Group, Stream: ev.Stream, Code: ev.Code, Detail: ev.Detail, DurMs: ev.DurMs})
+		if ev.Kind == "stall" {
+			w.stalls++
+		}
 		if ev.Kind == "disconnected" || ev.Kind == "dial_error" || ev.Kind == "unrepairable" {
 			c.o.Log.Info("worker event", "lib", w.lib, "kind", ev.Kind, "slot", ev.Slot, "code", ev.Code, "detail", ev.Detail)
 		}
@@ -750,10 +860,16 @@ func (c *controller) progress(k, total int64) {
 	var parts []string
 	for _, w := range c.workers {
 		if st := w.last; st != nil {
-			parts = append(parts, fmt.Sprintf("%s %d msg/s, %d reconnects", w.lib, st.Msgs, st.Reconnects))
+			parts = append(parts, fmt.Sprintf("%s %d msg/s, %d reconnects, %d stalls", w.lib, st.Msgs, st.Reconnects, w.stalls))
 		}
 	}
-	fmt.Fprintf(c.o.Progress, "[%4ds/%ds] %s\n", k, total, strings.Join(parts, " | "))
+	line := fmt.Sprintf("[%4ds/%ds] %s", k, total, strings.Join(parts, " | "))
+	if c.o.ProgressInPlace {
+		fmt.Fprintf(c.o.Progress, "\r\x1b[K%s", line) // back to column 0, clear the old line
+	} else {
+		fmt.Fprintln(c.o.Progress, line)
+	}
+	c.progressed = true
 }
 
 func sanitize(s string) string {
