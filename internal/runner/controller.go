@@ -122,6 +122,10 @@ type workerProc struct {
 	}
 	started time.Time
 	res     WorkerResult
+
+	// the last subs frame, sent after the connections ended: gaps and dial accounts
+	finalSubs  []SubStat
+	finalSlots []SlotStat
 }
 
 type procAt struct {
@@ -331,6 +335,9 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 	for _, w := range c.workers {
 		res.Workers = append(res.Workers, w.res)
 	}
+	if terr := c.saveTruth(); terr != nil {
+		c.o.Log.Warn("lost charges", "err", terr)
+	}
 	if local && err == nil {
 		if serr := c.saveServerCounts(); serr != nil {
 			c.o.Log.Warn("server counts", "err", serr)
@@ -505,6 +512,27 @@ func (c *controller) saveServerCounts() error {
 		}
 	}
 	return c.db.SaveServerCounts(rows)
+}
+
+// saveTruth compares the libraries' lost ids per subscription and stores who
+// each is charged to, with every slot's dial account.
+func (c *controller) saveTruth() error {
+	finals := map[string][]SubStat{}
+	var dials []store.SlotDials
+	for _, w := range c.workers {
+		if w.finalSubs == nil {
+			continue // no final account (the worker died at the end): nothing to compare
+		}
+		finals[w.lib] = w.finalSubs
+		for _, s := range w.finalSlots {
+			dials = append(dials, store.SlotDials{Lib: w.lib, Slot: s.Slot, Group: s.Group, Dials: s.Dials,
+				DialFails: s.DialFails, Statuses: s.Statuses, Unrepairable: s.Unrepairable})
+		}
+	}
+	if len(finals) == 0 {
+		return nil
+	}
+	return c.db.SaveTruth(chargeLost(finals), dials)
 }
 
 func (c *controller) startWorker(w *workerProc) error {
@@ -755,6 +783,9 @@ func (c *controller) onFrame(w *workerProc, f *Frame) {
 			w.latest = st
 		}
 	case frameSubs:
+		if f.Slots != nil {
+			w.finalSubs, w.finalSlots = f.Subs, f.Slots
+		}
 		for _, s := range f.Subs {
 			c.batch.StreamSamples = append(c.batch.StreamSamples, store.StreamSample{Lib: w.lib, Slot: s.Slot, Group: s.Group,
 				Stream: s.Stream, Sec: f.Sec, MsgsTotal: s.Msgs, BytesTotal: s.Bytes, LostTotal: s.Lost, DupTotal: s.Dup,
