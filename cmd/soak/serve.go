@@ -44,7 +44,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		cfg = replay.Config{Seed: sc.Seed, Speed: sc.Speed, Rates: sc.Rates, Symbols: sc.Symbols,
 			PingInterval: sc.PingInterval, PongTimeout: sc.PongTimeout, Lifetime: sc.Lifetime,
-			QueueSize: sc.QueueSize, Start: sc.Start, Stop: sc.Stop}
+			QueueSize: sc.QueueSize, Start: sc.Start, Stop: sc.Stop, Faults: sc.Faults}
 		signal.Ignore(syscall.SIGINT)
 	} else {
 		p := profile.Default()
@@ -57,7 +57,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		r := p.Replay
 		cfg = replay.Config{Seed: r.Seed, Speed: r.Speed, Rates: r.Rates, Symbols: r.Symbols,
 			PingInterval: time.Duration(r.PingInterval), PongTimeout: time.Duration(r.PongTimeout),
-			Lifetime: time.Duration(r.Lifetime), QueueSize: r.QueueSize}
+			Lifetime: time.Duration(r.Lifetime), QueueSize: r.QueueSize, Faults: p.ScheduledFaults()}
 		if len(cfg.Symbols) == 0 {
 			cfg.Symbols = p.Symbols
 		}
@@ -84,7 +84,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		_, _ = io.Copy(io.Discard, stdin) // until the controller closes stdin (or dies)
 		return nil
 	}
-	fmt.Fprintf(stdout, "replay server listening on %s (stats: http://%s/_soak/stats)\n", srv.URL(), srv.Addr())
+	fmt.Fprintf(stdout, "replay server listening on %s (stats: http://%s/_soak/stats, faults: http://%s/_soak/faults)\n", srv.URL(), srv.Addr(), srv.Addr())
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	<-ctx.Done()

@@ -47,6 +47,7 @@ type Profile struct {
 	RcvBuf           ByteSize    `yaml:"rcvbuf"`            // SO_RCVBUF; 0 = kernel default (autotuning)
 	Replay           Replay      `yaml:"replay"`            // only for target local
 	Thresholds       []Threshold `yaml:"-"`                 // pass/fail limits per library, in ThresholdKeys order
+	Faults           []Fault     `yaml:"-"`                 // injected by the replay server (target local only)
 }
 
 // Group is a set of subscriptions spread over one or more connections.
