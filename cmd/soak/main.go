@@ -49,6 +49,7 @@ Usage:
   soak run    [-profile FILE] [-duration D] [-out DIR]   run a soak (default: profiles/local.yaml, 2m, embedded replay server)
   soak serve  [-addr HOST:PORT] [-profile FILE]          run the Binance-like replay server on its own
   soak export [-format csv|json] [-o DIR] [RUN]          write a run's tables as CSV or NDJSON files
+  soak compare RUN_A RUN_B                               two runs' end tables side by side, with differences
 
 Run 'soak <command> -h' for the flags of a command.
 `
@@ -65,6 +66,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runCmd(ctx, rest, stdout, stderr)
 	case "export":
 		return exportCmd(ctx, rest, stdout, stderr)
+	case "compare":
+		return compareCmd(ctx, rest, stdout, stderr)
 	case "serve":
 		return serveCmd(ctx, rest, stdin, stdout, stderr)
 	case "worker":

@@ -31,6 +31,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	libs := fs.String("libs", "", "comma-separated libraries, overrides the profile")
 	workerTimeout := fs.Duration("worker-timeout", 30*time.Second, "kill and restart a worker that sent nothing for this long")
 	verbose := fs.Bool("v", false, "log debug details")
+	httpAddr := fs.String("http", "", "serve the live view (the report at /, Prometheus /metrics) on this address, e.g. 127.0.0.1:8080")
+	httpPublic := fs.Bool("http-public", false, "allow -http on an address other than loopback (the live view has no authentication)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -81,7 +83,17 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *workerTimeout < 2*time.Second {
 		return usageError{fmt.Errorf("flag -worker-timeout: %s is too short: workers report every second; want at least 2s", *workerTimeout)}
 	}
-	res, err := runner.Run(ctx, runner.Options{Profile: p, OutDir: *out, Log: log, Progress: stdout, Abort: abort, WorkerTimeout: *workerTimeout})
+	opts := runner.Options{Profile: p, OutDir: *out, Log: log, Progress: stdout, Abort: abort, WorkerTimeout: *workerTimeout,
+		ProgressInPlace: isTerminal(stdout)}
+	if *httpAddr != "" {
+		lv, stop, err := startLive(*httpAddr, *httpPublic, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		opts.Observer = lv
+	}
+	res, err := runner.Run(ctx, opts)
 	if res != nil && res.DBPath != "" {
 		if terr := printTable(stdout, res); terr != nil && err == nil {
 			err = terr

@@ -258,3 +258,26 @@ func golden(t *testing.T, path, got string) {
 		t.Errorf("%s differs (run with -update if intended):\n%s", path, got)
 	}
 }
+
+// TestREADMEDefinesEveryColumn: the README's Export section names every column.
+func TestREADMEDefinesEveryColumn(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(data), "\n## Export\n")
+	if !ok {
+		t.Fatal("README has no Export section")
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	for _, table := range Tables {
+		if !strings.Contains(sec, "`"+table+"`") {
+			t.Errorf("README's Export section does not name the table %s", table)
+		}
+		for _, c := range Columns[table] {
+			if !strings.Contains(sec, "`"+c+"`") {
+				t.Errorf("README's Export section does not define %s.%s", table, c)
+			}
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -116,7 +117,8 @@ func (d *decoder) profileFields(p *Profile) []field {
 		{"duration", d.duration("duration", &p.Duration, positive)},
 		{"warmup", d.duration("warmup", &p.Warmup, nonNegative)},
 		{"libraries", func(v *yaml.Node) error { return d.libraries(v, &p.Libraries) }},
-		{"symbols", func(v *yaml.Node) error { return d.symbols(v, "symbols", &p.Symbols) }},
+		{"symbols", func(v *yaml.Node) error { return d.symbolsOrTop(v, "symbols", &p.Symbols, &p.Top) }},
+		{"rest", func(v *yaml.Node) error { return d.rest(v, &p.REST) }},
 		{"groups", func(v *yaml.Node) error { return d.groups(v, &p.Groups) }},
 		{"keepalive", d.sub("keepalive", []field{
 			{"interval", d.duration("keepalive.interval", &p.Keepalive.Interval, nonNegative)},
@@ -421,6 +423,54 @@ func (d *decoder) symbols(v *yaml.Node, name string, dst *[]string) error {
 	return nil
 }
 
+// symbolsOrTop decodes a symbol list, or {top: N, quote: Q}.
+func (d *decoder) symbolsOrTop(v *yaml.Node, name string, list *[]string, top **Top) error {
+	if deref(v).Kind != yaml.MappingNode {
+		return d.symbols(v, name, list)
+	}
+	t := &Top{Line: deref(v).Line}
+	var n int64
+	err := d.mapping(v, name, []field{
+		{"top", func(v *yaml.Node) error {
+			err := d.integer(name+".top", &n, 1, MaxPerConnection)(v)
+			t.N = int(n)
+			return err
+		}},
+		{"quote", func(v *yaml.Node) error {
+			s, err := d.scalar(v, name+".quote")
+			if err != nil {
+				return err
+			}
+			if checkSymbol(strings.ToLower(s)) != nil || strings.ToUpper(s) != s {
+				return d.errf(deref(v).Line, "bad %s.quote %q: want an uppercase asset such as USDT", name, s)
+			}
+			t.Quote = s
+			return nil
+		}},
+	})
+	if err != nil {
+		return err
+	}
+	if t.N == 0 || t.Quote == "" {
+		return d.errf(t.Line, "%s: want both top and quote, as {top: 50, quote: USDT}", name)
+	}
+	*list, *top = nil, t
+	return nil
+}
+
+func (d *decoder) rest(v *yaml.Node, dst *string) error {
+	s, err := d.scalar(v, "rest")
+	if err != nil {
+		return err
+	}
+	u, perr := url.Parse(s)
+	if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.User != nil {
+		return d.errf(deref(v).Line, "bad rest %q: want an http:// or https:// base URL such as %s", s, DefaultREST)
+	}
+	*dst = strings.TrimRight(s, "/")
+	return nil
+}
+
 func (d *decoder) rates(v *yaml.Node, dst map[string]float64) error {
 	fs := make([]field, len(RateKeys))
 	for i, k := range RateKeys {
@@ -492,7 +542,7 @@ func (d *decoder) groups(v *yaml.Node, dst *[]Group) error {
 				g.Subscribe = s
 				return err
 			}},
-			{"symbols", func(v *yaml.Node) error { return d.symbols(v, "group symbols", &g.Symbols) }},
+			{"symbols", func(v *yaml.Node) error { return d.symbolsOrTop(v, "group symbols", &g.Symbols, &g.Top) }},
 		})
 		if err != nil {
 			return err
@@ -538,15 +588,25 @@ func (d *decoder) validate(p *Profile) error {
 	if p.RcvBuf > math.MaxInt32 {
 		add(d.errf(line("rcvbuf"), "rcvbuf %v is too large (at most 2GiB-1)", p.RcvBuf))
 	}
+	if d.set["rest"] && p.Target == TargetLocal && !p.NeedsResolve() {
+		add(d.errf(line("rest"), "rest is only used to resolve symbols given as {top: N, quote: Q}; no symbols list here has that form"))
+	}
 	for i, g := range p.Groups {
 		pre := "groups." + strconv.Itoa(i)
-		syms := g.Symbols
-		if syms == nil {
-			syms = p.Symbols
+		sym := placeholderSymbol
+		switch {
+		case len(g.Symbols) > 0:
+			sym = g.Symbols[0]
+		case g.Top == nil && len(p.Symbols) > 0:
+			sym = p.Symbols[0]
 		}
 		for j, t := range g.Streams {
-			if err := checkTemplate(t, syms[0]); err != nil {
-				add(d.errf(line(pre+".streams."+strconv.Itoa(j), pre), "%v", err))
+			l := line(pre+".streams."+strconv.Itoa(j), pre)
+			warn, err := checkTemplate(t, sym)
+			if err != nil {
+				add(d.errf(l, "%v", err))
+			} else if warn != "" {
+				p.Warnings = append(p.Warnings, d.errf(l, "%s", warn).Error())
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -151,8 +152,10 @@ func (d *decoder) validateFaults(p *Profile, add func(*Error)) {
 		add(d.errf(d.lines["faults"], "faults need target %q: only the replay server can inject them, not %q", TargetLocal, p.Target))
 		return
 	}
+	// With symbols as {top: N} the groups' streams are known only at the start.
+	resolve := p.NeedsResolve()
 	subscribed := map[string]bool{}
-	if groups, err := p.Expand(); err == nil {
+	if groups, err := p.Expand(); err == nil && !resolve {
 		for _, g := range groups {
 			for _, st := range g.Streams {
 				subscribed[st.Name] = true
@@ -171,8 +174,8 @@ func (d *decoder) validateFaults(p *Profile, add func(*Error)) {
 			add(d.errf(at("at"), "fault at %v is not inside the run's duration (%v)", f.At, p.Duration))
 			continue
 		}
-		if j := slices.IndexFunc(f.Streams, func(t string) bool { return strings.ContainsAny(t, "{}") && checkTemplate(t, p.Symbols[0]) != nil }); j >= 0 {
-			add(d.errf(at("streams"), "fault %v", checkTemplate(f.Streams[j], p.Symbols[0])))
+		if err := checkFaultTemplates(p, f.Streams); err != nil {
+			add(d.errf(at("streams"), "fault %v", err))
 			continue
 		}
 		rf := f.replayFault(p.Symbols)
@@ -185,7 +188,7 @@ func (d *decoder) validateFaults(p *Profile, add func(*Error)) {
 			continue
 		}
 		for _, n := range rf.Streams {
-			if !subscribed[n] {
+			if !resolve && !subscribed[n] {
 				add(d.errf(at("streams"), "fault stream %q is not subscribed by any group", n))
 				break
 			}
@@ -194,4 +197,23 @@ func (d *decoder) validateFaults(p *Profile, add func(*Error)) {
 			add(d.errf(at("for"), "fault for %v must be shorter than every %v", f.For, f.Every))
 		}
 	}
+}
+
+// checkFaultTemplates checks the {symbol} templates among a fault's streams.
+// They expand over the profile's symbols list, so they need one: with
+// symbols given as {top: N} the server's schedule is fixed before the
+// symbols are known.
+func checkFaultTemplates(p *Profile, streams []string) error {
+	for _, t := range streams {
+		if !strings.ContainsAny(t, "{}") {
+			continue
+		}
+		if p.Top != nil || len(p.Symbols) == 0 {
+			return fmt.Errorf("streams template %q needs a symbols list; with symbols: {top: N} name the streams", t)
+		}
+		if _, err := checkTemplate(t, p.Symbols[0]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -37,7 +37,9 @@ type Profile struct {
 	Duration         Duration    `yaml:"duration"`          // measured window
 	Warmup           Duration    `yaml:"warmup"`            // connect/subscribe time before the window
 	Libraries        []string    `yaml:"libraries"`         // subset of KnownLibraries
-	Symbols          []string    `yaml:"symbols"`           // lowercase
+	Symbols          []string    `yaml:"symbols"`           // lowercase; filled by ResolveSymbols when Top is set
+	Top              *Top        `yaml:"-"`                 // symbols: {top: N, quote: Q}, resolved once at the start
+	REST             string      `yaml:"rest"`              // REST base for Top; "" = DefaultREST (live) or the replay server (local)
 	Groups           []Group     `yaml:"groups"`            // connection groups
 	Keepalive        Keepalive   `yaml:"keepalive"`         // client pings
 	Reconnect        Reconnect   `yaml:"reconnect"`         // backoff bounds, unrepairable rule
@@ -48,6 +50,89 @@ type Profile struct {
 	Replay           Replay      `yaml:"replay"`            // only for target local
 	Thresholds       []Threshold `yaml:"-"`                 // pass/fail limits per library, in ThresholdKeys order
 	Faults           []Fault     `yaml:"-"`                 // injected by the replay server (target local only)
+
+	// Warnings are problems that do not stop the run, as "<path>:<line>: <text>":
+	// e.g. a stream Binance retired, which will be reported as stalled.
+	Warnings []string `yaml:"-"`
+}
+
+// Top asks for the N most traded markets quoted in Quote, by 24 h quote
+// volume from REST GET /api/v3/ticker/24hr, stablecoin and fiat pairs
+// excluded (binance.StableAssets).
+type Top struct {
+	N     int    `yaml:"top"`
+	Quote string `yaml:"quote"` // uppercase, e.g. USDT
+	Line  int    `yaml:"-"`
+}
+
+func (t Top) String() string { return fmt.Sprintf("top %d %s", t.N, t.Quote) }
+
+// DefaultREST is the REST base used to resolve Top for a live target.
+const DefaultREST = "https://api.binance.com"
+
+// placeholderSymbol stands in for symbols not yet resolved when templates are checked.
+const placeholderSymbol = "btcusdt"
+
+// ResolveSymbols replaces every Top by the list resolve returns for it, asking
+// once per distinct Top, and returns the lists by Top. After it, Symbols and
+// every group's Symbols are concrete.
+func (p *Profile) ResolveSymbols(resolve func(Top) ([]string, error)) (map[Top][]string, error) {
+	got := map[Top][]string{}
+	get := func(t *Top) ([]string, error) {
+		k := Top{N: t.N, Quote: t.Quote}
+		if l, ok := got[k]; ok {
+			return l, nil
+		}
+		l, err := resolve(k)
+		if err != nil {
+			return nil, fmt.Errorf("resolve symbols (%s, %s:%d): %w", k, p.Path, t.Line, err)
+		}
+		got[k] = l
+		return l, nil
+	}
+	if p.Top != nil {
+		l, err := get(p.Top)
+		if err != nil {
+			return nil, err
+		}
+		p.Symbols, p.Top = slices.Clone(l), nil
+	}
+	for i := range p.Groups {
+		g := &p.Groups[i]
+		if g.Top == nil {
+			continue
+		}
+		l, err := get(g.Top)
+		if err != nil {
+			return nil, err
+		}
+		g.Symbols, g.Top = slices.Clone(l), nil
+	}
+	return got, nil
+}
+
+// NeedsResolve tells whether a symbol list is given as top N.
+func (p *Profile) NeedsResolve() bool {
+	if p.Top != nil {
+		return true
+	}
+	for _, g := range p.Groups {
+		if g.Top != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// RESTBase is where Top is resolved; local is the replay server's http base.
+func (p *Profile) RESTBase(local string) string {
+	switch {
+	case p.REST != "":
+		return p.REST
+	case p.Target == TargetLocal || p.Target == "":
+		return local
+	}
+	return DefaultREST
 }
 
 // Group is a set of subscriptions spread over one or more connections.
@@ -57,6 +142,7 @@ type Group struct {
 	PerConnection int      `yaml:"per_connection"` // max streams per connection, 1..1024
 	Subscribe     string   `yaml:"subscribe"`      // SubscribeURL or SubscribeMessage
 	Symbols       []string `yaml:"symbols"`        // overrides the profile symbols when set
+	Top           *Top     `yaml:"-"`              // symbols: {top: N, quote: Q} for this group
 	Line          int      `yaml:"-"`              // line of the group in the file; 0 for built-in groups
 }
 

@@ -62,10 +62,106 @@ func TestProfilesDirParses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if p.NeedsResolve() {
+				if _, err := p.ResolveSymbols(fixedTop); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if _, err := p.Expand(); err != nil {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// fixedTop resolves {top: N} to N made-up symbols: no network in tests.
+func fixedTop(t Top) ([]string, error) {
+	out := make([]string, t.N)
+	for i := range out {
+		out[i] = fmt.Sprintf("sym%d%s", i, strings.ToLower(t.Quote))
+	}
+	return out, nil
+}
+
+func TestSilentStreamsWarn(t *testing.T) {
+	src := "groups:\n  - name: a\n    streams: ['!ticker@arr', '{symbol}@trade']\n  - name: b\n    streams: ['{symbol}@trades']\n"
+	p, err := Parse("x.yaml", []byte(src))
+	if err != nil {
+		t.Fatalf("a retired or unknown stream must be accepted: %v", err)
+	}
+	want := []string{
+		`x.yaml:3: stream "!ticker@arr" was retired by Binance and sends nothing: it will be reported as stalled`,
+		`x.yaml:5: unknown stream "btcusdt@trades" (from "{symbol}@trades"): Binance accepts it and sends nothing: it will be reported as stalled`,
+	}
+	if !reflect.DeepEqual(p.Warnings, want) {
+		t.Errorf("warnings\n got %q\nwant %q", p.Warnings, want)
+	}
+	gs, err := p.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gs[0].Streams[0].Name != "!ticker@arr" || len(gs[1].Streams) != 5 {
+		t.Errorf("expand: %+v", gs)
+	}
+}
+
+func TestTopSymbols(t *testing.T) {
+	src := "symbols: {top: 3, quote: USDT}\ngroups:\n  - name: a\n    streams: ['{symbol}@trade']\n" +
+		"  - name: b\n    streams: ['{symbol}@depth']\n    symbols: {top: 2, quote: USDT}\n" +
+		"  - name: c\n    streams: ['{symbol}@aggTrade']\n    symbols: [ethbtc]\n"
+	p, err := Parse("x.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.NeedsResolve() || p.Top == nil || *p.Top != (Top{N: 3, Quote: "USDT", Line: 1}) || p.Symbols != nil {
+		t.Fatalf("top not parsed: %+v %+v", p.Top, p.Symbols)
+	}
+	if _, err := p.Expand(); err == nil {
+		t.Fatal("Expand before ResolveSymbols: want an error")
+	}
+	if got := p.RESTBase("http://127.0.0.1:9"); got != "http://127.0.0.1:9" {
+		t.Errorf("local REST base %q", got)
+	}
+	var asked []Top
+	got, err := p.ResolveSymbols(func(tp Top) ([]string, error) {
+		asked = append(asked, tp)
+		return fixedTop(tp)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 2 || len(got) != 2 {
+		t.Errorf("asked %v: want each distinct top once", asked)
+	}
+	gs, err := p.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(g ExpandedGroup) (out []string) {
+		for _, s := range g.Streams {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	if w := []string{"sym0usdt@trade", "sym1usdt@trade", "sym2usdt@trade"}; !reflect.DeepEqual(names(gs[0]), w) {
+		t.Errorf("group a %v, want %v", names(gs[0]), w)
+	}
+	if w := []string{"sym0usdt@depth", "sym1usdt@depth"}; !reflect.DeepEqual(names(gs[1]), w) {
+		t.Errorf("group b %v, want %v", names(gs[1]), w)
+	}
+	if w := []string{"ethbtc@aggTrade"}; !reflect.DeepEqual(names(gs[2]), w) {
+		t.Errorf("group c %v, want %v", names(gs[2]), w)
+	}
+	live, err := Parse("y.yaml", []byte("target: wss://stream.binance.com:9443\nsymbols: {top: 3, quote: USDT}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live.RESTBase("x") != DefaultREST {
+		t.Errorf("live REST base %q, want %q", live.RESTBase("x"), DefaultREST)
+	}
+	_, err = live.ResolveSymbols(func(Top) ([]string, error) { return nil, errors.New("boom") })
+	if err == nil || !strings.Contains(err.Error(), "y.yaml:2") || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("resolve error %v: want the file:line and the cause", err)
 	}
 }
 
@@ -199,8 +295,13 @@ var badProfiles = []struct{ name, yaml string }{
 	{"bad subscribe", "groups:\n  - name: a\n    streams: ['{symbol}@trade']\n    subscribe: ws\n"},
 	{"invalid stream", "groups:\n  - name: a\n    streams:\n      - '{symbol}@trade'\n      - '{symbol}@tr ade'\n"},
 	{"invalid literal stream", "groups:\n  - name: a\n    streams: ['@trade']\n"},
-	{"unknown stream", "groups:\n  - name: a\n    streams: ['{symbol}@trades']\n"},
-	{"retired stream", "groups:\n  - name: a\n    streams: ['!ticker@arr']\n"},
+	{"top without quote", "symbols: {top: 5}\n"},
+	{"top zero", "symbols: {top: 0, quote: USDT}\n"},
+	{"top lowercase quote", "symbols: {top: 5, quote: usdt}\n"},
+	{"top unknown key", "symbols: {top: 5, quote: USDT, by: volume}\n"},
+	{"group top text", "groups:\n  - name: a\n    streams: ['{symbol}@trade']\n    symbols: {top: many, quote: USDT}\n"},
+	{"bad rest", "symbols: {top: 5, quote: USDT}\nrest: ftp://api.binance.com\n"},
+	{"rest unused", "rest: http://127.0.0.1:1\n"},
 	{"unknown placeholder", "groups:\n  - name: a\n    streams: ['{sym}@trade']\n"},
 	{"group without name", "groups:\n  - streams: [btcusdt@trade]\n"},
 	{"group without streams", "groups:\n  - name: a\n"},
@@ -250,6 +351,7 @@ var badProfiles = []struct{ name, yaml string }{
 	{"fault live target", "target: wss://stream.binance.com:9443\nfaults:\n  - at: 10s\n    kind: reset\n"},
 	{"fault reject streams", "faults:\n  - at: 10s\n    kind: reject\n    n: 1\n    status: 503\n    streams: [btcusdt@trade]\n"},
 	{"fault status", "faults:\n  - at: 10s\n    kind: reject\n    n: 1\n    status: 302\n"},
+	{"fault template with top", "symbols: {top: 5, quote: USDT}\nfaults:\n  - at: 10s\n    kind: drop\n    n: 1\n    streams: ['{symbol}@trade']\n"},
 	{"fault oversize small", "faults:\n  - at: 10s\n    kind: oversize\n    size: 10B\n"},
 }
 

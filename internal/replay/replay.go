@@ -327,6 +327,9 @@ func (s *Server) Conns() []*Conn {
 
 // ServeHTTP routes the WebSocket paths and /_soak/stats; anything else is 404.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.serveREST(w, r) { // rest.go
+		return
+	}
 	path := r.URL.Path
 	var (
 		names    []string

@@ -40,7 +40,8 @@ func TestPaths(t *testing.T) {
 		{"/ws/btc-usdt@trade", 400},
 		{"/stream/nonsense", 404},
 		{"/", 404},
-		{"/api/v3/depth", 404},
+		{"/api/v3/depth", 400}, // REST (rest.go): no symbol
+		{"/api/v3/exchangeInfo", 404},
 		{"/_soak/nothing", 404},
 		{"/wsx", 404},
 	}

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/binance"
 	"github.com/wssoak/wssoak/internal/metrics"
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/replay"
@@ -42,6 +43,20 @@ type Options struct {
 	// WorkerTimeout: a worker that sent no frame for this long is killed
 	// (event worker_hung) and restarted. Default 30 s.
 	WorkerTimeout time.Duration
+	// ProgressInPlace rewrites one progress line (for a terminal) instead of
+	// printing a new line every 10 s.
+	ProgressInPlace bool
+	// Observer, if set, is told where the run writes, then sees every batch
+	// once it is committed to the database.
+	Observer Observer
+}
+
+// Observer watches a run from the outside (the live view). Its methods run
+// on the controller's writer goroutine, once a second: they must be quick
+// and must not keep the batch, which is not changed after the call.
+type Observer interface {
+	RunStarted(dir, dbPath string)
+	Observe(b *store.Batch)
 }
 
 // Result describes a finished run.
@@ -94,6 +109,7 @@ type workerProc struct {
 	procs    map[int64]procAt
 	prev     procAt
 	restarts int
+	stalls   int // stall events, for the progress line
 	exited   bool
 	hung     bool    // killed by the watchdog
 	finalCPU float64 // CPU seconds of the last sample, taken after the final frame
@@ -103,6 +119,10 @@ type workerProc struct {
 	}
 	started time.Time
 	res     WorkerResult
+
+	// the last subs frame, sent after the connections ended: gaps and dial accounts
+	finalSubs  []SubStat
+	finalSlots []SlotStat
 }
 
 type procAt struct {
@@ -133,6 +153,8 @@ type controller struct {
 	host     *metrics.Host
 	server   *child
 	addr     string
+	// progressed: a progress line was printed
+	progressed bool
 }
 
 // Run performs one soak run: it starts the replay server (local target), one
@@ -173,10 +195,16 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Observer != nil {
+		o.Observer.RunStarted(dir, filepath.Join(dir, "soak.db"))
+	}
 	c := &controller{o: o, db: db, dir: dir, frames: make(chan frameMsg, 1024), exits: make(chan *workerProc, 16), restarts: make(chan *workerProc, 16),
 		batch: new(store.Batch), writes: make(chan *store.Batch, 8), written: make(chan error, 1), host: metrics.NewHost()}
 	go c.writer()
 	res, err := c.run(ctx, runID)
+	if c.progressed && o.ProgressInPlace {
+		fmt.Fprintln(o.Progress) // end the line rewritten in place
+	}
 	close(c.writes)
 	if werr := <-c.written; werr != nil && err == nil {
 		err = werr
@@ -211,6 +239,8 @@ func (c *controller) writer() {
 			if first == nil {
 				first = fmt.Errorf("write batch: %w", err)
 			}
+		} else if c.o.Observer != nil {
+			c.o.Observer.Observe(b)
 		}
 		if n++; n%300 == 0 {
 			if err := c.db.Checkpoint(); err != nil {
@@ -250,6 +280,13 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 		defer c.stopServer()
 		target = "ws://" + c.addr
 	}
+	for _, w := range p.Warnings {
+		c.o.Log.Warn("profile", "warning", w)
+	}
+	symbols, err := c.resolveSymbols(ctx)
+	if err != nil {
+		return nil, err
+	}
 	plan, err := BuildPlan(p, runID, target, local)
 	if err != nil {
 		return nil, err
@@ -262,7 +299,7 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 		GoVersion: runtime.Version(), Started: start, Planned: time.Duration(p.Duration), Host: hostInfo,
 		Settings: map[string]string{"plan": string(planJSON), "profile_path": p.Path,
 			"keepalive":  fmt.Sprintf("%s/%s", plan.PingInterval, plan.PongTimeout),
-			"read_limit": fmt.Sprint(plan.ReadLimit), "rcvbuf": fmt.Sprint(plan.RcvBuf)},
+			"read_limit": fmt.Sprint(plan.ReadLimit), "rcvbuf": fmt.Sprint(plan.RcvBuf), "symbols": symbols},
 	}); err != nil {
 		return nil, err
 	}
@@ -282,6 +319,9 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 	for _, w := range c.workers {
 		res.Workers = append(res.Workers, w.res)
 	}
+	if terr := c.saveTruth(); terr != nil {
+		c.o.Log.Warn("lost charges", "err", terr)
+	}
 	if local && err == nil {
 		if serr := c.saveServerCounts(); serr != nil {
 			c.o.Log.Warn("server counts", "err", serr)
@@ -294,6 +334,40 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 	}
 	c.flush()
 	return res, err
+}
+
+// resolveSymbols turns every {top: N, quote: Q} of the profile into a symbol
+// list, from one GET /api/v3/ticker/24hr (so a top 20 is the head of the top
+// 50), and returns the lists as JSON for the run's settings ("" when the
+// profile lists its symbols). It runs once per run: every worker gets the plan
+// built from these lists.
+func (c *controller) resolveSymbols(ctx context.Context) (string, error) {
+	p := c.o.Profile
+	if !p.NeedsResolve() {
+		return "", nil
+	}
+	base := p.RESTBase("http://" + c.addr)
+	var tickers []binance.Ticker24h
+	client := &http.Client{Timeout: 20 * time.Second}
+	got, err := p.ResolveSymbols(func(t profile.Top) ([]string, error) {
+		if tickers == nil {
+			var err error
+			if tickers, err = binance.FetchTickers24h(ctx, client, base); err != nil {
+				return nil, err
+			}
+		}
+		return binance.TopSymbols(tickers, t.N, t.Quote)
+	})
+	if err != nil {
+		return "", err
+	}
+	lists := map[string][]string{}
+	for t, l := range got {
+		lists[t.String()] = l
+		c.o.Log.Info("symbols resolved", "rule", t.String(), "from", base+"/api/v3/ticker/24hr", "symbols", strings.Join(l, ","))
+	}
+	b, _ := json.Marshal(lists)
+	return string(b), nil
 }
 
 func (c *controller) startServer(ctx context.Context, start, end time.Time) error {
@@ -365,6 +439,27 @@ func (c *controller) saveServerCounts() error {
 		}
 	}
 	return c.db.SaveServerCounts(rows)
+}
+
+// saveTruth compares the libraries' lost ids per subscription and stores who
+// each is charged to, with every slot's dial account.
+func (c *controller) saveTruth() error {
+	finals := map[string][]SubStat{}
+	var dials []store.SlotDials
+	for _, w := range c.workers {
+		if w.finalSubs == nil {
+			continue // no final account (the worker died at the end): nothing to compare
+		}
+		finals[w.lib] = w.finalSubs
+		for _, s := range w.finalSlots {
+			dials = append(dials, store.SlotDials{Lib: w.lib, Slot: s.Slot, Group: s.Group, Dials: s.Dials,
+				DialFails: s.DialFails, Statuses: s.Statuses, Unrepairable: s.Unrepairable})
+		}
+	}
+	if len(finals) == 0 {
+		return nil
+	}
+	return c.db.SaveTruth(chargeLost(finals), dials)
 }
 
 func (c *controller) startWorker(w *workerProc) error {
@@ -615,10 +710,13 @@ func (c *controller) onFrame(w *workerProc, f *Frame) {
 			w.latest = st
 		}
 	case frameSubs:
+		if f.Slots != nil {
+			w.finalSubs, w.finalSlots = f.Subs, f.Slots
+		}
 		for _, s := range f.Subs {
 			c.batch.StreamSamples = append(c.batch.StreamSamples, store.StreamSample{Lib: w.lib, Slot: s.Slot, Group: s.Group,
 				Stream: s.Stream, Sec: f.Sec, MsgsTotal: s.Msgs, BytesTotal: s.Bytes, LostTotal: s.Lost, DupTotal: s.Dup,
-				OOOTotal: s.OOO, MaxSilenceMs: s.MaxSilenceMs, LastSeq: s.LastSeq})
+				OOOTotal: s.OOO, MaxSilenceMs: s.MaxSilenceMs, LastSeq: s.LastSeq, StallsTotal: s.Stalls, Stalled: s.Stalled})
 		}
 	case frameEvent:
 		ev := f.Ev
@@ -628,6 +726,9 @@ func (c *controller) onFrame(w *workerProc, f *Frame) {
 		ts := time.Unix(0, ev.TS)
 		c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: ts, Sec: ts.Sub(c.plan.Start).Seconds(),
 			Kind: ev.Kind, Slot: ev.Slot, Group: ev.Group, Stream: ev.Stream, Code: ev.Code, Detail: ev.Detail, DurMs: ev.DurMs})
+		if ev.Kind == "stall" {
+			w.stalls++
+		}
 		if ev.Kind == "disconnected" || ev.Kind == "dial_error" || ev.Kind == "unrepairable" {
 			c.o.Log.Info("worker event", "lib", w.lib, "kind", ev.Kind, "slot", ev.Slot, "code", ev.Code, "detail", ev.Detail)
 		}
@@ -716,10 +817,16 @@ func (c *controller) progress(k, total int64) {
 	var parts []string
 	for _, w := range c.workers {
 		if st := w.last; st != nil {
-			parts = append(parts, fmt.Sprintf("%s %d msg/s, %d reconnects", w.lib, st.Msgs, st.Reconnects))
+			parts = append(parts, fmt.Sprintf("%s %d msg/s, %d reconnects, %d stalls", w.lib, st.Msgs, st.Reconnects, w.stalls))
 		}
 	}
-	fmt.Fprintf(c.o.Progress, "[%4ds/%ds] %s\n", k, total, strings.Join(parts, " | "))
+	line := fmt.Sprintf("[%4ds/%ds] %s", k, total, strings.Join(parts, " | "))
+	if c.o.ProgressInPlace {
+		fmt.Fprintf(c.o.Progress, "\r\x1b[K%s", line) // back to column 0, clear the old line
+	} else {
+		fmt.Fprintln(c.o.Progress, line)
+	}
+	c.progressed = true
 }
 
 func sanitize(s string) string {

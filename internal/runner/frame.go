@@ -71,6 +71,8 @@ type SubStat struct {
 	Regress      int64  `json:"regress"`
 	MaxSilenceMs int64  `json:"max_silence_ms"`
 	LastSeq      int64  `json:"last_seq"`
+	Stalls       int64  `json:"stalls,omitempty"`  // stall events so far
+	Stalled      bool   `json:"stalled,omitempty"` // silent past its threshold now
 	// Only in the last subs frame: the ids lost, as coalesced inclusive
 	// ranges (at most 64), and how many lost ids the ranges leave out.
 	Gaps        [][2]int64 `json:"gaps,omitempty"`

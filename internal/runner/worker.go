@@ -62,6 +62,7 @@ type sub struct {
 	fresh                   bool             // read goroutine only: no message yet on the current connection
 	stalled                 bool             // reporter only
 	stalledAt               int64            // reporter only
+	stalls                  int64            // reporter only
 }
 
 type slot struct {
@@ -311,6 +312,7 @@ func (w *Worker) checkStall(sb *sub, now time.Time) {
 	switch {
 	case !sb.stalled && silence > int64(sb.stall):
 		sb.stalled, sb.stalledAt = true, mono
+		sb.stalls++
 		w.emit(Event{Kind: "stall", Slot: sb.slot.Slot.ID, Group: sb.slot.Slot.Group, Stream: sb.st.Name,
 			Detail: fmt.Sprintf("silent %.1fs (threshold %s)", float64(silence)/1e9, sb.stall)})
 	case sb.stalled && silence <= int64(sb.stall):
@@ -352,7 +354,7 @@ func (w *Worker) subStats(now time.Time) []SubStat {
 				Slot: s.Slot.ID, Group: s.Slot.Group, Stream: sb.st.Name,
 				Msgs: sb.msgs.Load(), Bytes: sb.bytes.Load(),
 				Lost: sb.lost.Load(), Dup: sb.dup.Load(), OOO: sb.ooo.Load(), Regress: sb.regress.Load(),
-				MaxSilenceMs: ms / 1e6, LastSeq: sb.lastSeq.Load(),
+				MaxSilenceMs: ms / 1e6, LastSeq: sb.lastSeq.Load(), Stalls: sb.stalls, Stalled: sb.stalled,
 			})
 		}
 	}
@@ -709,8 +711,13 @@ func (s *slot) keepalive(conn transport.Conn, done <-chan struct{}) {
 // this connection's handshake, inside the measured window (before the start
 // and after the end the source is silent by design).
 func (s *slot) watchSilence(conn transport.Conn, done <-chan struct{}) {
+	// A subscription silent by design (a retired stream) proves nothing about
+	// the connection: it is left out, and a slot of only such is never aborted.
 	shortest := time.Duration(-1)
 	for _, sb := range s.subs {
+		if silentByDesign(sb.st) {
+			continue
+		}
 		if sb.stall > 0 && (shortest < 0 || sb.stall < shortest) {
 			shortest = sb.stall
 		}
@@ -734,6 +741,9 @@ func (s *slot) watchSilence(conn transport.Conn, done <-chan struct{}) {
 			var longest time.Duration
 			all := true
 			for _, sb := range s.subs {
+				if silentByDesign(sb.st) {
+					continue
+				}
 				silent := time.Duration(mono - max(sb.lastSeen.Load(), from))
 				if sb.stall <= 0 || silent <= sb.stall {
 					all = false

@@ -2,7 +2,7 @@ package store
 
 // migrations[i] brings a database from user_version i to i+1. Append only:
 // a released step is never edited.
-var migrations = []string{schemaV1, schemaV2}
+var migrations = []string{schemaV1, schemaV2, schemaStalls, schemaTruth}
 
 // schemaVersion is the user_version of a database created by this binary.
 var schemaVersion = len(migrations)
@@ -162,4 +162,12 @@ CREATE TABLE verdicts (
 	ord       INTEGER NOT NULL, -- display order
 	PRIMARY KEY (lib, threshold)
 ) WITHOUT ROWID;
+`
+
+// schemaStalls: per-subscription stall count and whether the subscription was
+// stalled at that sample (a stream that never sends, such as a retired one,
+// stays stalled), so a silent subscription is never read as a healthy one.
+const schemaStalls = `
+ALTER TABLE stream_samples ADD COLUMN stalls_total INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE stream_samples ADD COLUMN stalled INTEGER NOT NULL DEFAULT 0;
 `
