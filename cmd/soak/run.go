@@ -56,7 +56,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *verbose {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log := newLogger(stderr, level)
 
 	// First SIGINT/SIGTERM: stop the workers, flush, print the table. Second: abort.
 	ctx, cancel := context.WithCancel(ctx)

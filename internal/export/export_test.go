@@ -52,7 +52,7 @@ func knownDB(t *testing.T) *store.DB {
 			Load15: 0.125, CPUPct: 31.25, StealPct: 0.5, IOWaitPct: 0.01, MemUsed: 3 << 30, MemAvail: 5 << 30})
 	}
 	b.StreamSamples = []store.StreamSample{
-		{Lib: "gws", Slot: 0, Group: "markets", Stream: "btcusdt@trade", Sec: 3, MsgsTotal: 250, BytesTotal: 33750, LostTotal: 2, DupTotal: 1, MaxSilenceMs: 840, LastSeq: 5_000_000_250},
+		{Lib: "gws", Slot: 0, Group: "markets", Stream: "btcusdt@trade", Sec: 3, MsgsTotal: 250, BytesTotal: 33750, LostTotal: 2, DupTotal: 1, MaxSilenceMs: 840, LastSeq: 5_000_000_250, StallsTotal: 2, Stalled: true},
 		{Lib: "coder", Slot: 0, Group: "markets", Stream: "btcusdt@trade", Sec: 3, MsgsTotal: 252, BytesTotal: 34020, MaxSilenceMs: 790, LastSeq: 5_000_000_252},
 	}
 	b.Events = []store.Event{

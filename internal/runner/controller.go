@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,10 +19,12 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/binance"
+	"github.com/wssoak/wssoak/internal/cert"
 	"github.com/wssoak/wssoak/internal/metrics"
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/replay"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/transport"
 )
 
 // maxRestarts is how often a worker that died is started again.
@@ -85,6 +88,8 @@ type ServeConfig struct {
 	PongTimeout  time.Duration      `json:"pong_timeout"`
 	Lifetime     time.Duration      `json:"lifetime"`
 	QueueSize    int                `json:"queue_size"`
+	CertFile     string             `json:"cert_file,omitempty"` // with KeyFile: serve wss://
+	KeyFile      string             `json:"key_file,omitempty"`
 	Start        time.Time          `json:"start"`
 	Stop         time.Time          `json:"stop"`
 	// Faults are injected by the server at Start+At on its own clock.
@@ -155,6 +160,7 @@ type controller struct {
 	addr     string
 	// progressed: a progress line was printed
 	progressed bool
+	ca         *cert.Authority // the replay server's throwaway CA (replay.tls)
 }
 
 // Run performs one soak run: it starts the replay server (local target), one
@@ -181,10 +187,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		o.Exe = exe
 	}
 	p := o.Profile
-	if p.Target != "" && p.Target != "local" {
-		if err := preflight(ctx, p.Target); err != nil {
-			return nil, err
-		}
+	if err := preflight(ctx, p.Target, p.Proxy); err != nil {
+		return nil, err
 	}
 	runID := o.Now().UTC().Format("20060102-150405") + "-" + sanitize(p.Name)
 	dir := filepath.Join(o.OutDir, runID)
@@ -212,7 +216,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	status := "done"
 	switch {
 	case err != nil:
-		status = "failed: " + err.Error()
+		status = "failed: " + transport.Mask(err.Error())
 	case ctx.Err() != nil:
 		status = "interrupted"
 	}
@@ -273,12 +277,21 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 		c.o.Log.Warn("host info", "err", err)
 	}
 	target := p.Target
+	var caFile string
 	if local {
+		if p.Replay.TLS {
+			if caFile, err = c.makeCA(end); err != nil {
+				return nil, err
+			}
+		}
 		if err := c.startServer(ctx, start, end); err != nil {
 			return nil, err
 		}
 		defer c.stopServer()
 		target = "ws://" + c.addr
+		if c.ca != nil {
+			target = "wss://" + c.addr
+		}
 	}
 	for _, w := range p.Warnings {
 		c.o.Log.Warn("profile", "warning", w)
@@ -291,15 +304,20 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if caFile != "" {
+		plan.CAFiles = append(plan.CAFiles, caFile)
+	}
 	plan.Start, plan.End = start, end
 	c.plan = plan
 	planJSON, _ := json.Marshal(plan)
+	// Proxy credentials are in the plan the workers get, never in what is stored.
 	if err := c.db.CreateRun(store.Run{
-		ID: runID, Name: p.Name, Target: target, ProfileText: p.Text, Status: "running",
+		ID: runID, Name: p.Name, Target: transport.Mask(target), ProfileText: transport.Mask(p.Text), Status: "running",
 		GoVersion: runtime.Version(), Started: start, Planned: time.Duration(p.Duration), Host: hostInfo,
-		Settings: map[string]string{"plan": string(planJSON), "profile_path": p.Path,
+		Settings: map[string]string{"plan": transport.Mask(string(planJSON)), "profile_path": p.Path,
 			"keepalive":  fmt.Sprintf("%s/%s", plan.PingInterval, plan.PongTimeout),
-			"read_limit": fmt.Sprint(plan.ReadLimit), "rcvbuf": fmt.Sprint(plan.RcvBuf), "symbols": symbols},
+			"read_limit": fmt.Sprint(plan.ReadLimit), "rcvbuf": fmt.Sprint(plan.RcvBuf), "symbols": symbols,
+			"proxy": transport.Mask(plan.Proxy), "tls_ca": strings.Join(plan.CAFiles, ","), "tls_server_name": plan.ServerName},
 	}); err != nil {
 		return nil, err
 	}
@@ -311,7 +329,7 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 		}
 		c.workers = append(c.workers, w)
 	}
-	c.o.Log.Info("run started", "run", runID, "dir", c.dir, "target", target, "libraries", p.Libraries,
+	c.o.Log.Info("run started", "run", runID, "dir", c.dir, "target", transport.Mask(target), "proxy", transport.Mask(plan.Proxy), "libraries", p.Libraries,
 		"slots", len(plan.Slots), "start", start.Format(time.RFC3339), "duration", time.Duration(p.Duration))
 
 	err = c.loop(ctx, end)
@@ -346,9 +364,12 @@ func (c *controller) resolveSymbols(ctx context.Context) (string, error) {
 	if !p.NeedsResolve() {
 		return "", nil
 	}
-	base := p.RESTBase("http://" + c.addr)
+	base := p.RESTBase(c.localBase())
 	var tickers []binance.Ticker24h
-	client := &http.Client{Timeout: 20 * time.Second}
+	client, err := c.httpClient(base != c.localBase())
+	if err != nil {
+		return "", err
+	}
 	got, err := p.ResolveSymbols(func(t profile.Top) ([]string, error) {
 		if tickers == nil {
 			var err error
@@ -378,6 +399,9 @@ func (c *controller) startServer(ctx context.Context, start, end time.Time) erro
 		Faults: c.o.Profile.ScheduledFaults()}
 	if len(cfg.Symbols) == 0 {
 		cfg.Symbols = c.o.Profile.Symbols
+	}
+	if c.ca != nil {
+		cfg.CertFile, cfg.KeyFile = filepath.Join(c.dir, "server.pem"), filepath.Join(c.dir, "server-key.pem")
 	}
 	b, _ := json.Marshal(cfg)
 	ch, err := startChild("replay server", c.o.Exe, []string{"serve", "-child", "-addr", "127.0.0.1:0"}, b, filepath.Join(c.dir, "server.log"))
@@ -416,6 +440,59 @@ func (c *controller) startServer(ctx context.Context, start, end time.Time) erro
 	return nil
 }
 
+// localBase is the http(s) base URL of the local replay server.
+func (c *controller) localBase() string {
+	if c.ca != nil {
+		return "https://" + c.addr
+	}
+	return "http://" + c.addr
+}
+
+// httpClient is the controller's client for its own requests: to the local replay server
+// directly, trusting its throwaway CA; to a remote REST base (remote true) the way the
+// workers connect: through the profile's proxy, with its TLS trust and server name.
+func (c *controller) httpClient(remote bool) (*http.Client, error) {
+	tr := &http.Transport{Proxy: nil, ForceAttemptHTTP2: false, TLSHandshakeTimeout: 10 * time.Second}
+	if !remote {
+		if c.ca != nil {
+			tr.TLSClientConfig = &tls.Config{RootCAs: c.ca.Pool(), MinVersion: tls.VersionTLS12}
+		}
+		return &http.Client{Transport: tr, Timeout: 20 * time.Second}, nil
+	}
+	p := c.o.Profile
+	var cas []string
+	if p.TLS.CA != "" {
+		cas = []string{p.TLS.CA}
+	}
+	tc, err := transport.TLSConfig(cas, "")
+	if err != nil {
+		return nil, err
+	}
+	d := &transport.Dialer{Timeout: 10 * time.Second, ProxyTLS: tc}
+	if p.Proxy != "" {
+		if d.Proxy, err = transport.ParseProxy(p.Proxy); err != nil {
+			return nil, err
+		}
+	}
+	tr.DialContext, tr.TLSClientConfig = d.DialContext, tc
+	return &http.Client{Transport: tr, Timeout: 20 * time.Second}, nil
+}
+
+// makeCA writes a throwaway CA and the replay server's certificate (valid until a day
+// after end) into the run directory, and returns the CA file the workers trust.
+func (c *controller) makeCA(end time.Time) (string, error) {
+	ca, err := cert.New(time.Until(end)+24*time.Hour, cert.LocalHosts...)
+	if err != nil {
+		return "", fmt.Errorf("replay tls: %w", err)
+	}
+	files, err := ca.Write(c.dir)
+	if err != nil {
+		return "", fmt.Errorf("replay tls: %w", err)
+	}
+	c.ca = ca
+	return files.CA, nil
+}
+
 func (c *controller) stopServer() {
 	if c.server != nil {
 		c.server.stop(5 * time.Second)
@@ -423,7 +500,11 @@ func (c *controller) stopServer() {
 }
 
 func (c *controller) saveServerCounts() error {
-	resp, err := http.Get("http://" + c.addr + "/_soak/stats")
+	client, err := c.httpClient(false)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Get(c.localBase() + "/_soak/stats")
 	if err != nil {
 		return fmt.Errorf("get server stats: %w", err)
 	}
@@ -724,6 +805,7 @@ func (c *controller) onFrame(w *workerProc, f *Frame) {
 			return
 		}
 		ts := time.Unix(0, ev.TS)
+		ev.Detail = transport.Mask(ev.Detail) // a library's error text may quote a URL
 		c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: ts, Sec: ts.Sub(c.plan.Start).Seconds(),
 			Kind: ev.Kind, Slot: ev.Slot, Group: ev.Group, Stream: ev.Stream, Code: ev.Code, Detail: ev.Detail, DurMs: ev.DurMs})
 		if ev.Kind == "stall" {
@@ -842,9 +924,26 @@ func sanitize(s string) string {
 	return string(b)
 }
 
-// preflight checks that a remote target's host answers on TCP, so that an
-// unreachable URL is one clear error instead of a run of failed dials.
-func preflight(ctx context.Context, target string) error {
+// preflight checks that the first hop answers on TCP, so that an unreachable URL is one
+// clear error instead of a run of failed dials: the proxy when there is one (the workers
+// never connect to the target themselves then, and a local target is reached through
+// it too), else a remote target's host. Credentials are the proxy's to judge, per dial.
+func preflight(ctx context.Context, target, proxy string) error {
+	d := net.Dialer{Timeout: 5 * time.Second}
+	if proxy != "" {
+		px, err := transport.ParseProxy(proxy)
+		if err != nil {
+			return err
+		}
+		c, err := d.DialContext(ctx, "tcp", px.Addr)
+		if err != nil {
+			return fmt.Errorf("proxy %s unreachable: %w", px, err)
+		}
+		return c.Close()
+	}
+	if target == "" || target == "local" {
+		return nil
+	}
 	u, err := url.Parse(target)
 	if err != nil {
 		return fmt.Errorf("target %q: %w", target, err)
@@ -860,7 +959,6 @@ func preflight(ctx context.Context, target string) error {
 	case port == "":
 		port = "80"
 	}
-	d := net.Dialer{Timeout: 5 * time.Second}
 	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
 	if err != nil {
 		return fmt.Errorf("target %s unreachable: %w", target, err)

@@ -3,7 +3,6 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -18,8 +17,11 @@ import (
 // The log is read from the live server at the end, so no fault is lost to a
 // pipe or a buffer.
 func (c *controller) saveFaults() error {
-	cl := http.Client{Timeout: 10 * time.Second}
-	resp, err := cl.Get("http://" + c.addr + "/_soak/faults")
+	cl, err := c.httpClient(false)
+	if err != nil {
+		return err
+	}
+	resp, err := cl.Get(c.localBase() + "/_soak/faults")
 	if err != nil {
 		return fmt.Errorf("get server faults: %w", err)
 	}
