@@ -108,7 +108,7 @@ type workerProc struct {
 		msgs, bytes, reconnects, lost, dup int64
 		subs                               map[subKey]SubStat // per subscription, cumulative
 	}
-	subs map[subKey]SubStat // latest cumulative totals per subscription
+	subs    map[subKey]SubStat // latest cumulative totals per subscription
 	started time.Time
 	res     WorkerResult
 }

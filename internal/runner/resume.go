@@ -165,7 +165,7 @@ func (c *controller) reopen() error {
 	}
 	out := now.Sub(from)
 	c.batch.Events = append(c.batch.Events, store.Event{TS: from, Sec: float64(rs.lastSec), Kind: "outage", Slot: -1,
-		DurMs: float64(out.Milliseconds()),
+		DurMs:  float64(out.Milliseconds()),
 		Detail: fmt.Sprintf("controller down: nothing recorded from second %d to %.1f; resumed", rs.lastSec, now.Sub(c.epoch).Seconds())})
 	c.o.Log.Warn("resuming a crashed run", "run", rs.run.ID, "last_second", rs.lastSec, "outage", out.Round(time.Millisecond),
 		"end", rs.plan.End.Format(time.RFC3339))
