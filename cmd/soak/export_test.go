@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,6 +111,15 @@ func TestExportRealRun(t *testing.T) {
 		t.Errorf("summary.csv has %d message rows, want 2", checked)
 	}
 
+	// A run compared with itself: every difference is zero.
+	cmp, stderr, err := runSoak(t, "compare", runDir, dbPath(t, out))
+	if err != nil {
+		t.Fatalf("compare: %v\n%s", err, stderr)
+	}
+	if len(regexp.MustCompile(`(?m)^Messages / data .* \+0 messages +\+0\.0 %$`).FindAllString(cmp, -1)) != 2 || !strings.Contains(cmp, "gorilla") || !strings.Contains(cmp, "gobwas") {
+		t.Errorf("compare of a run with itself:\n%s", cmp)
+	}
+
 	// JSON into another directory, by run directory: every line parses.
 	jdir := filepath.Join(dir, "json")
 	if _, stderr, err := runSoak(t, "export", runDir, "-format", "json", "-o", jdir); err != nil {
@@ -184,6 +194,8 @@ func TestExportErrors(t *testing.T) {
 		{[]string{"export", dir}, "no soak.db in this directory"},
 		{[]string{"export", "-format", "xml", dir}, `flag -format: unknown format "xml"`},
 		{[]string{"export", "a", "b"}, "want at most one RUN_DIR or DB"},
+		{[]string{"compare", dir}, "want two runs (RUN_A RUN_B), got 1"},
+		{[]string{"compare", dir, dir}, "no soak.db in this directory"},
 	} {
 		_, _, err := runSoak(t, tt.args...)
 		if err == nil || !strings.Contains(err.Error(), tt.want) || exitCode(err, io.Discard) != 2 {

@@ -32,6 +32,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	workerTimeout := fs.Duration("worker-timeout", 30*time.Second, "kill and restart a worker that sent nothing for this long")
 	verbose := fs.Bool("v", false, "log debug details")
 	resume := fs.String("resume", "", "continue the crashed run in `RUN_DIR` (same database) up to its original end")
+	httpAddr := fs.String("http", "", "serve the live view (the report at /, Prometheus /metrics) on this address, e.g. 127.0.0.1:8080")
+	httpPublic := fs.Bool("http-public", false, "allow -http on an address other than loopback (the live view has no authentication)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -66,7 +68,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *verbose {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log := newLogger(stderr, level)
 
 	// First SIGINT/SIGTERM: stop the workers, flush, print the table. Second: abort.
 	ctx, cancel := context.WithCancel(ctx)
@@ -92,12 +94,22 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *workerTimeout < 2*time.Second {
 		return usageError{fmt.Errorf("flag -worker-timeout: %s is too short: workers report every second; want at least 2s", *workerTimeout)}
 	}
+	opts := runner.Options{Profile: p, OutDir: *out, Log: log, Progress: stdout, Abort: abort, WorkerTimeout: *workerTimeout,
+		ProgressInPlace: isTerminal(stdout), Resume: *resume}
 	if p != nil {
 		fmt.Fprintf(stdout, "soak run: profile %s, %s, libraries %s\n", p.Path, time.Duration(p.Duration), strings.Join(p.Libraries, ", "))
 	} else {
 		fmt.Fprintf(stdout, "soak run: resuming %s\n", *resume)
 	}
-	res, err := runner.Run(ctx, runner.Options{Profile: p, OutDir: *out, Log: log, Progress: stdout, Abort: abort, WorkerTimeout: *workerTimeout, Resume: *resume})
+	if *httpAddr != "" {
+		lv, stop, err := startLive(*httpAddr, *httpPublic, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		opts.Observer = lv
+	}
+	res, err := runner.Run(ctx, opts)
 	if res != nil && res.DBPath != "" {
 		if terr := printTable(stdout, res); terr != nil && err == nil {
 			err = terr

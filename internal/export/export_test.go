@@ -52,7 +52,7 @@ func knownDB(t *testing.T) *store.DB {
 			Load15: 0.125, CPUPct: 31.25, StealPct: 0.5, IOWaitPct: 0.01, MemUsed: 3 << 30, MemAvail: 5 << 30})
 	}
 	b.StreamSamples = []store.StreamSample{
-		{Lib: "gws", Slot: 0, Group: "markets", Stream: "btcusdt@trade", Sec: 3, MsgsTotal: 250, BytesTotal: 33750, LostTotal: 2, DupTotal: 1, MaxSilenceMs: 840, LastSeq: 5_000_000_250},
+		{Lib: "gws", Slot: 0, Group: "markets", Stream: "btcusdt@trade", Sec: 3, MsgsTotal: 250, BytesTotal: 33750, LostTotal: 2, DupTotal: 1, MaxSilenceMs: 840, LastSeq: 5_000_000_250, StallsTotal: 2, Stalled: true},
 		{Lib: "coder", Slot: 0, Group: "markets", Stream: "btcusdt@trade", Sec: 3, MsgsTotal: 252, BytesTotal: 34020, MaxSilenceMs: 790, LastSeq: 5_000_000_252},
 	}
 	b.Events = []store.Event{
@@ -256,5 +256,28 @@ func golden(t *testing.T, path, got string) {
 	}
 	if got != string(want) {
 		t.Errorf("%s differs (run with -update if intended):\n%s", path, got)
+	}
+}
+
+// TestREADMEDefinesEveryColumn: the README's Export section names every column.
+func TestREADMEDefinesEveryColumn(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(data), "\n## Export\n")
+	if !ok {
+		t.Fatal("README has no Export section")
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	for _, table := range Tables {
+		if !strings.Contains(sec, "`"+table+"`") {
+			t.Errorf("README's Export section does not name the table %s", table)
+		}
+		for _, c := range Columns[table] {
+			if !strings.Contains(sec, "`"+c+"`") {
+				t.Errorf("README's Export section does not define %s.%s", table, c)
+			}
+		}
 	}
 }

@@ -200,6 +200,10 @@ func TestParseDefaults(t *testing.T) {
 				p.Groups = []Group{newGroup("a", "btcusdt@trade"), newGroup("b", "{symbol}@depth")}
 				p.Groups[1].Subscribe, p.Groups[1].PerConnection, p.Groups[1].Symbols = SubscribeMessage, 2, []string{"ethusdt"}
 			}},
+		{"proxy and tls", "name: t\nproxy: socks5://u:p%40ss@127.0.0.1:1080\ntls: {ca: ../testdata/ca.pem, server_name: localhost}\nreplay: {tls: true}\n", func(p *Profile) {
+			p.Name, p.Proxy, p.Replay.TLS = "t", "socks5://u:p%40ss@127.0.0.1:1080", true
+			p.TLS = TLS{CA: "testdata/ca.pem", ServerName: "localhost"}
+		}},
 		{"give up by duration, silence", "name: g\nreconnect: {give_up_after: 10m}\nsilence: {factor: 5, min: 1s, realtime: 30s}\n", func(p *Profile) {
 			p.Name, p.Reconnect.GiveUpDials, p.Reconnect.GiveUpAfter = "g", 0, Duration(10*time.Minute)
 			p.Silence = Silence{Factor: 5, Min: Duration(time.Second), RealTime: Duration(30 * time.Second)}
@@ -306,6 +310,15 @@ var badProfiles = []struct{ name, yaml string }{
 	{"unknown anchor", "name: *a\n"},
 	{"replay seed float", "replay: {seed: 1.5}\n"},
 	{"key is a list", "[a]: 1\n"},
+	{"proxy scheme", "name: x\nproxy: ftp://user:s3cret@host:21\n"},
+	{"proxy malformed", "proxy: 'http://user:s3 cret@host:8080'\n"},
+	{"proxy socks4 password", "proxy: socks4://user:s3cret@host\n"},
+	{"proxy bad port", "proxy: socks5://user:s3cret@host:0\n"},
+	{"proxy list", "proxy: [a, b]\n"},
+	{"tls ca missing", "tls:\n  ca: missing.pem\n"},
+	{"tls ca not pem", "tls:\n  ca: ../testdata/errors.golden\n"},
+	{"tls unknown key", "tls:\n  insecure: true\n"},
+	{"replay tls not bool", "replay:\n  tls: yes please\n"},
 	{"give up zero", "reconnect: {give_up_after: 0}\n"},
 	{"give up words", "reconnect:\n  give_up_after: never\n"},
 	{"give up negative duration", "reconnect: {give_up_after: -5m}\n"},
@@ -334,6 +347,9 @@ func TestParseErrors(t *testing.T) {
 		var pe *Error
 		if !errors.As(err, &pe) || !line.MatchString(err.Error()) || strings.Contains(err.Error(), "unmarshal") {
 			t.Errorf("%s: error %q is not one <path>:<line>: line", tt.name, err)
+		}
+		if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "s3 cret") {
+			t.Errorf("%s: error %q shows the proxy password", tt.name, err)
 		}
 		fmt.Fprintf(&b, "%s\n\t%s\n", tt.name, err)
 	}

@@ -10,10 +10,14 @@ var numUnits = []struct{ prefix, unit string }{
 	{"RSS start", "bytes"},            // RSS at the window's last second
 	{"CPU avg", "%"},                  // % of one core, mean over the window
 	{"CPU s sampled", "s"},            // CPU seconds from /proc, summed over the worker's processes
+	{"Faults seen", "faults"},         // fault events recorded for the library
 	{"Reconnect duration", "ms"},      // the longest reconnect
 	{"Reconnects", "reconnects"},      // over all connection groups
 	{"Max seconds without data", "s"}, // the worst subscription
 	{"Lost / duplicate", "messages"},  // lost, over all subscriptions
+	{"Lost charged", "messages"},      // lost that another library received
+	{"Dials / failed", "dials"},       // failed dials
+	{"Unrepairable slots", "slots"},   // slots the unrepairable rule fired for
 	{"Latency p50 / p99", "ms"},       // whole-run p99
 	{"Errors / stalls", "count"},      // errors + stalls + unrepairable
 }

@@ -71,8 +71,23 @@ func knownRun(t *testing.T) *store.DB {
 		store.Event{Lib: "gws", TS: at(3.0), Sec: 3.0, Kind: "stall", Slot: 0, Group: "arr", Stream: "!ticker@arr"},
 		store.Event{Lib: "gorilla", TS: at(10.5), Sec: 10.5, Kind: "closed", Slot: 1, Group: "markets", Code: 1000},
 		store.Event{TS: at(6), Sec: 6, Kind: "outage", Slot: -1, DurMs: 1400},
+		store.Event{Lib: "gws", TS: at(5.4), Sec: 5.4, Kind: "fault", Slot: -1, Detail: "reset"},
+		store.Event{Lib: "gorilla", TS: at(5.4), Sec: 5.4, Kind: "fault", Slot: -1, Detail: "reset"},
+		store.Event{Lib: "gws", TS: at(9.0), Sec: 9.0, Kind: "fault", Slot: -1, Detail: "drop n=3"},
+		store.Event{Lib: "gws", TS: at(9.5), Sec: 9.5, Kind: "unrepairable", Slot: 2, Group: "markets"},
+		store.Event{Lib: "gws", TS: at(9.8), Sec: 9.8, Kind: "unrepairable", Slot: 2, Group: "markets"},
 	)
 	if err := db.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveTruth([]store.LostCharge{
+		{Lib: "gws", Slot: 2, Group: "markets", Stream: "ethusdt@trade", Lost: 7, Library: 4, Source: 3, Gaps: [][2]int64{{10, 12}, {40, 43}}},
+		{Lib: "gorilla", Slot: 2, Group: "markets", Stream: "ethusdt@trade", Lost: 3, Source: 3, Gaps: [][2]int64{{10, 12}}},
+	}, []store.SlotDials{
+		{Lib: "gws", Slot: 2, Group: "markets", Dials: 5, DialFails: 3, Statuses: map[string]int64{"429": 1, "503": 2}, Unrepairable: true},
+		{Lib: "gws", Slot: 3, Group: "depth", Dials: 2},
+		{Lib: "gorilla", Slot: 2, Group: "markets", Dials: 1},
+	}); err != nil {
 		t.Fatal(err)
 	}
 	return db
@@ -97,7 +112,11 @@ func TestSummarizeKnownRun(t *testing.T) {
 		"Max seconds without data":           {0.9, 10},
 		"Lost / duplicate messages":          {0, 7},
 		"Latency p50 / p99 (ms)":             {12, 12},
-		"Errors / stalls / unrepairable":     {0, 3}, // the 1001 close is no error
+		"Errors / stalls / unrepairable":     {0, 5}, // the 1001 close is no error; two stalls, two unrepairable events
+		"Faults seen":                        {1, 2},
+		"Lost charged to library / source":   {0, 4},
+		"Dials / failed (status × n)":        {0, 3},
+		"Unrepairable slots":                 {0, 1}, // two events, one slot
 		"Stalled subscriptions at end":       {0, 1},
 		"Seconds missing":                    {1, 0},
 	}

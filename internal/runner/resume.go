@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/wssoak/wssoak/internal/profile"
@@ -80,6 +81,9 @@ func loadResumed(db *store.DB) (*resumed, error) {
 	}
 	if rs.plan.Version != PlanVersion {
 		return nil, fmt.Errorf("run %s: plan version %d, this program speaks %d", run.ID, rs.plan.Version, PlanVersion)
+	}
+	if strings.Contains(rs.plan.Proxy, ":****@") {
+		return nil, fmt.Errorf("run %s goes through a proxy whose password is not stored (masked): it cannot be resumed", run.ID)
 	}
 	if rs.profile, err = profile.Parse(run.Settings["profile_path"], []byte(run.ProfileText)); err != nil {
 		return nil, fmt.Errorf("run %s: stored profile: %w", run.ID, err)

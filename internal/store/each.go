@@ -44,7 +44,8 @@ func (s *DB) EachSample(fn func(*Sample) error) error {
 // then lib, group, slot and stream.
 func (s *DB) EachStreamSample(fn func(*StreamSample) error) error {
 	rows, err := s.db.Query(`SELECT st.lib, st.slot, st.grp, st.stream, ss.sec, ss.msgs_total,
-			ss.bytes_total, ss.lost_total, ss.dup_total, ss.ooo_total, ss.max_silence_ms, ss.last_seq
+			ss.bytes_total, ss.lost_total, ss.dup_total, ss.ooo_total, ss.max_silence_ms, ss.last_seq,
+			ss.stalls_total, ss.stalled
 		FROM stream_samples ss JOIN streams st ON st.id = ss.sid
 		ORDER BY ss.sec, st.lib, st.grp, st.slot, st.stream`)
 	if err != nil {
@@ -52,7 +53,7 @@ func (s *DB) EachStreamSample(fn func(*StreamSample) error) error {
 	}
 	return each(rows, "read stream samples", func(rows *sql.Rows, x *StreamSample) error {
 		return rows.Scan(&x.Lib, &x.Slot, &x.Group, &x.Stream, &x.Sec, &x.MsgsTotal, &x.BytesTotal,
-			&x.LostTotal, &x.DupTotal, &x.OOOTotal, &x.MaxSilenceMs, &x.LastSeq)
+			&x.LostTotal, &x.DupTotal, &x.OOOTotal, &x.MaxSilenceMs, &x.LastSeq, &x.StallsTotal, &x.Stalled)
 	}, fn)
 }
 
