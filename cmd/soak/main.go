@@ -9,7 +9,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+
+	"github.com/wssoak/wssoak/internal/transport"
 )
 
 func main() {
@@ -31,7 +34,7 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	}
-	fmt.Fprintln(stderr, "soak:", err)
+	fmt.Fprintln(stderr, "soak:", transport.Mask(err.Error()))
 	var ue usageError
 	if errors.As(err, &ue) {
 		return 2
@@ -47,6 +50,7 @@ const usage = `soak compares Go WebSocket client libraries on Binance market str
 
 Usage:
   soak run    [-profile FILE] [-duration D] [-out DIR]   run a soak (default: profiles/local.yaml, 2m, embedded replay server)
+  soak run    -resume RUN_DIR                             continue a run whose controller died, into the same database
   soak serve  [-addr HOST:PORT] [-profile FILE]          run the Binance-like replay server on its own
   soak export [-format csv|json] [-o DIR] [RUN]          write a run's tables as CSV or NDJSON files
   soak compare RUN_A RUN_B                               two runs' end tables side by side, with differences
@@ -92,4 +96,21 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return usageError{fmt.Errorf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))}
 	}
 	return nil
+}
+
+// newLogger is the text logger of every subcommand. Whatever a log line carries (a
+// target URL, a library's error) passes transport.Mask: no proxy password reaches a log.
+func newLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level,
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			switch a.Value.Kind() {
+			case slog.KindString:
+				a.Value = slog.StringValue(transport.Mask(a.Value.String()))
+			case slog.KindAny:
+				if err, ok := a.Value.Any().(error); ok {
+					a.Value = slog.StringValue(transport.Mask(err.Error()))
+				}
+			}
+			return a
+		}}))
 }

@@ -29,7 +29,7 @@ var Columns = map[string][]string{
 		"lat_p50_us", "lat_p99_us", "lat_max_us", "rss_bytes", "cpu_user_s_total", "cpu_sys_s_total",
 		"cpu_pct", "fds", "threads"},
 	"stream_samples": {"t_unix_ms", "run_s", "lib", "grp", "slot", "stream", "msgs_total", "bytes_total",
-		"lost_total", "dup_total", "ooo_total", "max_silence_ms", "last_seq"},
+		"lost_total", "dup_total", "ooo_total", "max_silence_ms", "last_seq", "stalls_total", "stalled"},
 	"events":       {"t_unix_ms", "run_s", "lib", "kind", "slot", "grp", "stream", "code", "detail", "dur_ms"},
 	"host_samples": {"t_unix_ms", "run_s", "load1", "load5", "load15", "cpu_pct", "steal_pct", "iowait_pct", "mem_used_bytes", "mem_avail_bytes"},
 	"summary":      {"ord", "metric", "lib", "value", "num", "num_unit"},
@@ -145,6 +145,8 @@ func fill(db *store.DB, table string, w *rowWriter, start time.Time) error {
 			w.int(x.OOOTotal)
 			w.int(x.MaxSilenceMs)
 			w.int(x.LastSeq)
+			w.int(x.StallsTotal)
+			w.bool(x.Stalled)
 			return w.end()
 		})
 	case "events":
@@ -264,6 +266,16 @@ func (w *rowWriter) float(v float64, prec int) {
 	}
 	w.sep()
 	w.buf = strconv.AppendFloat(w.buf, v, 'f', prec, 64)
+}
+
+// bool writes 1 or 0, in CSV and JSON alike.
+func (w *rowWriter) bool(v bool) {
+	w.sep()
+	if v {
+		w.buf = append(w.buf, '1')
+	} else {
+		w.buf = append(w.buf, '0')
+	}
 }
 
 func (w *rowWriter) nulls(n int) {

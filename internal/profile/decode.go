@@ -2,6 +2,7 @@ package profile
 
 import (
 	"bytes"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/wssoak/wssoak/internal/transport"
 )
 
 // decoder walks the YAML node tree by hand, so every problem carries the line
@@ -138,6 +141,7 @@ func (d *decoder) profileFields(p *Profile) []field {
 		{"read_limit", d.size("read_limit", &p.ReadLimit, positive)},
 		{"rcvbuf", d.size("rcvbuf", &p.RcvBuf, nonNegative)},
 		{"thresholds", func(v *yaml.Node) error { return d.thresholds(v, &p.Thresholds) }},
+		{"faults", func(v *yaml.Node) error { return d.faults(v, &p.Faults) }},
 		{"replay", d.sub("replay", []field{
 			{"seed", d.integer("replay.seed", &p.Replay.Seed, math.MinInt64, math.MaxInt64)},
 			{"speed", d.float("replay.speed", &p.Replay.Speed, positive)},
@@ -147,8 +151,62 @@ func (d *decoder) profileFields(p *Profile) []field {
 			{"lifetime", d.duration("replay.lifetime", &p.Replay.Lifetime, nonNegative)},
 			{"queue_size", d.int("replay.queue_size", &p.Replay.QueueSize, 1, 1<<24)},
 			{"symbols", func(v *yaml.Node) error { return d.symbols(v, "replay.symbols", &p.Replay.Symbols) }},
+			{"tls", d.boolean("replay.tls", &p.Replay.TLS)},
+		})},
+		{"proxy", func(v *yaml.Node) error { return d.proxy(v, &p.Proxy) }},
+		{"tls", d.sub("tls", []field{
+			{"ca", func(v *yaml.Node) error { return d.caFile(v, &p.TLS.CA) }},
+			{"server_name", func(v *yaml.Node) error {
+				s, err := d.scalar(v, "tls.server_name")
+				p.TLS.ServerName = s
+				return err
+			}},
 		})},
 	}
+}
+
+func (d *decoder) boolean(name string, dst *bool) func(*yaml.Node) error {
+	return func(v *yaml.Node) error {
+		text, err := d.scalar(v, name)
+		if err != nil {
+			return err
+		}
+		n := deref(v)
+		if n.Tag != "!!bool" || n.Decode(dst) != nil {
+			return d.errf(n.Line, "%s must be true or false, got %q", name, text)
+		}
+		return nil
+	}
+}
+
+// proxy checks the proxy URL; its error never repeats the password.
+func (d *decoder) proxy(v *yaml.Node, dst *string) error {
+	s, err := d.scalar(v, "proxy")
+	if err != nil {
+		return d.errf(deref(v).Line, "proxy must be a single URL such as socks5://user:password@host:1080")
+	}
+	if _, err := transport.ParseProxy(s); err != nil {
+		return d.errf(deref(v).Line, "%v", err)
+	}
+	*dst = s
+	return nil
+}
+
+// caFile resolves a CA file against the profile's directory and checks that it holds a
+// PEM certificate now, rather than at the first dial of every worker.
+func (d *decoder) caFile(v *yaml.Node, dst *string) error {
+	s, err := d.scalar(v, "tls.ca")
+	if err != nil {
+		return err
+	}
+	if !filepath.IsAbs(s) {
+		s = filepath.Join(filepath.Dir(d.path), s)
+	}
+	if err := transport.AppendCAFile(x509.NewCertPool(), s); err != nil {
+		return d.errf(deref(v).Line, "tls.ca: %v", err)
+	}
+	*dst = s
+	return nil
 }
 
 // mapping decodes the keys of n in file order with fs; what names n in messages.
@@ -609,6 +667,7 @@ func (d *decoder) validate(p *Profile) error {
 			}
 		}
 	}
+	d.validateFaults(p, add)
 	if len(errs) == 0 {
 		return nil
 	}

@@ -49,10 +49,19 @@ type Profile struct {
 	RcvBuf           ByteSize    `yaml:"rcvbuf"`            // SO_RCVBUF; 0 = kernel default (autotuning)
 	Replay           Replay      `yaml:"replay"`            // only for target local
 	Thresholds       []Threshold `yaml:"-"`                 // pass/fail limits per library, in ThresholdKeys order
+	Faults           []Fault     `yaml:"-"`                 // injected by the replay server (target local only)
+	Proxy            string      `yaml:"proxy"`             // forward proxy for every connection (socks5, socks4, http, https URL); "" = direct
+	TLS              TLS         `yaml:"tls"`               // trust for wss targets and https proxies
 
 	// Warnings are problems that do not stop the run, as "<path>:<line>: <text>":
 	// e.g. a stream Binance retired, which will be reported as stalled.
 	Warnings []string `yaml:"-"`
+}
+
+// TLS adds trust to the system roots; certificates are always verified.
+type TLS struct {
+	CA         string `yaml:"ca"`          // PEM file of extra CA certificates; a relative path is relative to the profile's directory
+	ServerName string `yaml:"server_name"` // replaces the target's host name for SNI and verification
 }
 
 // Top asks for the N most traded markets quoted in Quote, by 24 h quote
@@ -183,6 +192,7 @@ type Replay struct {
 	Lifetime     Duration           `yaml:"lifetime"`      // server closes each connection after it; 0 = never
 	QueueSize    int                `yaml:"queue_size"`    // per-connection outbound queue, in messages
 	Symbols      []string           `yaml:"symbols"`       // universe for market-wide streams; default = profile symbols
+	TLS          bool               `yaml:"tls"`           // serve wss:// with a throwaway CA made in the run directory
 }
 
 // RateKeys are the keys allowed in Replay.Rates.

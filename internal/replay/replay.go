@@ -14,6 +14,7 @@ package replay
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,6 +47,7 @@ type Config struct {
 	Start             time.Time          // events only at or after Start (zero = New's time); anchors every schedule
 	Stop              time.Time          // no events at or after Stop (zero = never)
 	Logger            *slog.Logger       // default: discard
+	TLS               *tls.Config        // serve wss:// (TLS on every accepted connection); nil = ws://
 	// Faults are injected by the server itself at Start+At (+k·Every) while
 	// before Stop, on the server's clock: every connection gets them at the
 	// same instant. Same-instant faults fire in list order.
@@ -189,13 +191,18 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Serve accepts connections on ln until Close.
+// Serve accepts connections on ln until Close; with Config.TLS each one speaks TLS first.
 func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	if s.addr == "" {
 		s.addr = loopbackAddr(ln.Addr())
 	}
 	s.mu.Unlock()
+	if s.cfg.TLS != nil {
+		cfg := s.cfg.TLS.Clone()
+		cfg.NextProtos = []string{"http/1.1"} // a WebSocket upgrade is HTTP/1.1
+		ln = tls.NewListener(ln, cfg)
+	}
 	if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -237,8 +244,13 @@ func (s *Server) Addr() string {
 	return s.addr
 }
 
-// URL returns the WebSocket base URL, e.g. "ws://127.0.0.1:9443".
-func (s *Server) URL() string { return "ws://" + s.Addr() }
+// URL returns the WebSocket base URL, e.g. "ws://127.0.0.1:9443" ("wss://" with Config.TLS).
+func (s *Server) URL() string {
+	if s.cfg.TLS != nil {
+		return "wss://" + s.Addr()
+	}
+	return "ws://" + s.Addr()
+}
 
 // Close closes every connection with 1001, stops the generators and waits for all goroutines.
 func (s *Server) Close() error {

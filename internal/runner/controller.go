@@ -2,11 +2,13 @@ package runner
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -18,10 +20,12 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/binance"
+	"github.com/wssoak/wssoak/internal/cert"
 	"github.com/wssoak/wssoak/internal/metrics"
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/replay"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/transport"
 )
 
 // maxRestarts is how often a worker that died is started again.
@@ -43,6 +47,11 @@ type Options struct {
 	// WorkerTimeout: a worker that sent no frame for this long is killed
 	// (event worker_hung) and restarted. Default 30 s.
 	WorkerTimeout time.Duration
+	// Resume is the directory of a run whose controller died: the run goes
+	// on in the same database up to its original end instant, with an
+	// outage event for the time nothing was recorded. Profile is then
+	// taken from the run, and OutDir is not used.
+	Resume string
 	// ProgressInPlace rewrites one progress line (for a terminal) instead of
 	// printing a new line every 10 s.
 	ProgressInPlace bool
@@ -85,8 +94,12 @@ type ServeConfig struct {
 	PongTimeout  time.Duration      `json:"pong_timeout"`
 	Lifetime     time.Duration      `json:"lifetime"`
 	QueueSize    int                `json:"queue_size"`
+	CertFile     string             `json:"cert_file,omitempty"` // with KeyFile: serve wss://
+	KeyFile      string             `json:"key_file,omitempty"`
 	Start        time.Time          `json:"start"`
 	Stop         time.Time          `json:"stop"`
+	// Faults are injected by the server at Start+At on its own clock.
+	Faults []replay.ScheduledFault `json:"faults,omitempty"`
 }
 
 // ServeReady is the first line a child replay server prints on stdout.
@@ -113,8 +126,11 @@ type workerProc struct {
 	finalCPU float64 // CPU seconds of the last sample, taken after the final frame
 	acc      struct {
 		rusageUser, rusageSys, sampled float64 // over this worker's processes so far
-		msgs, bytes                    int64   // totals of the processes that died
+		// totals of the processes that died (or of the controller that crashed)
+		msgs, bytes, reconnects, lost, dup int64
+		subs                               map[subKey]SubStat // per subscription, cumulative
 	}
+	subs    map[subKey]SubStat // latest cumulative totals per subscription
 	started time.Time
 	res     WorkerResult
 
@@ -151,8 +167,10 @@ type controller struct {
 	host     *metrics.Host
 	server   *child
 	addr     string
+	resumed  *resumed // set when continuing a crashed run
 	// progressed: a progress line was printed
 	progressed bool
+	ca         *cert.Authority // the replay server's throwaway CA (replay.tls)
 }
 
 // Run performs one soak run: it starts the replay server (local target), one
@@ -178,26 +196,40 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		o.Exe = exe
 	}
-	p := o.Profile
-	if p.Target != "" && p.Target != "local" {
-		if err := preflight(ctx, p.Target); err != nil {
+	var (
+		runID, dir string
+		db         *store.DB
+		rs         *resumed
+		err        error
+	)
+	if o.Resume != "" {
+		if rs, err = openResumed(o.Resume); err != nil {
 			return nil, err
 		}
+		o.Profile, db, dir, runID = rs.profile, rs.db, o.Resume, rs.run.ID
 	}
-	runID := o.Now().UTC().Format("20060102-150405") + "-" + sanitize(p.Name)
-	dir := filepath.Join(o.OutDir, runID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create run dir: %w", err)
-	}
-	db, err := store.Open(filepath.Join(dir, "soak.db"))
-	if err != nil {
+	p := o.Profile
+	if err := preflight(ctx, p.Target, p.Proxy); err != nil {
+		if db != nil {
+			db.Close()
+		}
 		return nil, err
+	}
+	if rs == nil {
+		runID = o.Now().UTC().Format("20060102-150405") + "-" + sanitize(p.Name)
+		dir = filepath.Join(o.OutDir, runID)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create run dir: %w", err)
+		}
+		if db, err = store.Open(filepath.Join(dir, "soak.db")); err != nil {
+			return nil, err
+		}
 	}
 	if o.Observer != nil {
 		o.Observer.RunStarted(dir, filepath.Join(dir, "soak.db"))
 	}
 	c := &controller{o: o, db: db, dir: dir, frames: make(chan frameMsg, 1024), exits: make(chan *workerProc, 16), restarts: make(chan *workerProc, 16),
-		batch: new(store.Batch), writes: make(chan *store.Batch, 8), written: make(chan error, 1), host: metrics.NewHost()}
+		batch: new(store.Batch), writes: make(chan *store.Batch, 8), written: make(chan error, 1), host: metrics.NewHost(), resumed: rs}
 	go c.writer()
 	res, err := c.run(ctx, runID)
 	if c.progressed && o.ProgressInPlace {
@@ -210,7 +242,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	status := "done"
 	switch {
 	case err != nil:
-		status = "failed: " + err.Error()
+		status = "failed: " + transport.Mask(err.Error())
 	case ctx.Err() != nil:
 		status = "interrupted"
 	}
@@ -264,6 +296,16 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 	warmup := time.Duration(p.Warmup)
 	start := c.o.Now().Add(warmup).Truncate(time.Millisecond)
 	end := start.Add(time.Duration(p.Duration))
+	serverStart := start
+	if rs := c.resumed; rs != nil {
+		// The window stays the original one; the replay server's schedule
+		// starts anew after the warm-up (it cannot replay the missed part).
+		start, end = rs.plan.Start, rs.plan.End
+		serverStart = c.o.Now().Add(warmup).Truncate(time.Millisecond)
+		if !serverStart.Before(end) {
+			return nil, fmt.Errorf("resume: run %s ended at %s; nothing is left to run", runID, end.Format(time.RFC3339))
+		}
+	}
 	c.epoch = time.Now().Add(time.Until(start))
 
 	hostInfo, err := metrics.HostInfo()
@@ -271,45 +313,47 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 		c.o.Log.Warn("host info", "err", err)
 	}
 	target := p.Target
+	var caFile string
 	if local {
-		if err := c.startServer(ctx, start, end); err != nil {
+		if p.Replay.TLS {
+			if caFile, err = c.makeCA(end); err != nil {
+				return nil, err
+			}
+		}
+		if err := c.startServer(ctx, serverStart, end); err != nil {
 			return nil, err
 		}
 		defer c.stopServer()
 		target = "ws://" + c.addr
+		if c.ca != nil {
+			target = "wss://" + c.addr
+		}
 	}
 	for _, w := range p.Warnings {
 		c.o.Log.Warn("profile", "warning", w)
 	}
-	symbols, err := c.resolveSymbols(ctx)
-	if err != nil {
+	if c.resumed != nil {
+		c.plan = c.resumed.plan
+		c.plan.Target = target
+		if err := c.reopen(); err != nil {
+			return nil, err
+		}
+	} else if err := c.create(ctx, runID, target, local, start, end, hostInfo, caFile); err != nil {
 		return nil, err
 	}
-	plan, err := BuildPlan(p, runID, target, local)
-	if err != nil {
-		return nil, err
-	}
-	plan.Start, plan.End = start, end
-	c.plan = plan
-	planJSON, _ := json.Marshal(plan)
-	if err := c.db.CreateRun(store.Run{
-		ID: runID, Name: p.Name, Target: target, ProfileText: p.Text, Status: "running",
-		GoVersion: runtime.Version(), Started: start, Planned: time.Duration(p.Duration), Host: hostInfo,
-		Settings: map[string]string{"plan": string(planJSON), "profile_path": p.Path,
-			"keepalive":  fmt.Sprintf("%s/%s", plan.PingInterval, plan.PongTimeout),
-			"read_limit": fmt.Sprint(plan.ReadLimit), "rcvbuf": fmt.Sprint(plan.RcvBuf), "symbols": symbols},
-	}); err != nil {
-		return nil, err
-	}
+	plan := c.plan
 	for _, lib := range p.Libraries {
 		w := &workerProc{lib: lib, secs: map[int64]*SecStat{}, procs: map[int64]procAt{}, res: WorkerResult{Lib: lib}}
+		if c.resumed != nil {
+			c.resumed.carry(w)
+		}
 		if err := c.startWorker(w); err != nil {
 			c.killWorkers()
 			return nil, err
 		}
 		c.workers = append(c.workers, w)
 	}
-	c.o.Log.Info("run started", "run", runID, "dir", c.dir, "target", target, "libraries", p.Libraries,
+	c.o.Log.Info("run started", "run", runID, "dir", c.dir, "target", transport.Mask(target), "proxy", transport.Mask(plan.Proxy), "libraries", p.Libraries,
 		"slots", len(plan.Slots), "start", start.Format(time.RFC3339), "duration", time.Duration(p.Duration))
 
 	err = c.loop(ctx, end)
@@ -325,8 +369,41 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 			c.o.Log.Warn("server counts", "err", serr)
 		}
 	}
+	if local && c.addr != "" {
+		if ferr := c.saveFaults(); ferr != nil {
+			c.o.Log.Warn("server faults", "err", ferr)
+		}
+	}
 	c.flush()
 	return res, err
+}
+
+// create resolves the symbols, builds the plan and records the new run.
+func (c *controller) create(ctx context.Context, runID, target string, local bool, start, end time.Time, hostInfo map[string]string, caFile string) error {
+	p := c.o.Profile
+	symbols, err := c.resolveSymbols(ctx)
+	if err != nil {
+		return err
+	}
+	plan, err := BuildPlan(p, runID, target, local)
+	if err != nil {
+		return err
+	}
+	if caFile != "" {
+		plan.CAFiles = append(plan.CAFiles, caFile)
+	}
+	plan.Start, plan.End = start, end
+	c.plan = plan
+	planJSON, _ := json.Marshal(plan)
+	// Proxy credentials are in the plan the workers get, never in what is stored.
+	return c.db.CreateRun(store.Run{
+		ID: runID, Name: p.Name, Target: transport.Mask(target), ProfileText: transport.Mask(p.Text), Status: "running",
+		GoVersion: runtime.Version(), Started: start, Planned: time.Duration(p.Duration), Host: hostInfo,
+		Settings: map[string]string{"plan": transport.Mask(string(planJSON)), "profile_path": p.Path,
+			"keepalive":  fmt.Sprintf("%s/%s", plan.PingInterval, plan.PongTimeout),
+			"read_limit": fmt.Sprint(plan.ReadLimit), "rcvbuf": fmt.Sprint(plan.RcvBuf), "symbols": symbols,
+			"proxy": transport.Mask(plan.Proxy), "tls_ca": strings.Join(plan.CAFiles, ","), "tls_server_name": plan.ServerName},
+	})
 }
 
 // resolveSymbols turns every {top: N, quote: Q} of the profile into a symbol
@@ -339,9 +416,12 @@ func (c *controller) resolveSymbols(ctx context.Context) (string, error) {
 	if !p.NeedsResolve() {
 		return "", nil
 	}
-	base := p.RESTBase("http://" + c.addr)
+	base := p.RESTBase(c.localBase())
 	var tickers []binance.Ticker24h
-	client := &http.Client{Timeout: 20 * time.Second}
+	client, err := c.httpClient(base != c.localBase())
+	if err != nil {
+		return "", err
+	}
 	got, err := p.ResolveSymbols(func(t profile.Top) ([]string, error) {
 		if tickers == nil {
 			var err error
@@ -367,9 +447,13 @@ func (c *controller) startServer(ctx context.Context, start, end time.Time) erro
 	r := c.o.Profile.Replay
 	cfg := ServeConfig{Seed: r.Seed, Speed: r.Speed, Rates: r.Rates, Symbols: r.Symbols,
 		PingInterval: time.Duration(r.PingInterval), PongTimeout: time.Duration(r.PongTimeout),
-		Lifetime: time.Duration(r.Lifetime), QueueSize: r.QueueSize, Start: start, Stop: end}
+		Lifetime: time.Duration(r.Lifetime), QueueSize: r.QueueSize, Start: start, Stop: end,
+		Faults: c.o.Profile.ScheduledFaults()}
 	if len(cfg.Symbols) == 0 {
 		cfg.Symbols = c.o.Profile.Symbols
+	}
+	if c.ca != nil {
+		cfg.CertFile, cfg.KeyFile = filepath.Join(c.dir, "server.pem"), filepath.Join(c.dir, "server-key.pem")
 	}
 	b, _ := json.Marshal(cfg)
 	ch, err := startChild("replay server", c.o.Exe, []string{"serve", "-child", "-addr", "127.0.0.1:0"}, b, filepath.Join(c.dir, "server.log"))
@@ -408,6 +492,59 @@ func (c *controller) startServer(ctx context.Context, start, end time.Time) erro
 	return nil
 }
 
+// localBase is the http(s) base URL of the local replay server.
+func (c *controller) localBase() string {
+	if c.ca != nil {
+		return "https://" + c.addr
+	}
+	return "http://" + c.addr
+}
+
+// httpClient is the controller's client for its own requests: to the local replay server
+// directly, trusting its throwaway CA; to a remote REST base (remote true) the way the
+// workers connect: through the profile's proxy, with its TLS trust and server name.
+func (c *controller) httpClient(remote bool) (*http.Client, error) {
+	tr := &http.Transport{Proxy: nil, ForceAttemptHTTP2: false, TLSHandshakeTimeout: 10 * time.Second}
+	if !remote {
+		if c.ca != nil {
+			tr.TLSClientConfig = &tls.Config{RootCAs: c.ca.Pool(), MinVersion: tls.VersionTLS12}
+		}
+		return &http.Client{Transport: tr, Timeout: 20 * time.Second}, nil
+	}
+	p := c.o.Profile
+	var cas []string
+	if p.TLS.CA != "" {
+		cas = []string{p.TLS.CA}
+	}
+	tc, err := transport.TLSConfig(cas, "")
+	if err != nil {
+		return nil, err
+	}
+	d := &transport.Dialer{Timeout: 10 * time.Second, ProxyTLS: tc}
+	if p.Proxy != "" {
+		if d.Proxy, err = transport.ParseProxy(p.Proxy); err != nil {
+			return nil, err
+		}
+	}
+	tr.DialContext, tr.TLSClientConfig = d.DialContext, tc
+	return &http.Client{Transport: tr, Timeout: 20 * time.Second}, nil
+}
+
+// makeCA writes a throwaway CA and the replay server's certificate (valid until a day
+// after end) into the run directory, and returns the CA file the workers trust.
+func (c *controller) makeCA(end time.Time) (string, error) {
+	ca, err := cert.New(time.Until(end)+24*time.Hour, cert.LocalHosts...)
+	if err != nil {
+		return "", fmt.Errorf("replay tls: %w", err)
+	}
+	files, err := ca.Write(c.dir)
+	if err != nil {
+		return "", fmt.Errorf("replay tls: %w", err)
+	}
+	c.ca = ca
+	return files.CA, nil
+}
+
 func (c *controller) stopServer() {
 	if c.server != nil {
 		c.server.stop(5 * time.Second)
@@ -415,7 +552,11 @@ func (c *controller) stopServer() {
 }
 
 func (c *controller) saveServerCounts() error {
-	resp, err := http.Get("http://" + c.addr + "/_soak/stats")
+	client, err := c.httpClient(false)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Get(c.localBase() + "/_soak/stats")
 	if err != nil {
 		return fmt.Errorf("get server stats: %w", err)
 	}
@@ -498,8 +639,8 @@ func (c *controller) loop(ctx context.Context, end time.Time) error {
 	stopAt := c.epoch.Add(end.Sub(c.plan.Start) + drain)
 	stopTimer := time.NewTimer(time.Until(stopAt))
 	defer stopTimer.Stop()
-	k := int64(1)
-	tick := time.NewTimer(time.Until(c.epoch.Add(time.Second)))
+	k := max(int64(time.Since(c.epoch)/time.Second)+1, 1) // > 1 when a crashed run resumes
+	tick := time.NewTimer(time.Until(c.epoch.Add(time.Duration(k) * time.Second)))
 	defer tick.Stop()
 	stopping := false
 	var stopDeadline <-chan time.Time
@@ -553,6 +694,7 @@ func (c *controller) loop(ctx context.Context, end time.Time) error {
 				c.watchdog(now)
 			}
 			c.sample(k, now)
+			c.writeComplete(k)
 			c.writeRows(k, false)
 			if total := int64(c.plan.End.Sub(c.plan.Start) / time.Second); k <= total && (k%10 == 0 || k == total) {
 				c.progress(k, total)
@@ -643,9 +785,10 @@ func (c *controller) sample(k int64, now time.Time) {
 	}
 }
 
-// writeRows writes one row per worker for every complete second: second j is
-// complete at tick j+1 (its worker frame was sent at epoch + j s). With all set,
-// every pending second is written.
+// writeRows writes one row per worker for every second before k still
+// pending (at tick k, second k-1's frame may not have come, so it waits one
+// tick at most). With all set, every pending second is written. Most seconds
+// are written earlier, by writeComplete, as soon as both halves are in.
 func (c *controller) writeRows(k int64, all bool) {
 	for _, w := range c.workers {
 		var secs []int64
@@ -662,28 +805,58 @@ func (c *controller) writeRows(k int64, all bool) {
 			if s >= k && !all {
 				continue
 			}
-			row := store.Sample{Lib: w.lib, Sec: s, TS: c.epoch.Add(time.Duration(s) * time.Second)}
-			if st, ok := w.secs[s]; ok {
-				if s == k-1 {
-					w.last = st // the progress line shows the same second for every library
-				}
-				row.HasWorker = true
-				row.Msgs, row.Bytes, row.MsgsTotal, row.BytesTotal = st.Msgs, st.Bytes, st.MsgsTotal, st.BytesTotal
-				row.Goroutines, row.HeapBytes, row.ConnsUp = st.Goroutines, st.HeapBytes, st.ConnsUp
-				row.ReconnectsTotal, row.LostTotal, row.DupTotal = st.Reconnects, st.Lost, st.Dup
-				row.LatP50, row.LatP99, row.LatMax = st.LatP50, st.LatP99, st.LatMax
-			}
-			if pa, ok := w.procs[s]; ok {
-				row.HasProc = true
-				row.RSS, row.CPUUser, row.CPUSys, row.CPUPct = int64(pa.RSS), pa.CPUUser, pa.CPUSys, pa.pct
-				row.FDs, row.Threads = int(pa.FDs), int(pa.Threads)
-			}
-			c.batch.Samples = append(c.batch.Samples, row)
-			delete(w.secs, s)
-			delete(w.procs, s)
+			c.addRow(w, s)
 		}
 	}
 	c.flush()
+}
+
+// writeComplete writes second s at once when every running worker has both
+// its halves (its frame for s and the process sample taken at s), so that a
+// controller killed at any instant loses at most the second in progress.
+func (c *controller) writeComplete(s int64) {
+	n := 0
+	for _, w := range c.workers {
+		if w.exited {
+			continue
+		}
+		_, okW := w.secs[s]
+		_, okP := w.procs[s]
+		if !okW || !okP {
+			return
+		}
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	for _, w := range c.workers {
+		if !w.exited {
+			c.addRow(w, s)
+		}
+	}
+	c.flush()
+}
+
+// addRow moves second s of w (either half may be missing) into the batch.
+func (c *controller) addRow(w *workerProc, s int64) {
+	row := store.Sample{Lib: w.lib, Sec: s, TS: c.epoch.Add(time.Duration(s) * time.Second)}
+	if st, ok := w.secs[s]; ok {
+		w.last = st // the progress line shows the last written second
+		row.HasWorker = true
+		row.Msgs, row.Bytes, row.MsgsTotal, row.BytesTotal = st.Msgs, st.Bytes, st.MsgsTotal, st.BytesTotal
+		row.Goroutines, row.HeapBytes, row.ConnsUp = st.Goroutines, st.HeapBytes, st.ConnsUp
+		row.ReconnectsTotal, row.LostTotal, row.DupTotal = st.Reconnects, st.Lost, st.Dup
+		row.LatP50, row.LatP99, row.LatMax = st.LatP50, st.LatP99, st.LatMax
+	}
+	if pa, ok := w.procs[s]; ok {
+		row.HasProc = true
+		row.RSS, row.CPUUser, row.CPUSys, row.CPUPct = int64(pa.RSS), pa.CPUUser, pa.CPUSys, pa.pct
+		row.FDs, row.Threads = int(pa.FDs), int(pa.Threads)
+	}
+	c.batch.Samples = append(c.batch.Samples, row)
+	delete(w.secs, s)
+	delete(w.procs, s)
 }
 
 func (c *controller) onFrame(w *workerProc, f *Frame) {
@@ -698,14 +871,19 @@ func (c *controller) onFrame(w *workerProc, f *Frame) {
 		if st := f.Stat; st != nil {
 			st.MsgsTotal += w.acc.msgs // continue across a restart
 			st.BytesTotal += w.acc.bytes
+			st.Reconnects += w.acc.reconnects
+			st.Lost += w.acc.lost
+			st.Dup += w.acc.dup
 			w.secs[f.Sec] = st
 			w.latest = st
+			c.writeComplete(f.Sec)
 		}
 	case frameSubs:
 		if f.Slots != nil {
 			w.finalSubs, w.finalSlots = f.Subs, f.Slots
 		}
 		for _, s := range f.Subs {
+			s = w.carrySub(s)
 			c.batch.StreamSamples = append(c.batch.StreamSamples, store.StreamSample{Lib: w.lib, Slot: s.Slot, Group: s.Group,
 				Stream: s.Stream, Sec: f.Sec, MsgsTotal: s.Msgs, BytesTotal: s.Bytes, LostTotal: s.Lost, DupTotal: s.Dup,
 				OOOTotal: s.OOO, MaxSilenceMs: s.MaxSilenceMs, LastSeq: s.LastSeq, StallsTotal: s.Stalls, Stalled: s.Stalled})
@@ -716,6 +894,7 @@ func (c *controller) onFrame(w *workerProc, f *Frame) {
 			return
 		}
 		ts := time.Unix(0, ev.TS)
+		ev.Detail = transport.Mask(ev.Detail) // a library's error text may quote a URL
 		c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: ts, Sec: ts.Sub(c.plan.Start).Seconds(),
 			Kind: ev.Kind, Slot: ev.Slot, Group: ev.Group, Stream: ev.Stream, Code: ev.Code, Detail: ev.Detail, DurMs: ev.DurMs})
 		if ev.Kind == "stall" {
@@ -779,6 +958,8 @@ func (c *controller) onExit(w *workerProc, stopping bool) {
 	w.res.Err = fmt.Errorf("worker %s died (%s) and was restarted %d times", w.lib, detail, w.restarts)
 	if w.latest != nil {
 		w.acc.msgs, w.acc.bytes = w.latest.MsgsTotal, w.latest.BytesTotal
+		w.acc.reconnects, w.acc.lost, w.acc.dup = w.latest.Reconnects, w.latest.Lost, w.latest.Dup
+		w.acc.subs = maps.Clone(w.subs)
 	}
 	if stopping || w.restarts >= maxRestarts {
 		return
@@ -834,9 +1015,26 @@ func sanitize(s string) string {
 	return string(b)
 }
 
-// preflight checks that a remote target's host answers on TCP, so that an
-// unreachable URL is one clear error instead of a run of failed dials.
-func preflight(ctx context.Context, target string) error {
+// preflight checks that the first hop answers on TCP, so that an unreachable URL is one
+// clear error instead of a run of failed dials: the proxy when there is one (the workers
+// never connect to the target themselves then, and a local target is reached through
+// it too), else a remote target's host. Credentials are the proxy's to judge, per dial.
+func preflight(ctx context.Context, target, proxy string) error {
+	d := net.Dialer{Timeout: 5 * time.Second}
+	if proxy != "" {
+		px, err := transport.ParseProxy(proxy)
+		if err != nil {
+			return err
+		}
+		c, err := d.DialContext(ctx, "tcp", px.Addr)
+		if err != nil {
+			return fmt.Errorf("proxy %s unreachable: %w", px, err)
+		}
+		return c.Close()
+	}
+	if target == "" || target == "local" {
+		return nil
+	}
 	u, err := url.Parse(target)
 	if err != nil {
 		return fmt.Errorf("target %q: %w", target, err)
@@ -852,7 +1050,6 @@ func preflight(ctx context.Context, target string) error {
 	case port == "":
 		port = "80"
 	}
-	d := net.Dialer{Timeout: 5 * time.Second}
 	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
 	if err != nil {
 		return fmt.Errorf("target %s unreachable: %w", target, err)

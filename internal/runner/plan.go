@@ -42,9 +42,12 @@ type Plan struct {
 	StallFactor      float64       `json:"stall_factor"`
 	StallMin         time.Duration `json:"stall_min"`
 	StallRealTime    time.Duration `json:"stall_realtime"`
-	UnrepairableDial int           `json:"unrepairable_dials"` // failed dials in a row; 0 = rule by duration
-	UnrepairableFor  time.Duration `json:"unrepairable_for"`   // failing dials for this long; 0 = rule by count
-	SubsEvery        int64         `json:"subs_every"`         // seconds between per-subscription totals
+	UnrepairableDial int           `json:"unrepairable_dials"`    // failed dials in a row; 0 = rule by duration
+	UnrepairableFor  time.Duration `json:"unrepairable_for"`      // failing dials for this long; 0 = rule by count
+	SubsEvery        int64         `json:"subs_every"`            // seconds between per-subscription totals
+	Proxy            string        `json:"proxy,omitempty"`       // forward proxy URL, credentials included: stored only through transport.Mask
+	CAFiles          []string      `json:"ca_files,omitempty"`    // PEM files trusted besides the system roots (wss target, https proxy)
+	ServerName       string        `json:"server_name,omitempty"` // TLS server name instead of the target's host
 }
 
 // Slot is one connection of the plan: a group's share of streams.
@@ -113,6 +116,11 @@ func BuildPlan(p *profile.Profile, runID, target string, local bool) (*Plan, err
 		UnrepairableDial: p.Reconnect.GiveUpDials,
 		UnrepairableFor:  time.Duration(p.Reconnect.GiveUpAfter),
 		SubsEvery:        10,
+		Proxy:            p.Proxy,
+		ServerName:       p.TLS.ServerName,
+	}
+	if p.TLS.CA != "" {
+		plan.CAFiles = []string{p.TLS.CA}
 	}
 	if time.Duration(p.Duration) > 2*time.Hour {
 		// A day of 5 libraries × 300 subscriptions every 10 s would be ~500 MB

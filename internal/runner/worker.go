@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,11 +28,13 @@ import (
 
 // Worker runs one library's connections for a plan.
 type Worker struct {
-	plan  *Plan
-	tr    transport.Transport
-	fw    *frameWriter
-	log   *slog.Logger
-	epoch time.Time // plan.Start on this process's monotonic clock
+	plan   *Plan
+	tr     transport.Transport
+	dialer *transport.Dialer // one per worker: socket options, proxy
+	tls    *tls.Config       // trust for a wss target and an https proxy
+	fw     *frameWriter
+	log    *slog.Logger
+	epoch  time.Time // plan.Start on this process's monotonic clock
 
 	slots   []*slot
 	events  chan Event
@@ -164,6 +167,17 @@ func NewWorker(plan *Plan, tr transport.Transport, out io.Writer, log *slog.Logg
 		runLat: metrics.NewLatency(),
 		secLat: metrics.NewLatency(),
 	}
+	var err error
+	w.dialer = &transport.Dialer{RcvBuf: plan.RcvBuf, Timeout: plan.HandshakeTimeout}
+	if plan.Proxy != "" {
+		if w.dialer.Proxy, err = transport.ParseProxy(plan.Proxy); err != nil {
+			return nil, err
+		}
+	}
+	if w.tls, err = transport.TLSConfig(plan.CAFiles, plan.ServerName); err != nil {
+		return nil, err
+	}
+	w.dialer.ProxyTLS = w.tls
 	for _, ps := range plan.Slots {
 		s := &slot{w: w, Slot: ps, byName: make(map[string]*sub, len(ps.Streams)), lat: metrics.NewLatency()}
 		for _, name := range ps.Streams {
@@ -557,15 +571,15 @@ func retryAfter(err error, long time.Duration) time.Duration {
 func (s *slot) connect(ctx context.Context, attempt int) error {
 	w := s.w
 	ev := Event{Slot: s.Slot.ID, Group: s.Slot.Group}
-	dialer := &transport.Dialer{RcvBuf: w.plan.RcvBuf, Timeout: w.plan.HandshakeTimeout}
 	var tcpDone time.Time
 	cfg := transport.DialConfig{
 		URL: s.Slot.URL(w.plan.Target, w.plan.TimeUnit),
 		NetDial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := dialer.DialContext(ctx, network, addr)
+			c, err := w.dialer.DialContext(ctx, network, addr) // through the proxy, if any
 			tcpDone = time.Now()
 			return c, err
 		},
+		TLS:              w.tls,
 		HandshakeTimeout: w.plan.HandshakeTimeout,
 		ReadLimit:        w.plan.ReadLimit,
 	}
@@ -579,6 +593,9 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	hctx, cancel := context.WithTimeout(ctx, w.plan.HandshakeTimeout)
 	conn, err := w.tr.Dial(hctx, cfg)
 	cancel()
+	if err != nil && ctx.Err() != nil {
+		return err // the run ended during the dial: not a failure of the dial
+	}
 	s.dials++
 	if err != nil {
 		code, cause, detail := classify(err, false, nil)
