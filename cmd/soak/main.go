@@ -44,6 +44,7 @@ const usage = `soak compares Go WebSocket client libraries on Binance market str
 Usage:
   soak run    [-profile FILE] [-duration D] [-out DIR]   run a soak (default: profiles/local.yaml, 2m, embedded replay server)
   soak serve  [-addr HOST:PORT] [-profile FILE]          run the Binance-like replay server on its own
+  soak report [RUN_DIR|DB]                               write report.html beside a run's database (default: the latest run)
 
 Run 'soak <command> -h' for the flags of a command.
 `
@@ -60,6 +61,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runCmd(ctx, rest, stdout, stderr)
 	case "serve":
 		return serveCmd(ctx, rest, stdin, stdout, stderr)
+	case "report":
+		return reportCmd(ctx, rest, stdout, stderr)
 	case "worker":
 		return workerCmd(ctx, rest, stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":

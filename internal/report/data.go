@@ -1,0 +1,790 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/store"
+)
+
+// page is everything the HTML report shows. Data is embedded in the page as
+// JSON for the charts and the event log; the rest is rendered as HTML.
+type page struct {
+	Run      store.Run
+	Duration time.Duration // started → ended (or → last sample while running)
+	Status   string
+	Host     []kv
+	Settings []kv
+	Workers  []store.Worker
+	Table    *Table
+	Best     []bestRow
+	Groups   []groupRow
+	Subs     []subRow
+	Faults   []faultRow
+	Verdicts []Verdict
+	Data     pageData
+}
+
+type kv struct{ K, V string }
+
+// pageData is the JSON embedded in the page (id "soak-data"): the charts
+// and the event log. Its layout is fixed by the golden test.
+type pageData struct {
+	StartMs int64         `json:"start_ms"` // the window's start, Unix ms; chart X values are seconds after it
+	Libs    []string      `json:"libs"`
+	Charts  []chart       `json:"charts"`
+	Events  eventLog      `json:"events"`
+	Kinds   []string      `json:"kinds"`
+	Counts  []eventCounts `json:"counts"` // every event, counted by library and kind
+}
+
+// chart is one echarts chart; ID is fixed (the browser test and the golden
+// file find charts by it).
+type chart struct {
+	ID      string   `json:"id"`
+	Title   string   `json:"title"`
+	Unit    string   `json:"unit"`   // of the Y axis
+	Basis   string   `json:"basis"`  // per second, per interval, cumulative, sampled …
+	Bucket  float64  `json:"bucket"` // downsampling bucket in seconds (0 = every point)
+	Step    bool     `json:"step,omitempty"`
+	Series  []series `json:"series"`
+	Markers []marker `json:"markers,omitempty"`
+}
+
+type series struct {
+	Name   string  `json:"name"`
+	Points points  `json:"points"`
+	Bucket float64 `json:"bucket,omitempty"`
+}
+
+// points marshal as [[x,y],…] with y null for a gap, numbers kept short.
+type points []point
+
+func (ps points) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 16*len(ps)+2)
+	b = append(b, '[')
+	for i, p := range ps {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = appendNum(b, p.X)
+		b = append(b, ',')
+		b = appendNum(b, p.Y)
+		b = append(b, ']')
+	}
+	return append(b, ']'), nil
+}
+
+// appendNum writes f with at most 3 decimals (NaN as null).
+func appendNum(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	return strconv.AppendFloat(b, math.Round(f*1000)/1000, 'f', -1, 64)
+}
+
+// marker is an event drawn on the reconnects chart: kind, at X on the line
+// of library Lib (-1 = run-wide, drawn at 0), N events folded into it.
+type marker struct {
+	Kind string  `json:"kind"`
+	X    float64 `json:"x"`
+	Y    float64 `json:"y"`
+	Lib  int     `json:"lib"`
+	N    int     `json:"n"`
+}
+
+type eventLog struct {
+	Total int      `json:"total"`
+	Shown int      `json:"shown"`
+	Cap   int      `json:"cap"` // per library and kind
+	Rows  [][]any  `json:"rows"`
+	Cols  []string `json:"cols"`
+}
+
+type eventCounts struct {
+	Lib    string         `json:"lib"`
+	ByKind map[string]int `json:"by_kind"`
+}
+
+// bestRow marks the best cell of a reference-table row and the deltas.
+type bestRow struct {
+	Name   string
+	Better string // "higher", "lower" or "" (not ranked)
+	Cells  []bestCell
+}
+
+type bestCell struct {
+	Text  string
+	Best  bool
+	Delta string // against the best, "" for the best itself
+}
+
+type groupRow struct {
+	Group, Lib           string
+	Subs                 int
+	Msgs, Lost, Dup, OOO int64
+	MaxSilence           float64 // seconds
+	Reconnects           int
+	Short                bool // fewer messages than the group's best library
+}
+
+type subRow struct {
+	Group, Stream        string
+	Slot                 int
+	Lib                  string
+	Msgs, Lost, Dup, OOO int64
+	MaxSilence           float64 // seconds
+	Reconnects           int     // of the subscription's connection (slot)
+	Sec                  int64   // second of the last stored total
+	Short, First         bool    // fewer messages than the best library; first row of its subscription
+	LibsOfSub            int     // rows of this subscription (for the row span)
+}
+
+// faultRow is what one library did in the faultWindow after the faults of
+// one kind: how many of them, reconnects, their durations, stalls and lost
+// messages (from the per-second totals).
+type faultRow struct {
+	Fault, Lib           string
+	Faults               int
+	Disconnects, Reconns int
+	RecMedian, RecMax    float64 // ms
+	Stalls               int
+	Lost                 int64
+}
+
+// faultWindow is how long after a fault its consequences are charged to it.
+const faultWindow = 30 * time.Second
+
+// eventCap is how many events of one library and kind the log lists.
+const eventCap = 500
+
+// Verdict is one threshold checked for one library, shown at the top of
+// the report when any was checked.
+type Verdict struct {
+	Lib, Threshold string
+	Value, Limit   string
+	Broken         bool
+}
+
+// better says which way a reference-table row improves; rows not listed
+// are shown without a best mark.
+var better = []struct{ prefix, dir string }{
+	{"Messages", "higher"},
+	{"Avg / peak msgs/s", "higher"},
+	{"RSS", "lower"},
+	{"CPU avg", "lower"},
+	{"Reconnects", "lower"},
+	{"Reconnect duration", "lower"},
+	{"Max seconds without data", "lower"},
+	{"Lost", "lower"},
+	{"Latency", "lower"},
+	{"Errors", "lower"},
+}
+
+// build reads the database into a page.
+func build(db *store.DB, opts Options) (*page, error) {
+	run, err := db.Run()
+	if err != nil {
+		return nil, err
+	}
+	workers, err := db.Workers()
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := Summarize(db)
+	if err != nil {
+		return nil, fmt.Errorf("summarize: %w", err)
+	}
+	p := &page{Run: run, Workers: workers, Table: tbl, Status: run.Status, Verdicts: opts.Verdicts}
+	libs := tbl.Libs
+	slices.SortStableFunc(p.Workers, func(a, b store.Worker) int { return cmp.Compare(rank(a.Lib), rank(b.Lib)) })
+	p.Data = pageData{StartMs: run.Started.UnixMilli(), Libs: libs}
+	libIdx := map[string]int{}
+	for i, l := range libs {
+		libIdx[l] = i
+	}
+
+	samples, err := db.Samples("")
+	if err != nil {
+		return nil, err
+	}
+	host, err := db.HostSamples()
+	if err != nil {
+		return nil, err
+	}
+	events, err := db.Events("")
+	if err != nil {
+		return nil, err
+	}
+	streams, err := db.LatestStreamSamples()
+	if err != nil {
+		return nil, err
+	}
+
+	var lastSec int64
+	for _, s := range samples {
+		lastSec = max(lastSec, s.Sec)
+	}
+	switch {
+	case !run.Ended.IsZero() && !run.Started.IsZero():
+		p.Duration = run.Ended.Sub(run.Started)
+	default:
+		p.Duration = time.Duration(lastSec) * time.Second
+	}
+	p.Host = hostRows(run)
+	p.Settings = settingRows(run)
+	p.Best = bestRows(tbl)
+	p.Data.Charts = charts(libs, libIdx, samples, host, events)
+	p.Data.Events, p.Data.Kinds, p.Data.Counts = eventRows(libs, events)
+	p.Groups, p.Subs = streamTables(libs, run, streams, events)
+	p.Faults = faultRows(libs, events, samples)
+	return p, nil
+}
+
+func hostRows(run store.Run) []kv {
+	h := run.Host
+	cores := h["cpu_logical"]
+	if h["cpu_physical"] != "" {
+		cores += " logical / " + h["cpu_physical"] + " physical"
+	}
+	mem := h["mem_total"]
+	if n, err := strconv.ParseFloat(mem, 64); err == nil {
+		mem = fmt.Sprintf("%.1f GB", n/1e9)
+	}
+	rows := []kv{
+		{"CPU", h["cpu_model"]}, {"cores", cores}, {"kernel", h["kernel"]}, {"arch", h["arch"]},
+		{"OS", h["os"]}, {"virtualization", h["virtualization"]}, {"memory", mem}, {"Go", run.GoVersion},
+	}
+	return nonEmpty(rows)
+}
+
+func settingRows(run store.Run) []kv {
+	s, h := run.Settings, run.Host
+	rcv := s["rcvbuf"]
+	if rcv == "0" {
+		rcv = "0 (kernel default, autotuning)"
+	} else if rcv != "" {
+		rcv += " bytes"
+	}
+	lim := s["read_limit"]
+	if lim != "" {
+		lim += " bytes"
+	}
+	rows := []kv{
+		{"keepalive (ping interval / pong timeout)", s["keepalive"]},
+		{"read limit", lim},
+		{"SO_RCVBUF", rcv},
+		{"net.ipv4.tcp_rmem (min default max, bytes)", h["tcp_rmem"]},
+		{"net.core.rmem_max (bytes)", h["rmem_max"]},
+		{"net.core.rmem_default (bytes)", h["rmem_default"]},
+		{"profile file", s["profile_path"]},
+	}
+	// Settings other helpers record are shown as they are, after the known ones.
+	var extra []string
+	for k := range s {
+		switch k {
+		case "plan", "keepalive", "read_limit", "rcvbuf", "profile_path":
+			continue
+		}
+		extra = append(extra, k)
+	}
+	sort.Strings(extra)
+	for _, k := range extra {
+		rows = append(rows, kv{k, s[k]})
+	}
+	return nonEmpty(rows)
+}
+
+func nonEmpty(rows []kv) []kv {
+	return slices.DeleteFunc(rows, func(r kv) bool { return strings.TrimSpace(r.V) == "" })
+}
+
+// bestRows marks the best value of every ranked row and the other cells'
+// deltas against it, from the row's primary numbers.
+func bestRows(t *Table) []bestRow {
+	var out []bestRow
+	for _, r := range t.Rows {
+		br := bestRow{Name: r.Name}
+		for _, b := range better {
+			if strings.HasPrefix(r.Name, b.prefix) {
+				br.Better = b.dir
+				break
+			}
+		}
+		best := math.NaN()
+		if br.Better != "" && len(r.Nums) > 1 && !allEqual(r.Nums) {
+			for _, n := range r.Nums {
+				if math.IsNaN(n) {
+					continue
+				}
+				if math.IsNaN(best) || br.Better == "higher" && n > best || br.Better == "lower" && n < best {
+					best = n
+				}
+			}
+		}
+		for i, text := range r.Cells {
+			c := bestCell{Text: text}
+			if !math.IsNaN(best) && i < len(r.Nums) && !math.IsNaN(r.Nums[i]) {
+				if r.Nums[i] == best {
+					c.Best = true
+				} else {
+					c.Delta = delta(r.Nums[i], best)
+				}
+			}
+			br.Cells = append(br.Cells, c)
+		}
+		out = append(out, br)
+	}
+	return out
+}
+
+// allEqual says a row ranks nothing: every library has the same number.
+func allEqual(ns []float64) bool {
+	for _, n := range ns {
+		if n != ns[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// delta is v against the best b: relative when b is not zero, else absolute.
+func delta(v, b float64) string {
+	if b == 0 {
+		return strconv.FormatFloat(v, 'g', 4, 64) + " vs 0"
+	}
+	rel := 100 * (v - b) / math.Abs(b)
+	if math.Abs(rel) < 1 {
+		return fmt.Sprintf("%+.2g %%", rel)
+	}
+	return fmt.Sprintf("%+.1f %%", rel)
+}
+
+// charts builds the charts over time; every series is downsampled.
+func charts(libs []string, libIdx map[string]int, samples []store.Sample, host []store.HostSample, events []store.Event) []chart {
+	type pick struct {
+		worker bool // from the worker half of the sample (else the process half)
+		v      func(s *store.Sample) float64
+	}
+	perLib := func(id, title, unit, basis string, step bool, pk pick) chart {
+		c := chart{ID: id, Title: title, Unit: unit, Basis: basis, Step: step}
+		raw := make([][]point, len(libs))
+		for i := range samples {
+			s := &samples[i]
+			li, ok := libIdx[s.Lib]
+			if !ok || pk.worker && !s.HasWorker || !pk.worker && !s.HasProc {
+				continue
+			}
+			raw[li] = append(raw[li], point{float64(s.Sec), pk.v(s)})
+		}
+		for i, lib := range libs {
+			ps, w := downsample(raw[i], 1)
+			c.Series = append(c.Series, series{Name: lib, Points: ps, Bucket: w})
+			c.Bucket = max(c.Bucket, w)
+		}
+		return c
+	}
+	out := []chart{
+		perLib("msgs", "Messages received", "msgs/s", "per second: messages received in the second ending at t", false,
+			pick{true, func(s *store.Sample) float64 { return float64(s.Msgs) }}),
+		perLib("rss", "Resident memory (RSS) of the worker process", "MB", "sampled every second (10^6 bytes)", false,
+			pick{false, func(s *store.Sample) float64 { return float64(s.RSS) / 1e6 }}),
+		perLib("cpu", "CPU of the worker process", "% of one core", "per 1 s interval: CPU time / wall time", false,
+			pick{false, func(s *store.Sample) float64 { return s.CPUPct }}),
+		perLib("lat_p50", "Latency p50 (receive time − event time E)", "ms", "per 1 s interval: median of that second's messages", false,
+			pick{true, func(s *store.Sample) float64 { return latMs(s, s.LatP50) }}),
+		perLib("lat_p99", "Latency p99 (receive time − event time E)", "ms", "per 1 s interval: 99th percentile of that second's messages", false,
+			pick{true, func(s *store.Sample) float64 { return latMs(s, s.LatP99) }}),
+		perLib("heap", "Go heap in use (runtime HeapAlloc) of the worker", "MB", "sampled every second (10^6 bytes)", false,
+			pick{true, func(s *store.Sample) float64 { return float64(s.HeapBytes) / 1e6 }}),
+		perLib("goroutines", "Goroutines of the worker", "count", "sampled every second", false,
+			pick{true, func(s *store.Sample) float64 { return float64(s.Goroutines) }}),
+		perLib("reconnects", "Reconnects, with events as markers", "count", "cumulative since the start (markers: events at their instant)", true,
+			pick{true, func(s *store.Sample) float64 { return float64(s.ReconnectsTotal) }}),
+	}
+	rec := &out[len(out)-1]
+	rec.Markers = markers(libs, libIdx, samples, events)
+
+	hostChart := func(id, title, unit, basis string, names []string, v func(h *store.HostSample, i int) float64) chart {
+		c := chart{ID: id, Title: title, Unit: unit, Basis: basis}
+		for i, name := range names {
+			raw := make([]point, 0, len(host))
+			for j := range host {
+				raw = append(raw, point{float64(host[j].Sec), v(&host[j], i)})
+			}
+			ps, w := downsample(raw, 1)
+			c.Series = append(c.Series, series{Name: name, Points: ps, Bucket: w})
+			c.Bucket = max(c.Bucket, w)
+		}
+		return c
+	}
+	out = append(out,
+		hostChart("host_cpu", "Host CPU: steal, iowait and busy", "% of all CPUs", "per 1 s interval", []string{"steal", "iowait", "busy"},
+			func(h *store.HostSample, i int) float64 { return [...]float64{h.StealPct, h.IOWaitPct, h.CPUPct}[i] }),
+		hostChart("host_load", "Host load average", "runnable tasks", "sampled every second (kernel's 1, 5, 15 min averages)", []string{"load1", "load5", "load15"},
+			func(h *store.HostSample, i int) float64 { return [...]float64{h.Load1, h.Load5, h.Load15}[i] }),
+	)
+	return out
+}
+
+// latMs is a latency in ms, or NaN for a second without messages (no latency).
+func latMs(s *store.Sample, us int64) float64 {
+	if s.Msgs == 0 {
+		return math.NaN()
+	}
+	return float64(us) / 1000
+}
+
+// markerKinds maps event kinds to the marker groups of the reconnects chart.
+var markerKinds = map[string]string{
+	"reconnect":      "reconnect",
+	"stall":          "stall",
+	"fault":          "fault",
+	"worker_restart": "worker restart",
+	"worker_exit":    "worker exit",
+	"worker_hung":    "worker hung",
+	"unrepairable":   "unrepairable",
+}
+
+// maxMarkers bounds the markers of one group and library; beyond it events
+// are folded per time bucket (the marker's N counts them).
+const maxMarkers = 1000
+
+// markers places events on the reconnects chart at their library's
+// cumulative reconnect count (run-wide events at 0).
+func markers(libs []string, libIdx map[string]int, samples []store.Sample, events []store.Event) []marker {
+	// reconnects_total per library by second, to put markers on the lines.
+	recAt := make([][]float64, len(libs))
+	for i := range samples {
+		s := &samples[i]
+		if li, ok := libIdx[s.Lib]; ok && s.HasWorker {
+			for int64(len(recAt[li])) <= s.Sec {
+				recAt[li] = append(recAt[li], math.NaN())
+			}
+			recAt[li][s.Sec] = float64(s.ReconnectsTotal)
+		}
+	}
+	y := func(li int, x float64) float64 {
+		if li < 0 {
+			return 0
+		}
+		r := recAt[li]
+		for k := min(int(math.Ceil(x)), len(r)-1); k >= 0; k-- {
+			if !math.IsNaN(r[k]) {
+				return r[k]
+			}
+		}
+		return 0
+	}
+	type key struct {
+		kind string
+		lib  int
+	}
+	byKey := map[key][]store.Event{}
+	var keys []key
+	var span float64
+	for _, e := range events {
+		kind, ok := markerKinds[e.Kind]
+		if !ok {
+			continue
+		}
+		li := -1
+		if e.Lib != "" {
+			var known bool
+			if li, known = libIdx[e.Lib]; !known {
+				continue
+			}
+		}
+		k := key{kind, li}
+		if _, seen := byKey[k]; !seen {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], e)
+		span = max(span, e.Sec)
+	}
+	w := math.Max(1, math.Ceil(span/maxMarkers))
+	var out []marker
+	for _, k := range keys {
+		evs := byKey[k]
+		if len(evs) <= maxMarkers {
+			for _, e := range evs {
+				out = append(out, marker{Kind: k.kind, X: e.Sec, Y: y(k.lib, e.Sec), Lib: k.lib, N: 1})
+			}
+			continue
+		}
+		for i := 0; i < len(evs); {
+			b := math.Floor(evs[i].Sec / w)
+			j := i
+			for j < len(evs) && math.Floor(evs[j].Sec/w) == b {
+				j++
+			}
+			out = append(out, marker{Kind: k.kind, X: evs[i].Sec, Y: y(k.lib, evs[i].Sec), Lib: k.lib, N: j - i})
+			i = j
+		}
+	}
+	return out
+}
+
+// eventRows lists at most eventCap events per library and kind (in time
+// order) and counts all of them.
+func eventRows(libs []string, events []store.Event) (eventLog, []string, []eventCounts) {
+	log := eventLog{Total: len(events), Cap: eventCap,
+		Cols: []string{"t (s after start)", "library", "kind", "group", "slot", "stream", "code", "duration (ms)", "detail"}}
+	type key struct{ lib, kind string }
+	seen := map[key]int{}
+	counts := map[string]map[string]int{}
+	var kinds []string
+	for _, e := range events {
+		k := key{e.Lib, e.Kind}
+		seen[k]++
+		if counts[e.Lib] == nil {
+			counts[e.Lib] = map[string]int{}
+		}
+		counts[e.Lib][e.Kind]++
+		if !slices.Contains(kinds, e.Kind) {
+			kinds = append(kinds, e.Kind)
+		}
+		if seen[k] > eventCap {
+			continue
+		}
+		slot := any(e.Slot)
+		if e.Slot < 0 {
+			slot = ""
+		}
+		code := any(e.Code)
+		if e.Code == 0 {
+			code = ""
+		}
+		dur := any(math.Round(e.DurMs*10) / 10)
+		if e.DurMs == 0 {
+			dur = ""
+		}
+		lib := e.Lib
+		if lib == "" {
+			lib = "(run)"
+		}
+		log.Rows = append(log.Rows, []any{math.Round(e.Sec*1000) / 1000, lib, e.Kind, e.Group, slot, e.Stream, code, dur, e.Detail})
+	}
+	log.Shown = len(log.Rows)
+	if log.Rows == nil {
+		log.Rows = [][]any{}
+	}
+	sort.Strings(kinds)
+	var cs []eventCounts
+	for _, l := range append([]string{""}, libs...) {
+		if m := counts[l]; m != nil {
+			name := l
+			if name == "" {
+				name = "(run)"
+			}
+			cs = append(cs, eventCounts{Lib: name, ByKind: m})
+		}
+	}
+	return log, kinds, cs
+}
+
+// streamTables builds the per-group and per-subscription tables from each
+// subscription's latest totals; reconnects are the 'disconnected' events of
+// the subscription's connection (slot), as in the reference table.
+func streamTables(libs []string, run store.Run, streams []store.StreamSample, events []store.Event) ([]groupRow, []subRow) {
+	type slotKey struct {
+		lib  string
+		slot int
+	}
+	recon := map[slotKey]int{}
+	groupRecon := map[[2]string]int{}
+	for _, e := range events {
+		if e.Kind == "disconnected" {
+			recon[slotKey{e.Lib, e.Slot}]++
+			groupRecon[[2]string{e.Group, e.Lib}]++
+		}
+	}
+	groups := planGroups(run.Settings["plan"])
+	for _, s := range streams {
+		if !slices.Contains(groups, s.Group) {
+			groups = append(groups, s.Group)
+		}
+	}
+	libRank := func(l string) int {
+		if i := slices.Index(libs, l); i >= 0 {
+			return i
+		}
+		return len(libs) + rank(l)
+	}
+	ss := slices.Clone(streams)
+	slices.SortStableFunc(ss, func(a, b store.StreamSample) int {
+		return cmp.Or(cmp.Compare(slices.Index(groups, a.Group), slices.Index(groups, b.Group)),
+			cmp.Compare(a.Slot, b.Slot), strings.Compare(a.Stream, b.Stream), cmp.Compare(libRank(a.Lib), libRank(b.Lib)))
+	})
+	var subs []subRow
+	for i := 0; i < len(ss); {
+		j := i
+		var most int64
+		for j < len(ss) && ss[j].Group == ss[i].Group && ss[j].Slot == ss[i].Slot && ss[j].Stream == ss[i].Stream {
+			most = max(most, ss[j].MsgsTotal)
+			j++
+		}
+		for k := i; k < j; k++ {
+			s := ss[k]
+			subs = append(subs, subRow{Group: s.Group, Stream: s.Stream, Slot: s.Slot, Lib: s.Lib, Msgs: s.MsgsTotal,
+				Lost: s.LostTotal, Dup: s.DupTotal, OOO: s.OOOTotal, MaxSilence: float64(s.MaxSilenceMs) / 1000,
+				Reconnects: recon[slotKey{s.Lib, s.Slot}], Sec: s.Sec, Short: s.MsgsTotal < most, First: k == i, LibsOfSub: j - i})
+		}
+		i = j
+	}
+
+	type gk struct{ group, lib string }
+	agg := map[gk]*groupRow{}
+	var order []gk
+	for _, s := range subs {
+		k := gk{s.Group, s.Lib}
+		g := agg[k]
+		if g == nil {
+			g = &groupRow{Group: s.Group, Lib: s.Lib, Reconnects: groupRecon[[2]string{s.Group, s.Lib}]}
+			agg[k] = g
+			order = append(order, k)
+		}
+		g.Subs++
+		g.Msgs += s.Msgs
+		g.Lost += s.Lost
+		g.Dup += s.Dup
+		g.OOO += s.OOO
+		g.MaxSilence = max(g.MaxSilence, s.MaxSilence)
+	}
+	slices.SortStableFunc(order, func(a, b gk) int {
+		return cmp.Or(cmp.Compare(slices.Index(groups, a.group), slices.Index(groups, b.group)), cmp.Compare(libRank(a.lib), libRank(b.lib)))
+	})
+	var out []groupRow
+	mostByGroup := map[string]int64{}
+	for _, k := range order {
+		mostByGroup[k.group] = max(mostByGroup[k.group], agg[k].Msgs)
+	}
+	for _, k := range order {
+		g := agg[k]
+		g.Short = g.Msgs < mostByGroup[k.group]
+		out = append(out, *g)
+	}
+	return out, subs
+}
+
+// faultRows charges to each fault kind what every library did within
+// faultWindow after each fault of that kind.
+func faultRows(libs []string, events []store.Event, samples []store.Sample) []faultRow {
+	var faults []store.Event
+	for _, e := range events {
+		if e.Kind == "fault" {
+			faults = append(faults, e)
+		}
+	}
+	if len(faults) == 0 {
+		return nil
+	}
+	// lost_total per library by second, to take differences across a window.
+	lostAt := map[string][]int64{}
+	for i := range samples {
+		s := &samples[i]
+		if !s.HasWorker {
+			continue
+		}
+		l := lostAt[s.Lib]
+		for int64(len(l)) <= s.Sec {
+			l = append(l, -1)
+		}
+		l[s.Sec] = s.LostTotal
+		lostAt[s.Lib] = l
+	}
+	lostBy := func(lib string, sec float64) int64 {
+		l := lostAt[lib]
+		for k := min(int(math.Floor(sec)), len(l)-1); k >= 0; k-- {
+			if l[k] >= 0 {
+				return l[k]
+			}
+		}
+		return 0
+	}
+	// The events that count as consequences, per library, in time order.
+	conseq := map[string][]store.Event{}
+	for _, e := range events {
+		switch e.Kind {
+		case "disconnected", "reconnect", "stall":
+			conseq[e.Lib] = append(conseq[e.Lib], e)
+		}
+	}
+	for _, evs := range conseq {
+		slices.SortStableFunc(evs, func(a, b store.Event) int { return cmp.Compare(a.Sec, b.Sec) })
+	}
+	type fk struct{ fault, lib string }
+	rows := map[fk]*faultRow{}
+	durs := map[fk][]float64{}
+	var kinds []string
+	w := faultWindow.Seconds()
+	for fi, f := range faults {
+		name := faultName(f)
+		if !slices.Contains(kinds, name) {
+			kinds = append(kinds, name)
+		}
+		end := f.Sec + w
+		if fi+1 < len(faults) && faults[fi+1].Sec > f.Sec {
+			end = min(end, faults[fi+1].Sec) // the next fault's consequences are its own
+		}
+		for _, lib := range libs {
+			if f.Lib != "" && f.Lib != lib {
+				continue
+			}
+			k := fk{name, lib}
+			r := rows[k]
+			if r == nil {
+				r = &faultRow{Fault: name, Lib: lib}
+				rows[k] = r
+			}
+			r.Faults++
+			r.Lost += lostBy(lib, end) - lostBy(lib, f.Sec) // totals at whole seconds: windows do not overlap
+			evs := conseq[lib]
+			i, _ := slices.BinarySearchFunc(evs, f.Sec, func(e store.Event, t float64) int { return cmp.Compare(e.Sec, t) })
+			for ; i < len(evs) && evs[i].Sec < end; i++ {
+				switch evs[i].Kind {
+				case "disconnected":
+					r.Disconnects++
+				case "reconnect":
+					r.Reconns++
+					durs[k] = append(durs[k], evs[i].DurMs)
+				case "stall":
+					r.Stalls++
+				}
+			}
+		}
+	}
+	var out []faultRow
+	for _, name := range kinds {
+		for _, lib := range libs {
+			r := rows[fk{name, lib}]
+			if r == nil {
+				continue
+			}
+			if d := durs[fk{name, lib}]; len(d) > 0 {
+				slices.Sort(d)
+				r.RecMedian, r.RecMax = d[len(d)/2], d[len(d)-1]
+			}
+			out = append(out, *r)
+		}
+	}
+	return out
+}
+
+// faultName is the kind of a fault event: its detail's first word.
+func faultName(e store.Event) string {
+	if f := strings.Fields(e.Detail); len(f) > 0 {
+		return strings.TrimRight(f[0], ":,")
+	}
+	if e.Code != 0 {
+		return "code " + strconv.Itoa(e.Code)
+	}
+	return "fault"
+}
