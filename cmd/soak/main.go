@@ -63,6 +63,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return serveCmd(ctx, rest, stdin, stdout, stderr)
 	case "report":
 		return reportCmd(ctx, rest, stdout, stderr)
+	case "synth":
+		return synthCmd(ctx, rest, stdout, stderr)
 	case "worker":
 		return workerCmd(ctx, rest, stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":

@@ -198,9 +198,9 @@ func build(db *store.DB, opts Options) (*page, error) {
 	if err != nil {
 		return nil, err
 	}
-	tbl, err := Summarize(db)
+	tbl, err := table(db, run)
 	if err != nil {
-		return nil, fmt.Errorf("summarize: %w", err)
+		return nil, err
 	}
 	p := &page{Run: run, Workers: workers, Table: tbl, Status: run.Status, Verdicts: opts.Verdicts}
 	libs := tbl.Libs
@@ -211,11 +211,7 @@ func build(db *store.DB, opts Options) (*page, error) {
 		libIdx[l] = i
 	}
 
-	samples, err := db.Samples("")
-	if err != nil {
-		return nil, err
-	}
-	host, err := db.HostSamples()
+	lastSec, err := db.LastSec()
 	if err != nil {
 		return nil, err
 	}
@@ -228,10 +224,6 @@ func build(db *store.DB, opts Options) (*page, error) {
 		return nil, err
 	}
 
-	var lastSec int64
-	for _, s := range samples {
-		lastSec = max(lastSec, s.Sec)
-	}
 	switch {
 	case !run.Ended.IsZero() && !run.Started.IsZero():
 		p.Duration = run.Ended.Sub(run.Started)
@@ -241,10 +233,14 @@ func build(db *store.DB, opts Options) (*page, error) {
 	p.Host = hostRows(run)
 	p.Settings = settingRows(run)
 	p.Best = bestRows(tbl)
-	p.Data.Charts = charts(libs, libIdx, samples, host, events)
+	if p.Data.Charts, err = charts(db, lastSec, libs, libIdx, events); err != nil {
+		return nil, err
+	}
 	p.Data.Events, p.Data.Kinds, p.Data.Counts = eventRows(libs, events)
 	p.Groups, p.Subs = streamTables(libs, run, streams, events)
-	p.Faults = faultRows(libs, events, samples)
+	if p.Faults, err = faultRows(db, libs, events); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -367,71 +363,176 @@ func delta(v, b float64) string {
 	return fmt.Sprintf("%+.1f %%", rel)
 }
 
-// charts builds the charts over time; every series is downsampled.
-func charts(libs []string, libIdx map[string]int, samples []store.Sample, host []store.HostSample, events []store.Event) []chart {
-	type pick struct {
-		worker bool // from the worker half of the sample (else the process half)
-		v      func(s *store.Sample) float64
+// metric is one per-library chart: how to read it from a raw sample and
+// from a bucket (min, max).
+type metric struct {
+	id, title, unit, basis string
+	step                   bool
+	worker                 bool // from the worker half of the sample (else the process half)
+	raw                    func(s *store.Sample) float64
+	bucket                 func(b *store.Bucket) (lo, hi float64, ok bool)
+}
+
+func i2(v [2]int64, scale float64) (float64, float64, bool) {
+	return float64(v[0]) / scale, float64(v[1]) / scale, true
+}
+
+var chartMetrics = []metric{
+	{"msgs", "Messages received", "msgs/s", "per second: messages received in the second ending at t", false, true,
+		func(s *store.Sample) float64 { return float64(s.Msgs) },
+		func(b *store.Bucket) (float64, float64, bool) { return i2(b.Msgs, 1) }},
+	{"rss", "Resident memory (RSS) of the worker process", "MB", "sampled every second (10^6 bytes)", false, false,
+		func(s *store.Sample) float64 { return float64(s.RSS) / 1e6 },
+		func(b *store.Bucket) (float64, float64, bool) { return i2(b.RSS, 1e6) }},
+	{"cpu", "CPU of the worker process", "% of one core", "per 1 s interval: CPU time / wall time", false, false,
+		func(s *store.Sample) float64 { return s.CPUPct },
+		func(b *store.Bucket) (float64, float64, bool) { return i2(b.CPUPct100, 100) }},
+	{"lat_p50", "Latency p50 (receive time − event time E)", "ms", "per 1 s interval: median of that second's messages (none in a second without messages)", false, true,
+		func(s *store.Sample) float64 { return latMs(s, s.LatP50) },
+		func(b *store.Bucket) (float64, float64, bool) {
+			lo, hi, _ := i2(b.LatP50, 1000)
+			return lo, hi, b.HasLat
+		}},
+	{"lat_p99", "Latency p99 (receive time − event time E)", "ms", "per 1 s interval: 99th percentile of that second's messages", false, true,
+		func(s *store.Sample) float64 { return latMs(s, s.LatP99) },
+		func(b *store.Bucket) (float64, float64, bool) {
+			lo, hi, _ := i2(b.LatP99, 1000)
+			return lo, hi, b.HasLat
+		}},
+	{"heap", "Go heap in use (runtime HeapAlloc) of the worker", "MB", "sampled every second (10^6 bytes)", false, true,
+		func(s *store.Sample) float64 { return float64(s.HeapBytes) / 1e6 },
+		func(b *store.Bucket) (float64, float64, bool) { return i2(b.Heap, 1e6) }},
+	{"goroutines", "Goroutines of the worker", "count", "sampled every second", false, true,
+		func(s *store.Sample) float64 { return float64(s.Goroutines) },
+		func(b *store.Bucket) (float64, float64, bool) { return i2(b.Goroutines, 1) }},
+	{"reconnects", "Reconnects, with events as markers", "count", "cumulative since the start (markers: events at their instant)", true, true,
+		func(s *store.Sample) float64 { return float64(s.ReconnectsTotal) },
+		func(b *store.Bucket) (float64, float64, bool) { return i2(b.Reconnects, 1) }},
+}
+
+// hostMetrics are the host charts: series names and their values.
+var hostMetrics = []struct {
+	id, title, unit, basis string
+	names                  []string
+	raw                    func(h *store.HostSample) []float64
+	bucket                 func(h *store.HostBucket) [][2]float64
+}{
+	{"host_cpu", "Host CPU: steal, iowait and busy", "% of all CPUs", "per 1 s interval", []string{"steal", "iowait", "busy"},
+		func(h *store.HostSample) []float64 { return []float64{h.StealPct, h.IOWaitPct, h.CPUPct} },
+		func(h *store.HostBucket) [][2]float64 { return [][2]float64{h.Steal, h.IOWait, h.CPU} }},
+	{"host_load", "Host load average", "runnable tasks", "sampled every second (the kernel's 1, 5 and 15 min averages)", []string{"load1", "load5", "load15"},
+		func(h *store.HostSample) []float64 { return []float64{h.Load1, h.Load5, h.Load15} },
+		func(h *store.HostBucket) [][2]float64 { return [][2]float64{h.Load1, h.Load5, h.Load15} }},
+}
+
+// charts builds the charts over time. A run of at most 2×maxBuckets
+// seconds is drawn from every row (runs of equal values shortened, which
+// is exact); a longer one from maxBuckets buckets that SQLite folds to
+// their minimum and maximum, so no spike is lost.
+func charts(db *store.DB, lastSec int64, libs []string, libIdx map[string]int, events []store.Event) ([]chart, error) {
+	var width int64
+	if lastSec > 2*maxBuckets {
+		width = (lastSec + maxBuckets - 1) / maxBuckets
 	}
-	perLib := func(id, title, unit, basis string, step bool, pk pick) chart {
-		c := chart{ID: id, Title: title, Unit: unit, Basis: basis, Step: step}
-		raw := make([][]point, len(libs))
+	perLib := make([][][]point, len(chartMetrics)) // metric → lib → points
+	for i := range perLib {
+		perLib[i] = make([][]point, len(libs))
+	}
+	hostPts := make([][][]point, len(hostMetrics))
+	for i, h := range hostMetrics {
+		hostPts[i] = make([][]point, len(h.names))
+	}
+	if width == 0 {
+		samples, err := db.Samples("")
+		if err != nil {
+			return nil, err
+		}
 		for i := range samples {
 			s := &samples[i]
 			li, ok := libIdx[s.Lib]
-			if !ok || pk.worker && !s.HasWorker || !pk.worker && !s.HasProc {
+			if !ok {
 				continue
 			}
-			raw[li] = append(raw[li], point{float64(s.Sec), pk.v(s)})
-		}
-		for i, lib := range libs {
-			ps, w := downsample(raw[i], 1)
-			c.Series = append(c.Series, series{Name: lib, Points: ps, Bucket: w})
-			c.Bucket = max(c.Bucket, w)
-		}
-		return c
-	}
-	out := []chart{
-		perLib("msgs", "Messages received", "msgs/s", "per second: messages received in the second ending at t", false,
-			pick{true, func(s *store.Sample) float64 { return float64(s.Msgs) }}),
-		perLib("rss", "Resident memory (RSS) of the worker process", "MB", "sampled every second (10^6 bytes)", false,
-			pick{false, func(s *store.Sample) float64 { return float64(s.RSS) / 1e6 }}),
-		perLib("cpu", "CPU of the worker process", "% of one core", "per 1 s interval: CPU time / wall time", false,
-			pick{false, func(s *store.Sample) float64 { return s.CPUPct }}),
-		perLib("lat_p50", "Latency p50 (receive time − event time E)", "ms", "per 1 s interval: median of that second's messages", false,
-			pick{true, func(s *store.Sample) float64 { return latMs(s, s.LatP50) }}),
-		perLib("lat_p99", "Latency p99 (receive time − event time E)", "ms", "per 1 s interval: 99th percentile of that second's messages", false,
-			pick{true, func(s *store.Sample) float64 { return latMs(s, s.LatP99) }}),
-		perLib("heap", "Go heap in use (runtime HeapAlloc) of the worker", "MB", "sampled every second (10^6 bytes)", false,
-			pick{true, func(s *store.Sample) float64 { return float64(s.HeapBytes) / 1e6 }}),
-		perLib("goroutines", "Goroutines of the worker", "count", "sampled every second", false,
-			pick{true, func(s *store.Sample) float64 { return float64(s.Goroutines) }}),
-		perLib("reconnects", "Reconnects, with events as markers", "count", "cumulative since the start (markers: events at their instant)", true,
-			pick{true, func(s *store.Sample) float64 { return float64(s.ReconnectsTotal) }}),
-	}
-	rec := &out[len(out)-1]
-	rec.Markers = markers(libs, libIdx, samples, events)
-
-	hostChart := func(id, title, unit, basis string, names []string, v func(h *store.HostSample, i int) float64) chart {
-		c := chart{ID: id, Title: title, Unit: unit, Basis: basis}
-		for i, name := range names {
-			raw := make([]point, 0, len(host))
-			for j := range host {
-				raw = append(raw, point{float64(host[j].Sec), v(&host[j], i)})
+			for mi, m := range chartMetrics {
+				if m.worker && s.HasWorker || !m.worker && s.HasProc {
+					perLib[mi][li] = append(perLib[mi][li], point{float64(s.Sec), m.raw(s)})
+				}
 			}
-			ps, w := downsample(raw, 1)
-			c.Series = append(c.Series, series{Name: name, Points: ps, Bucket: w})
-			c.Bucket = max(c.Bucket, w)
 		}
-		return c
+		host, err := db.HostSamples()
+		if err != nil {
+			return nil, err
+		}
+		for j := range host {
+			for i, h := range hostMetrics {
+				for k, v := range h.raw(&host[j]) {
+					hostPts[i][k] = append(hostPts[i][k], point{float64(host[j].Sec), v})
+				}
+			}
+		}
+		for i := range perLib {
+			for li := range perLib[i] {
+				perLib[i][li] = dedupRuns(perLib[i][li], 1)
+			}
+		}
+		for i := range hostPts {
+			for k := range hostPts[i] {
+				hostPts[i][k] = dedupRuns(hostPts[i][k], 1)
+			}
+		}
+	} else {
+		buckets, err := db.SampleBuckets(width)
+		if err != nil {
+			return nil, err
+		}
+		for i := range buckets {
+			b := &buckets[i]
+			li, ok := libIdx[b.Lib]
+			if !ok {
+				continue
+			}
+			for mi, m := range chartMetrics {
+				if m.worker && !b.HasWorker || !m.worker && !b.HasProc {
+					continue
+				}
+				lo, hi, ok := m.bucket(b)
+				if !ok {
+					lo, hi = math.NaN(), math.NaN()
+				}
+				perLib[mi][li] = envelope(perLib[mi][li], b.From, b.To, width, lo, hi)
+			}
+		}
+		hb, err := db.HostBuckets(width)
+		if err != nil {
+			return nil, err
+		}
+		for j := range hb {
+			for i, h := range hostMetrics {
+				for k, v := range h.bucket(&hb[j]) {
+					hostPts[i][k] = envelope(hostPts[i][k], hb[j].From, hb[j].To, width, v[0], v[1])
+				}
+			}
+		}
 	}
-	out = append(out,
-		hostChart("host_cpu", "Host CPU: steal, iowait and busy", "% of all CPUs", "per 1 s interval", []string{"steal", "iowait", "busy"},
-			func(h *store.HostSample, i int) float64 { return [...]float64{h.StealPct, h.IOWaitPct, h.CPUPct}[i] }),
-		hostChart("host_load", "Host load average", "runnable tasks", "sampled every second (kernel's 1, 5, 15 min averages)", []string{"load1", "load5", "load15"},
-			func(h *store.HostSample, i int) float64 { return [...]float64{h.Load1, h.Load5, h.Load15}[i] }),
-	)
-	return out
+	var out []chart
+	for mi, m := range chartMetrics {
+		c := chart{ID: m.id, Title: m.title, Unit: m.unit, Basis: m.basis, Step: m.step, Bucket: float64(width)}
+		for li, lib := range libs {
+			c.Series = append(c.Series, series{Name: lib, Points: perLib[mi][li]})
+		}
+		if m.id == "reconnects" {
+			c.Markers = markers(libIdx, perLib[mi], events)
+		}
+		out = append(out, c)
+	}
+	for i, h := range hostMetrics {
+		c := chart{ID: h.id, Title: h.title, Unit: h.unit, Basis: h.basis, Bucket: float64(width)}
+		for k, name := range h.names {
+			c.Series = append(c.Series, series{Name: name, Points: hostPts[i][k]})
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // latMs is a latency in ms, or NaN for a second without messages (no latency).
@@ -457,28 +558,18 @@ var markerKinds = map[string]string{
 // are folded per time bucket (the marker's N counts them).
 const maxMarkers = 1000
 
-// markers places events on the reconnects chart at their library's
-// cumulative reconnect count (run-wide events at 0).
-func markers(libs []string, libIdx map[string]int, samples []store.Sample, events []store.Event) []marker {
-	// reconnects_total per library by second, to put markers on the lines.
-	recAt := make([][]float64, len(libs))
-	for i := range samples {
-		s := &samples[i]
-		if li, ok := libIdx[s.Lib]; ok && s.HasWorker {
-			for int64(len(recAt[li])) <= s.Sec {
-				recAt[li] = append(recAt[li], math.NaN())
-			}
-			recAt[li][s.Sec] = float64(s.ReconnectsTotal)
-		}
-	}
+// markers places events on the reconnects chart on their library's line
+// (run-wide events at 0).
+func markers(libIdx map[string]int, recon [][]point, events []store.Event) []marker {
 	y := func(li int, x float64) float64 {
 		if li < 0 {
 			return 0
 		}
-		r := recAt[li]
-		for k := min(int(math.Ceil(x)), len(r)-1); k >= 0; k-- {
-			if !math.IsNaN(r[k]) {
-				return r[k]
+		ps := recon[li]
+		i, _ := slices.BinarySearchFunc(ps, x, func(p point, x float64) int { return cmp.Compare(p.X, x) })
+		for i = min(i, len(ps)-1); i >= 0; i-- {
+			if !math.IsNaN(ps[i].Y) && ps[i].X <= math.Ceil(x) {
+				return ps[i].Y
 			}
 		}
 		return 0
@@ -676,7 +767,7 @@ func streamTables(libs []string, run store.Run, streams []store.StreamSample, ev
 
 // faultRows charges to each fault kind what every library did within
 // faultWindow after each fault of that kind.
-func faultRows(libs []string, events []store.Event, samples []store.Sample) []faultRow {
+func faultRows(db *store.DB, libs []string, events []store.Event) ([]faultRow, error) {
 	var faults []store.Event
 	for _, e := range events {
 		if e.Kind == "fault" {
@@ -684,30 +775,7 @@ func faultRows(libs []string, events []store.Event, samples []store.Sample) []fa
 		}
 	}
 	if len(faults) == 0 {
-		return nil
-	}
-	// lost_total per library by second, to take differences across a window.
-	lostAt := map[string][]int64{}
-	for i := range samples {
-		s := &samples[i]
-		if !s.HasWorker {
-			continue
-		}
-		l := lostAt[s.Lib]
-		for int64(len(l)) <= s.Sec {
-			l = append(l, -1)
-		}
-		l[s.Sec] = s.LostTotal
-		lostAt[s.Lib] = l
-	}
-	lostBy := func(lib string, sec float64) int64 {
-		l := lostAt[lib]
-		for k := min(int(math.Floor(sec)), len(l)-1); k >= 0; k-- {
-			if l[k] >= 0 {
-				return l[k]
-			}
-		}
-		return 0
+		return nil, nil
 	}
 	// The events that count as consequences, per library, in time order.
 	conseq := map[string][]store.Event{}
@@ -722,6 +790,7 @@ func faultRows(libs []string, events []store.Event, samples []store.Sample) []fa
 	}
 	type fk struct{ fault, lib string }
 	rows := map[fk]*faultRow{}
+	lostFrom, lostTo, lostRow := map[string][]int64{}, map[string][]int64{}, map[string][]*faultRow{}
 	durs := map[fk][]float64{}
 	var kinds []string
 	w := faultWindow.Seconds()
@@ -745,7 +814,10 @@ func faultRows(libs []string, events []store.Event, samples []store.Sample) []fa
 				rows[k] = r
 			}
 			r.Faults++
-			r.Lost += lostBy(lib, end) - lostBy(lib, f.Sec) // totals at whole seconds: windows do not overlap
+			// Lost totals at whole seconds, so that windows do not overlap.
+			lostFrom[lib] = append(lostFrom[lib], int64(math.Floor(f.Sec)))
+			lostTo[lib] = append(lostTo[lib], int64(math.Floor(end)))
+			lostRow[lib] = append(lostRow[lib], r)
 			evs := conseq[lib]
 			i, _ := slices.BinarySearchFunc(evs, f.Sec, func(e store.Event, t float64) int { return cmp.Compare(e.Sec, t) })
 			for ; i < len(evs) && evs[i].Sec < end; i++ {
@@ -759,6 +831,19 @@ func faultRows(libs []string, events []store.Event, samples []store.Sample) []fa
 					r.Stalls++
 				}
 			}
+		}
+	}
+	for lib, rs := range lostRow {
+		from, err := db.LostAt(lib, lostFrom[lib])
+		if err != nil {
+			return nil, err
+		}
+		to, err := db.LostAt(lib, lostTo[lib])
+		if err != nil {
+			return nil, err
+		}
+		for i, r := range rs {
+			r.Lost += to[i] - from[i]
 		}
 	}
 	var out []faultRow
@@ -775,7 +860,7 @@ func faultRows(libs []string, events []store.Event, samples []store.Sample) []fa
 			out = append(out, *r)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // faultName is the kind of a fault event: its detail's first word.
@@ -787,4 +872,63 @@ func faultName(e store.Event) string {
 		return "code " + strconv.Itoa(e.Code)
 	}
 	return "fault"
+}
+
+// table is the reference table: the one stored when the run finished (what
+// soak run printed), else computed now from the samples.
+func table(db *store.DB, run store.Run) (*Table, error) {
+	if run.Status != "running" {
+		rows, err := db.Summary()
+		if err != nil {
+			return nil, err
+		}
+		if len(rows) > 0 {
+			return tableFromRows(run, rows), nil
+		}
+	}
+	t, err := Summarize(db)
+	if err != nil {
+		return nil, fmt.Errorf("summarize: %w", err)
+	}
+	return t, nil
+}
+
+// tableFromRows is the inverse of Table.SummaryRows.
+func tableFromRows(run store.Run, rows []store.SummaryRow) *Table {
+	t := &Table{RunID: run.ID, Seconds: int64(run.Planned.Seconds())}
+	for _, r := range rows {
+		if r.Lib != "" && !slices.Contains(t.Libs, r.Lib) {
+			t.Libs = append(t.Libs, r.Lib)
+		}
+	}
+	slices.SortStableFunc(t.Libs, func(a, b string) int { return cmp.Compare(rank(a), rank(b)) })
+	byOrd := map[int]int{} // ord → index in t.Rows
+	for _, r := range rows {
+		li := slices.Index(t.Libs, r.Lib)
+		if li < 0 {
+			continue
+		}
+		i, ok := byOrd[r.Ord]
+		if !ok {
+			i = len(t.Rows)
+			byOrd[r.Ord] = i
+			row := Row{Name: r.Metric, Cells: make([]string, len(t.Libs)), Nums: make([]float64, len(t.Libs))}
+			for j := range row.Cells {
+				row.Cells[j], row.Nums[j] = "-", math.NaN()
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		t.Rows[i].Cells[li], t.Rows[i].Nums[li] = r.Value, r.Num
+	}
+	return t
+}
+
+// SummarizeAndSave computes the table and stores it in db (the writer), as
+// soak run does when a run ends; the report then shows the stored table.
+func SummarizeAndSave(db *store.DB) (*Table, error) {
+	t, err := Summarize(db)
+	if err != nil {
+		return nil, fmt.Errorf("summarize: %w", err)
+	}
+	return t, db.SaveSummary(t.SummaryRows())
 }

@@ -6,71 +6,27 @@ import "math"
 // A NaN Y breaks the line (a missing second, or a bucket without data).
 type point struct{ X, Y float64 }
 
-// maxBuckets bounds a chart series: a longer series is cut into this many
-// equal time buckets and keeps each bucket's minimum and maximum (in time
-// order), so at most 2×maxBuckets points and no spike is lost.
+// maxBuckets bounds a chart series of a long run: its seconds are cut into
+// at most this many equal buckets, each drawn as its minimum and maximum,
+// so at most 2×maxBuckets points and no spike is lost.
 const maxBuckets = 1000
 
-// downsample returns ps (ordered by X, spaced step seconds apart when
-// complete) shortened for drawing, and the bucket width in seconds it used
-// (0 = every point kept).
-//
-//  1. Runs of equal values keep only their first and last point: the line
-//     drawn through what is left is the same line (exact, e.g. for
-//     cumulative counters and flat gauges).
-//  2. If that still leaves more than 2×maxBuckets points, the original
-//     series is cut into maxBuckets buckets, each keeping its minimum and
-//     maximum point.
-//
-// A gap of more than 1.5 steps between two points (or an empty bucket)
-// becomes a NaN point, so the line breaks instead of bridging missing data.
-func downsample(ps []point, step float64) ([]point, float64) {
-	if len(ps) == 0 {
-		return nil, 0
-	}
-	if out := dedupRuns(ps, step); len(out) <= 2*maxBuckets {
-		return out, 0
-	}
-	span := ps[len(ps)-1].X - ps[0].X
-	w := math.Ceil(span / maxBuckets)
-	if w < step {
-		w = step
-	}
-	out := make([]point, 0, 2*maxBuckets+16)
-	x0 := ps[0].X
-	prevB := -1.0
-	for i := 0; i < len(ps); {
-		b := math.Floor((ps[i].X - x0) / w)
-		j := i
-		lo, hi := -1, -1
-		for ; j < len(ps) && math.Floor((ps[j].X-x0)/w) == b; j++ {
-			if math.IsNaN(ps[j].Y) {
-				continue
-			}
-			if lo < 0 || ps[j].Y < ps[lo].Y {
-				lo = j
-			}
-			if hi < 0 || ps[j].Y > ps[hi].Y {
-				hi = j
-			}
+// envelope appends the bucket of seconds [from, to] (inside a bucket of
+// width seconds) as its minimum and maximum at the bucket's middle, after a
+// NaN point if buckets are missing before it (no data: the line breaks).
+func envelope(ps []point, from, to, width int64, lo, hi float64) []point {
+	k := from / width
+	if n := len(ps); n > 0 {
+		prevK := int64(ps[n-1].X) / width
+		if k > prevK+1 {
+			ps = append(ps, point{float64((prevK + 1) * width), math.NaN()})
 		}
-		if prevB >= 0 && b > prevB+1 {
-			out = append(out, point{x0 + (prevB+1)*w, math.NaN()})
-		}
-		switch {
-		case lo < 0:
-			out = append(out, point{ps[i].X, math.NaN()})
-		case lo == hi:
-			out = append(out, ps[lo])
-		case lo < hi:
-			out = append(out, ps[lo], ps[hi])
-		default:
-			out = append(out, ps[hi], ps[lo])
-		}
-		prevB = b
-		i = j
 	}
-	return out, w
+	x := float64(from+to) / 2
+	if same(lo, hi) {
+		return append(ps, point{x, lo})
+	}
+	return append(ps, point{x, lo}, point{x, hi})
 }
 
 // dedupRuns keeps the first and last point of every run of equal values
