@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -81,10 +83,35 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *workerTimeout < 2*time.Second {
 		return usageError{fmt.Errorf("flag -worker-timeout: %s is too short: workers report every second; want at least 2s", *workerTimeout)}
 	}
-	res, err := runner.Run(ctx, runner.Options{Profile: p, OutDir: *out, Log: log, Progress: stdout, Abort: abort, WorkerTimeout: *workerTimeout})
+	// report.html is rewritten every report.every during the run (from a
+	// read-only connection) and written once more at the end.
+	refreshCtx, stopRefresh := context.WithCancel(ctx)
+	defer stopRefresh()
+	var refreshing sync.WaitGroup
+	recorded := func(dir, dbPath string) {
+		if every := time.Duration(p.Report.Every); every > 0 {
+			refreshing.Go(func() {
+				report.Refresh(refreshCtx, dbPath, filepath.Join(dir, "report.html"), every, func(err error) {
+					log.Warn("refresh report", "err", err)
+				})
+			})
+		}
+	}
+	res, err := runner.Run(ctx, runner.Options{Profile: p, OutDir: *out, Log: log, Progress: stdout, Abort: abort,
+		WorkerTimeout: *workerTimeout, Recorded: recorded})
+	stopRefresh()
+	refreshing.Wait()
 	if res != nil && res.DBPath != "" {
 		if terr := printTable(stdout, res); terr != nil && err == nil {
 			err = terr
+		}
+		html := filepath.Join(res.Dir, "report.html")
+		if rerr := report.WriteFile(context.Background(), res.DBPath, html, report.Options{}); rerr != nil {
+			if err == nil {
+				err = rerr
+			}
+		} else {
+			fmt.Fprintf(stdout, "report: %s\n", html)
 		}
 	}
 	return err

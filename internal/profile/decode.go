@@ -139,6 +139,9 @@ func (d *decoder) profileFields(p *Profile) []field {
 			{"queue_size", d.int("replay.queue_size", &p.Replay.QueueSize, 1, 1<<24)},
 			{"symbols", func(v *yaml.Node) error { return d.symbols(v, "replay.symbols", &p.Replay.Symbols) }},
 		})},
+		{"report", d.sub("report", []field{
+			{"every", d.duration("report.every", &p.Report.Every, nonNegative)},
+		})},
 	}
 }
 

@@ -45,6 +45,12 @@ type Profile struct {
 	ReadLimit        ByteSize  `yaml:"read_limit"`        // max message size
 	RcvBuf           ByteSize  `yaml:"rcvbuf"`            // SO_RCVBUF; 0 = kernel default (autotuning)
 	Replay           Replay    `yaml:"replay"`            // only for target local
+	Report           Report    `yaml:"report"`            // the HTML report written during and after the run
+}
+
+// Report configures report.html in the run directory.
+type Report struct {
+	Every Duration `yaml:"every"` // rewrite it this often during the run; 0 = only at the end
 }
 
 // Group is a set of subscriptions spread over one or more connections.
@@ -112,6 +118,7 @@ func Default() *Profile {
 			Lifetime:     Duration(24 * time.Hour),
 			QueueSize:    8192,
 		},
+		Report: Report{Every: Duration(5 * time.Minute)},
 	}
 	p.Replay.Symbols = append([]string(nil), p.Symbols...)
 	return p

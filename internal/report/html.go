@@ -125,3 +125,22 @@ func fmtMs(v float64) string {
 	}
 	return dur(v)
 }
+
+// Refresh rewrites htmlPath from the database at dbPath every interval
+// until ctx is done. It reads on its own read-only connection, so the run's
+// writer is never blocked; a failed rewrite goes to onErr and the loop goes
+// on (the previous report stays in place).
+func Refresh(ctx context.Context, dbPath, htmlPath string, every time.Duration, onErr func(error)) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := WriteFile(ctx, dbPath, htmlPath, Options{}); err != nil && ctx.Err() == nil {
+			onErr(err)
+		}
+	}
+}

@@ -42,6 +42,9 @@ type Options struct {
 	// WorkerTimeout: a worker that sent no frame for this long is killed
 	// (event worker_hung) and restarted. Default 30 s.
 	WorkerTimeout time.Duration
+	// Recorded, if set, is called once the run is recorded in its database
+	// (dir/soak.db), before the workers start; readers may open it from then on.
+	Recorded func(dir, dbPath string)
 }
 
 // Result describes a finished run.
@@ -263,6 +266,9 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 			"read_limit": fmt.Sprint(plan.ReadLimit), "rcvbuf": fmt.Sprint(plan.RcvBuf)},
 	}); err != nil {
 		return nil, err
+	}
+	if c.o.Recorded != nil {
+		c.o.Recorded(c.dir, filepath.Join(c.dir, "soak.db"))
 	}
 	for _, lib := range p.Libraries {
 		w := &workerProc{lib: lib, secs: map[int64]*SecStat{}, procs: map[int64]procAt{}, res: WorkerResult{Lib: lib}}
