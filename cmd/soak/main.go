@@ -9,7 +9,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+
+	"github.com/wssoak/wssoak/internal/transport"
 )
 
 func main() {
@@ -31,10 +34,14 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	}
-	fmt.Fprintln(stderr, "soak:", err)
+	fmt.Fprintln(stderr, "soak:", transport.Mask(err.Error()))
 	var ue usageError
 	if errors.As(err, &ue) {
 		return 2
+	}
+	var te thresholdError
+	if errors.As(err, &te) {
+		return exitThreshold
 	}
 	return 1
 }
@@ -44,7 +51,9 @@ const usage = `soak compares Go WebSocket client libraries on Binance market str
 Usage:
   soak run    [-profile FILE] [-duration D] [-out DIR]   run a soak (default: profiles/local.yaml, 2m, embedded replay server)
   soak serve  [-addr HOST:PORT] [-profile FILE]          run the Binance-like replay server on its own
-  soak report [RUN_DIR|DB]                               write report.html beside a run's database (default: the latest run)
+  soak report [-o FILE] [RUN_DIR|DB]                     write report.html beside a run's database (default: the latest run)
+  soak export [-format csv|json] [-o DIR] [RUN]          write a run's tables as CSV or NDJSON files
+  soak compare RUN_A RUN_B                               two runs' end tables side by side, with differences
 
 Run 'soak <command> -h' for the flags of a command.
 `
@@ -59,6 +68,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch cmd {
 	case "run":
 		return runCmd(ctx, rest, stdout, stderr)
+	case "export":
+		return exportCmd(ctx, rest, stdout, stderr)
+	case "compare":
+		return compareCmd(ctx, rest, stdout, stderr)
 	case "serve":
 		return serveCmd(ctx, rest, stdin, stdout, stderr)
 	case "report":
@@ -87,4 +100,21 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return usageError{fmt.Errorf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))}
 	}
 	return nil
+}
+
+// newLogger is the text logger of every subcommand. Whatever a log line carries (a
+// target URL, a library's error) passes transport.Mask: no proxy password reaches a log.
+func newLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level,
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			switch a.Value.Kind() {
+			case slog.KindString:
+				a.Value = slog.StringValue(transport.Mask(a.Value.String()))
+			case slog.KindAny:
+				if err, ok := a.Value.Any().(error); ok {
+					a.Value = slog.StringValue(transport.Mask(err.Error()))
+				}
+			}
+			return a
+		}}))
 }

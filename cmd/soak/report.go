@@ -2,52 +2,56 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/wssoak/wssoak/internal/report"
+	"github.com/wssoak/wssoak/internal/store"
 )
 
-// reportCmd renders report.html beside a run's database.
+// reportCmd renders report.html beside a run's database. For a finished run
+// it checks the profile's thresholds first (the report shows the verdicts)
+// and exits with exitThreshold when one broke.
 func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	out := fs.String("out", "out", "directory holding the run directories (to find the latest run)")
+	runs := fs.String("out", "out", "where runs are looked for when no RUN is given")
 	dest := fs.String("o", "", "write the report here (default: report.html beside the database)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: soak report [-out DIR] [-o FILE] [RUN_DIR|DB]   (default: the latest run under -out)")
+		fmt.Fprintln(fs.Output(), "Usage: soak report [-o FILE] [RUN_DIR|DB]   (default RUN: the latest under -out)")
 		fs.PrintDefaults()
 	}
-	// One optional positional argument, before or after the flags.
-	var target string
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		target, args = args[0], args[1:]
+	args, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	arg, err := oneArg("report", args)
+	if err != nil {
+		return err
 	}
-	switch {
-	case fs.NArg() == 1 && target == "":
-		target = fs.Arg(0)
-	case fs.NArg() > 0:
-		return usageError{fmt.Errorf("report: unexpected argument %q (want one RUN_DIR or DB)", fs.Arg(fs.NArg()-1))}
-	}
-	dbPath, err := findDB(target, *out)
+	dbPath, err := runDB(arg, *runs)
 	if err != nil {
 		return err
 	}
 	htmlPath := *dest
 	if htmlPath == "" {
 		htmlPath = filepath.Join(filepath.Dir(dbPath), "report.html")
+	}
+	running, err := isRunning(dbPath)
+	if err != nil {
+		return err
+	}
+	var verdicts error
+	if !running { // a run still going has no verdict yet
+		if verdicts = checkThresholds(stdout, dbPath); verdicts != nil {
+			if _, broken := verdicts.(thresholdError); !broken {
+				return verdicts
+			}
+		}
 	}
 	t0 := time.Now()
 	if err := report.WriteFile(ctx, dbPath, htmlPath, report.Options{}); err != nil {
@@ -58,33 +62,20 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	fmt.Fprintf(stdout, "report: %s (%.1f MB, %s)\n", htmlPath, float64(st.Size())/1e6, time.Since(t0).Round(time.Millisecond))
-	return nil
+	return verdicts
 }
 
-// findDB resolves a RUN_DIR or DB argument; empty means the latest run
-// directory under outDir (run ids begin with their UTC start time).
-func findDB(target, outDir string) (string, error) {
-	if target == "" {
-		dbs, err := filepath.Glob(filepath.Join(outDir, "*", "soak.db"))
-		if err != nil {
-			return "", fmt.Errorf("find runs: %w", err)
-		}
-		if len(dbs) == 0 {
-			return "", usageError{fmt.Errorf("report: no run under %s (give RUN_DIR or DB, or -out DIR)", outDir)}
-		}
-		slices.Sort(dbs)
-		return dbs[len(dbs)-1], nil
-	}
-	st, err := os.Stat(target)
+// isRunning tells whether the run in the database is still recorded as
+// running (going on, or crashed).
+func isRunning(dbPath string) (bool, error) {
+	db, err := store.OpenReadOnly(dbPath)
 	if err != nil {
-		return "", usageError{fmt.Errorf("report: %w", err)}
+		return false, err
 	}
-	if !st.IsDir() {
-		return target, nil
+	defer db.Close()
+	r, err := db.Run()
+	if err != nil {
+		return false, err
 	}
-	db := filepath.Join(target, "soak.db")
-	if _, err := os.Stat(db); err != nil {
-		return "", usageError{fmt.Errorf("report: %s holds no soak.db", target)}
-	}
-	return db, nil
+	return r.Status == "running", nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,10 +20,16 @@ func TestReportCommand(t *testing.T) {
 		}
 	}
 
-	// No argument: the latest run under -out.
+	// No argument: the latest run under -out. The synthetic run's profile
+	// limits reconnects to 50 and it has 104 per library: exit code 3, and
+	// the report shows the verdicts.
 	stdout, stderr, err := runSoak(t, "report", "-out", out)
-	if err != nil {
-		t.Fatalf("report: %v\n%s", err, stderr)
+	var te thresholdError
+	if !errors.As(err, &te) || exitCode(err, io.Discard) != exitThreshold {
+		t.Fatalf("report: %v, want a threshold error (exit %d)\n%s", err, exitThreshold, stderr)
+	}
+	if !strings.Contains(stdout, "threshold broken: gws max_reconnects: 104 count > limit 50 count") {
+		t.Errorf("stdout does not name the broken threshold:\n%s", stdout)
 	}
 	html := filepath.Join(newer, "report.html")
 	if !strings.Contains(stdout, "report: "+html) {
@@ -35,21 +43,22 @@ func TestReportCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := string(b)
-	for _, want := range []string{"soak report: synth", `id="chart-msgs"`, "Fault outcomes", "min and max per 3 s bucket"} {
+	for _, want := range []string{"soak report: synth", `id="chart-msgs"`, "Fault outcomes", "min and max per 3 s bucket",
+		`<tr class="broken"><td>gws</td><td><code>max_reconnects</code></td><td>gws max_reconnects: 104 count &gt; limit 50 count</td><td>BROKEN</td></tr>`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
 
 	// A run directory, a database, and -o (flags after the argument too).
-	if _, _, err := runSoak(t, "report", older); err != nil {
+	if _, _, err := runSoak(t, "report", older); !errors.As(err, &te) {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(older, "report.html")); err != nil {
 		t.Error(err)
 	}
 	dest := filepath.Join(dir, "elsewhere.html")
-	if _, _, err := runSoak(t, "report", filepath.Join(older, "soak.db"), "-o", dest); err != nil {
+	if _, _, err := runSoak(t, "report", filepath.Join(older, "soak.db"), "-o", dest); !errors.As(err, &te) {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(dest); err != nil {
@@ -65,10 +74,10 @@ func TestReportCommand(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no run", []string{"report", "-out", filepath.Join(dir, "none")}, "no run under"},
+		{"no run", []string{"report", "-out", filepath.Join(dir, "none")}, "no run found under"},
 		{"missing path", []string{"report", filepath.Join(dir, "nope")}, "no such file"},
-		{"dir without db", []string{"report", dir}, "holds no soak.db"},
-		{"two arguments", []string{"report", older, newer}, "unexpected argument"},
+		{"dir without db", []string{"report", dir}, "no soak.db in this directory"},
+		{"two arguments", []string{"report", older, newer}, "want at most one RUN_DIR or DB"},
 		{"not a database", []string{"report", filepath.Join(older, "report.html")}, "open db"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -33,6 +33,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	libs := fs.String("libs", "", "comma-separated libraries, overrides the profile")
 	workerTimeout := fs.Duration("worker-timeout", 30*time.Second, "kill and restart a worker that sent nothing for this long")
 	verbose := fs.Bool("v", false, "log debug details")
+	httpAddr := fs.String("http", "", "serve the live view (the report at /, Prometheus /metrics) on this address, e.g. 127.0.0.1:8080")
+	httpPublic := fs.Bool("http-public", false, "allow -http on an address other than loopback (the live view has no authentication)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -56,7 +58,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *verbose {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log := newLogger(stderr, level)
 
 	// First SIGINT/SIGTERM: stop the workers, flush, print the table. Second: abort.
 	ctx, cancel := context.WithCancel(ctx)
@@ -83,27 +85,31 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *workerTimeout < 2*time.Second {
 		return usageError{fmt.Errorf("flag -worker-timeout: %s is too short: workers report every second; want at least 2s", *workerTimeout)}
 	}
+	opts := runner.Options{Profile: p, OutDir: *out, Log: log, Progress: stdout, Abort: abort, WorkerTimeout: *workerTimeout,
+		ProgressInPlace: isTerminal(stdout)}
 	// report.html is rewritten every report.every during the run (from a
 	// read-only connection) and written once more at the end.
-	refreshCtx, stopRefresh := context.WithCancel(ctx)
-	defer stopRefresh()
-	var refreshing sync.WaitGroup
-	recorded := func(dir, dbPath string) {
-		if every := time.Duration(p.Report.Every); every > 0 {
-			refreshing.Go(func() {
-				report.Refresh(refreshCtx, dbPath, filepath.Join(dir, "report.html"), every, func(err error) {
-					log.Warn("refresh report", "err", err)
-				})
-			})
+	refresh := &reportRefresher{every: time.Duration(p.Report.Every), log: log}
+	refresh.ctx, refresh.stop = context.WithCancel(ctx)
+	defer refresh.close()
+	observers := fanOut{refresh}
+	if *httpAddr != "" {
+		lv, stop, err := startLive(*httpAddr, *httpPublic, log)
+		if err != nil {
+			return err
 		}
+		defer stop()
+		observers = append(observers, lv)
 	}
-	res, err := runner.Run(ctx, runner.Options{Profile: p, OutDir: *out, Log: log, Progress: stdout, Abort: abort,
-		WorkerTimeout: *workerTimeout, Recorded: recorded})
-	stopRefresh()
-	refreshing.Wait()
+	opts.Observer = observers
+	res, err := runner.Run(ctx, opts)
+	refresh.close()
 	if res != nil && res.DBPath != "" {
 		if terr := printTable(stdout, res); terr != nil && err == nil {
 			err = terr
+		}
+		if err == nil {
+			err = checkThresholds(stdout, res.DBPath) // stores the verdicts the report shows
 		}
 		html := filepath.Join(res.Dir, "report.html")
 		if rerr := report.WriteFile(context.Background(), res.DBPath, html, report.Options{}); rerr != nil {
@@ -115,6 +121,50 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	return err
+}
+
+// reportRefresher rewrites the run's report.html every interval while the
+// run goes on (a runner.Observer: it starts when the run directory exists).
+type reportRefresher struct {
+	every time.Duration
+	log   *slog.Logger
+	ctx   context.Context
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
+}
+
+func (r *reportRefresher) RunStarted(dir, dbPath string) {
+	if r.every <= 0 {
+		return
+	}
+	r.wg.Go(func() {
+		report.Refresh(r.ctx, dbPath, filepath.Join(dir, "report.html"), r.every, func(err error) {
+			r.log.Warn("refresh report", "err", err)
+		})
+	})
+}
+
+func (r *reportRefresher) Observe(*store.Batch) {}
+
+// close stops the refresher and waits for a rewrite in progress.
+func (r *reportRefresher) close() {
+	r.stop()
+	r.wg.Wait()
+}
+
+// fanOut hands the run's notifications to several observers in turn.
+type fanOut []runner.Observer
+
+func (f fanOut) RunStarted(dir, dbPath string) {
+	for _, o := range f {
+		o.RunStarted(dir, dbPath)
+	}
+}
+
+func (f fanOut) Observe(b *store.Batch) {
+	for _, o := range f {
+		o.Observe(b)
+	}
 }
 
 func loadProfile(path string) (*profile.Profile, error) {

@@ -48,7 +48,60 @@ func TestRunEndToEnd(t *testing.T) {
 		t.Errorf("stdout does not name the run directory")
 	}
 	db := openRun(t, out)
+	checkServerCounts(t, db, libs)
 
+	// CPU: the last sampled CPU seconds against the kernel's rusage at exit.
+	workers, err := db.Workers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(workers) != len(libs) {
+		t.Fatalf("%d workers recorded, want %d", len(workers), len(libs))
+	}
+	for _, w := range workers {
+		ru := w.RusageUser + w.RusageSys
+		// /proc reports CPU in clock ticks (10 ms each for user and for system time).
+		tol := math.Max(0.05*ru, 0.02)
+		if ru <= 0 || math.Abs(w.SampledCPU-ru) > tol {
+			t.Errorf("%s: sampled CPU %.3fs vs rusage %.3fs (tolerance %.3fs)", w.Lib, w.SampledCPU, ru, tol)
+		}
+		if w.Version == "" || w.Version == "unknown" {
+			t.Errorf("%s: library version not recorded (%q)", w.Lib, w.Version)
+		}
+	}
+
+	// A row per worker per second of the window, with both halves.
+	samples, err := db.Samples("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]map[int64]store.Sample{}
+	for _, s := range samples {
+		if have[s.Lib] == nil {
+			have[s.Lib] = map[int64]store.Sample{}
+		}
+		have[s.Lib][s.Sec] = s
+	}
+	for _, lib := range libs {
+		for sec := int64(1); sec <= 8; sec++ {
+			s, ok := have[lib][sec]
+			if !ok || !s.HasWorker || !s.HasProc {
+				t.Errorf("%s second %d: row %v worker half %v process half %v", lib, sec, ok, s.HasWorker, s.HasProc)
+				continue
+			}
+			if s.RSS <= 0 || s.Msgs <= 0 {
+				t.Errorf("%s second %d: rss %d msgs %d", lib, sec, s.RSS, s.Msgs)
+			}
+		}
+	}
+	checkNoErrorEvents(t, db)
+}
+
+// checkServerCounts asserts that every library received, per subscription, exactly what the
+// replay server sent it (summed over a slot's connections), with nothing lost, and that
+// all libraries received the same.
+func checkServerCounts(t *testing.T, db *store.DB, libs []string) {
+	t.Helper()
 	// The server's own counts, summed over a slot's connections (tag lib/slot/attempt).
 	counts, err := db.ServerCounts()
 	if err != nil {
@@ -97,51 +150,11 @@ func TestRunEndToEnd(t *testing.T) {
 			}
 		}
 	}
+}
 
-	// CPU: the last sampled CPU seconds against the kernel's rusage at exit.
-	workers, err := db.Workers()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(workers) != len(libs) {
-		t.Fatalf("%d workers recorded, want %d", len(workers), len(libs))
-	}
-	for _, w := range workers {
-		ru := w.RusageUser + w.RusageSys
-		// /proc reports CPU in clock ticks (10 ms each for user and for system time).
-		tol := math.Max(0.05*ru, 0.02)
-		if ru <= 0 || math.Abs(w.SampledCPU-ru) > tol {
-			t.Errorf("%s: sampled CPU %.3fs vs rusage %.3fs (tolerance %.3fs)", w.Lib, w.SampledCPU, ru, tol)
-		}
-		if w.Version == "" || w.Version == "unknown" {
-			t.Errorf("%s: library version not recorded (%q)", w.Lib, w.Version)
-		}
-	}
-
-	// A row per worker per second of the window, with both halves.
-	samples, err := db.Samples("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	have := map[string]map[int64]store.Sample{}
-	for _, s := range samples {
-		if have[s.Lib] == nil {
-			have[s.Lib] = map[int64]store.Sample{}
-		}
-		have[s.Lib][s.Sec] = s
-	}
-	for _, lib := range libs {
-		for sec := int64(1); sec <= 8; sec++ {
-			s, ok := have[lib][sec]
-			if !ok || !s.HasWorker || !s.HasProc {
-				t.Errorf("%s second %d: row %v worker half %v process half %v", lib, sec, ok, s.HasWorker, s.HasProc)
-				continue
-			}
-			if s.RSS <= 0 || s.Msgs <= 0 {
-				t.Errorf("%s second %d: rss %d msgs %d", lib, sec, s.RSS, s.Msgs)
-			}
-		}
-	}
+// checkNoErrorEvents asserts that a run without faults recorded no error of any kind.
+func checkNoErrorEvents(t *testing.T, db *store.DB) {
+	t.Helper()
 	events, err := db.Events("")
 	if err != nil {
 		t.Fatal(err)

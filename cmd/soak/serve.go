@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/cert"
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/replay"
 	"github.com/wssoak/wssoak/internal/runner"
@@ -27,11 +29,16 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	profilePath := fs.String("profile", "", "profile whose replay section configures the server (default: built-in)")
 	seed := fs.Int64("seed", -1, "generator seed (default: the profile's)")
 	speed := fs.Float64("speed", 0, "rate factor (default: the profile's)")
+	certFile := fs.String("cert", "", "PEM certificate (chain): serve wss:// (with -key)")
+	keyFile := fs.String("key", "", "PEM private key of -cert")
 	child := fs.Bool("child", false, "run as the child of 'soak run' (internal)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	if (*certFile == "") != (*keyFile == "") {
+		return usageError{errors.New("flags -cert and -key go together")}
+	}
+	log := newLogger(stderr, slog.LevelInfo)
 	var cfg replay.Config
 	if *child {
 		line, err := bufio.NewReader(stdin).ReadBytes('\n')
@@ -45,6 +52,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		cfg = replay.Config{Seed: sc.Seed, Speed: sc.Speed, Rates: sc.Rates, Symbols: sc.Symbols,
 			PingInterval: sc.PingInterval, PongTimeout: sc.PongTimeout, Lifetime: sc.Lifetime,
 			QueueSize: sc.QueueSize, Start: sc.Start, Stop: sc.Stop}
+		*certFile, *keyFile = sc.CertFile, sc.KeyFile
 		signal.Ignore(syscall.SIGINT)
 	} else {
 		p := profile.Default()
@@ -69,6 +77,13 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 	}
 	cfg.Logger = log
+	if *certFile != "" {
+		tc, err := cert.ServerFiles(*certFile, *keyFile)
+		if err != nil {
+			return fmt.Errorf("replay server: %w", err)
+		}
+		cfg.TLS = tc
+	}
 	srv, err := replay.New(cfg)
 	if err != nil {
 		return fmt.Errorf("replay server: %w", err)
@@ -84,7 +99,11 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		_, _ = io.Copy(io.Discard, stdin) // until the controller closes stdin (or dies)
 		return nil
 	}
-	fmt.Fprintf(stdout, "replay server listening on %s (stats: http://%s/_soak/stats)\n", srv.URL(), srv.Addr())
+	stats := "http://" + srv.Addr() + "/_soak/stats"
+	if cfg.TLS != nil {
+		stats = "https://" + srv.Addr() + "/_soak/stats"
+	}
+	fmt.Fprintf(stdout, "replay server listening on %s (stats: %s)\n", srv.URL(), stats)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	<-ctx.Done()

@@ -23,6 +23,6 @@ func workerCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	// The controller decides when a worker stops (stdin); a terminal's
 	// interrupt must not cut the final account short.
 	signal.Ignore(syscall.SIGINT)
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log := newLogger(stderr, slog.LevelInfo)
 	return runner.RunWorker(ctx, *lib, stdin, stdout, log)
 }

@@ -2,10 +2,12 @@ package profile
 
 import (
 	"bytes"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -13,6 +15,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/wssoak/wssoak/internal/transport"
 )
 
 // decoder walks the YAML node tree by hand, so every problem carries the line
@@ -116,7 +120,8 @@ func (d *decoder) profileFields(p *Profile) []field {
 		{"duration", d.duration("duration", &p.Duration, positive)},
 		{"warmup", d.duration("warmup", &p.Warmup, nonNegative)},
 		{"libraries", func(v *yaml.Node) error { return d.libraries(v, &p.Libraries) }},
-		{"symbols", func(v *yaml.Node) error { return d.symbols(v, "symbols", &p.Symbols) }},
+		{"symbols", func(v *yaml.Node) error { return d.symbolsOrTop(v, "symbols", &p.Symbols, &p.Top) }},
+		{"rest", func(v *yaml.Node) error { return d.rest(v, &p.REST) }},
 		{"groups", func(v *yaml.Node) error { return d.groups(v, &p.Groups) }},
 		{"keepalive", d.sub("keepalive", []field{
 			{"interval", d.duration("keepalive.interval", &p.Keepalive.Interval, nonNegative)},
@@ -125,10 +130,17 @@ func (d *decoder) profileFields(p *Profile) []field {
 		{"reconnect", d.sub("reconnect", []field{
 			{"min", d.duration("reconnect.min", &p.Reconnect.Min, positive)},
 			{"max", d.duration("reconnect.max", &p.Reconnect.Max, positive)},
+			{"give_up_after", func(v *yaml.Node) error { return d.giveUp(v, &p.Reconnect) }},
+		})},
+		{"silence", d.sub("silence", []field{
+			{"factor", d.float("silence.factor", &p.Silence.Factor, positive)},
+			{"min", d.duration("silence.min", &p.Silence.Min, positive)},
+			{"realtime", d.duration("silence.realtime", &p.Silence.RealTime, positive)},
 		})},
 		{"handshake_timeout", d.duration("handshake_timeout", &p.HandshakeTimeout, positive)},
 		{"read_limit", d.size("read_limit", &p.ReadLimit, positive)},
 		{"rcvbuf", d.size("rcvbuf", &p.RcvBuf, nonNegative)},
+		{"thresholds", func(v *yaml.Node) error { return d.thresholds(v, &p.Thresholds) }},
 		{"replay", d.sub("replay", []field{
 			{"seed", d.integer("replay.seed", &p.Replay.Seed, math.MinInt64, math.MaxInt64)},
 			{"speed", d.float("replay.speed", &p.Replay.Speed, positive)},
@@ -138,11 +150,65 @@ func (d *decoder) profileFields(p *Profile) []field {
 			{"lifetime", d.duration("replay.lifetime", &p.Replay.Lifetime, nonNegative)},
 			{"queue_size", d.int("replay.queue_size", &p.Replay.QueueSize, 1, 1<<24)},
 			{"symbols", func(v *yaml.Node) error { return d.symbols(v, "replay.symbols", &p.Replay.Symbols) }},
+			{"tls", d.boolean("replay.tls", &p.Replay.TLS)},
+		})},
+		{"proxy", func(v *yaml.Node) error { return d.proxy(v, &p.Proxy) }},
+		{"tls", d.sub("tls", []field{
+			{"ca", func(v *yaml.Node) error { return d.caFile(v, &p.TLS.CA) }},
+			{"server_name", func(v *yaml.Node) error {
+				s, err := d.scalar(v, "tls.server_name")
+				p.TLS.ServerName = s
+				return err
+			}},
 		})},
 		{"report", d.sub("report", []field{
 			{"every", d.duration("report.every", &p.Report.Every, nonNegative)},
 		})},
 	}
+}
+
+func (d *decoder) boolean(name string, dst *bool) func(*yaml.Node) error {
+	return func(v *yaml.Node) error {
+		text, err := d.scalar(v, name)
+		if err != nil {
+			return err
+		}
+		n := deref(v)
+		if n.Tag != "!!bool" || n.Decode(dst) != nil {
+			return d.errf(n.Line, "%s must be true or false, got %q", name, text)
+		}
+		return nil
+	}
+}
+
+// proxy checks the proxy URL; its error never repeats the password.
+func (d *decoder) proxy(v *yaml.Node, dst *string) error {
+	s, err := d.scalar(v, "proxy")
+	if err != nil {
+		return d.errf(deref(v).Line, "proxy must be a single URL such as socks5://user:password@host:1080")
+	}
+	if _, err := transport.ParseProxy(s); err != nil {
+		return d.errf(deref(v).Line, "%v", err)
+	}
+	*dst = s
+	return nil
+}
+
+// caFile resolves a CA file against the profile's directory and checks that it holds a
+// PEM certificate now, rather than at the first dial of every worker.
+func (d *decoder) caFile(v *yaml.Node, dst *string) error {
+	s, err := d.scalar(v, "tls.ca")
+	if err != nil {
+		return err
+	}
+	if !filepath.IsAbs(s) {
+		s = filepath.Join(filepath.Dir(d.path), s)
+	}
+	if err := transport.AppendCAFile(x509.NewCertPool(), s); err != nil {
+		return d.errf(deref(v).Line, "tls.ca: %v", err)
+	}
+	*dst = s
+	return nil
 }
 
 // mapping decodes the keys of n in file order with fs; what names n in messages.
@@ -324,6 +390,32 @@ func (d *decoder) float(name string, dst *float64, s sign) func(*yaml.Node) erro
 	}
 }
 
+// giveUp reads reconnect.give_up_after: a number of failed dials in a row, or
+// a duration of failing dials.
+func (d *decoder) giveUp(v *yaml.Node, r *Reconnect) error {
+	if n := deref(v); n.Tag == "!!int" {
+		var x int
+		if err := d.int("reconnect.give_up_after", &x, 1, 1<<30)(v); err != nil {
+			return err
+		}
+		r.GiveUpDials, r.GiveUpAfter = x, 0
+		return nil
+	}
+	var x Duration
+	text, err := d.scalar(v, "reconnect.give_up_after")
+	if err != nil {
+		return err
+	}
+	if _, err := parseDuration(text); err != nil {
+		return d.errf(deref(v).Line, "bad reconnect.give_up_after %q: want a number of failed dials (20) or a duration (10m)", text)
+	}
+	if err := d.duration("reconnect.give_up_after", &x, positive)(v); err != nil {
+		return err
+	}
+	r.GiveUpDials, r.GiveUpAfter = 0, x
+	return nil
+}
+
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 func (d *decoder) name(v *yaml.Node, dst *string) error {
@@ -387,6 +479,54 @@ func (d *decoder) symbols(v *yaml.Node, name string, dst *[]string) error {
 		}
 	}
 	*dst = syms
+	return nil
+}
+
+// symbolsOrTop decodes a symbol list, or {top: N, quote: Q}.
+func (d *decoder) symbolsOrTop(v *yaml.Node, name string, list *[]string, top **Top) error {
+	if deref(v).Kind != yaml.MappingNode {
+		return d.symbols(v, name, list)
+	}
+	t := &Top{Line: deref(v).Line}
+	var n int64
+	err := d.mapping(v, name, []field{
+		{"top", func(v *yaml.Node) error {
+			err := d.integer(name+".top", &n, 1, MaxPerConnection)(v)
+			t.N = int(n)
+			return err
+		}},
+		{"quote", func(v *yaml.Node) error {
+			s, err := d.scalar(v, name+".quote")
+			if err != nil {
+				return err
+			}
+			if checkSymbol(strings.ToLower(s)) != nil || strings.ToUpper(s) != s {
+				return d.errf(deref(v).Line, "bad %s.quote %q: want an uppercase asset such as USDT", name, s)
+			}
+			t.Quote = s
+			return nil
+		}},
+	})
+	if err != nil {
+		return err
+	}
+	if t.N == 0 || t.Quote == "" {
+		return d.errf(t.Line, "%s: want both top and quote, as {top: 50, quote: USDT}", name)
+	}
+	*list, *top = nil, t
+	return nil
+}
+
+func (d *decoder) rest(v *yaml.Node, dst *string) error {
+	s, err := d.scalar(v, "rest")
+	if err != nil {
+		return err
+	}
+	u, perr := url.Parse(s)
+	if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.User != nil {
+		return d.errf(deref(v).Line, "bad rest %q: want an http:// or https:// base URL such as %s", s, DefaultREST)
+	}
+	*dst = strings.TrimRight(s, "/")
 	return nil
 }
 
@@ -461,7 +601,7 @@ func (d *decoder) groups(v *yaml.Node, dst *[]Group) error {
 				g.Subscribe = s
 				return err
 			}},
-			{"symbols", func(v *yaml.Node) error { return d.symbols(v, "group symbols", &g.Symbols) }},
+			{"symbols", func(v *yaml.Node) error { return d.symbolsOrTop(v, "group symbols", &g.Symbols, &g.Top) }},
 		})
 		if err != nil {
 			return err
@@ -507,15 +647,25 @@ func (d *decoder) validate(p *Profile) error {
 	if p.RcvBuf > math.MaxInt32 {
 		add(d.errf(line("rcvbuf"), "rcvbuf %v is too large (at most 2GiB-1)", p.RcvBuf))
 	}
+	if d.set["rest"] && p.Target == TargetLocal && !p.NeedsResolve() {
+		add(d.errf(line("rest"), "rest is only used to resolve symbols given as {top: N, quote: Q}; no symbols list here has that form"))
+	}
 	for i, g := range p.Groups {
 		pre := "groups." + strconv.Itoa(i)
-		syms := g.Symbols
-		if syms == nil {
-			syms = p.Symbols
+		sym := placeholderSymbol
+		switch {
+		case len(g.Symbols) > 0:
+			sym = g.Symbols[0]
+		case g.Top == nil && len(p.Symbols) > 0:
+			sym = p.Symbols[0]
 		}
 		for j, t := range g.Streams {
-			if err := checkTemplate(t, syms[0]); err != nil {
-				add(d.errf(line(pre+".streams."+strconv.Itoa(j), pre), "%v", err))
+			l := line(pre+".streams."+strconv.Itoa(j), pre)
+			warn, err := checkTemplate(t, sym)
+			if err != nil {
+				add(d.errf(l, "%v", err))
+			} else if warn != "" {
+				p.Warnings = append(p.Warnings, d.errf(l, "%s", warn).Error())
 			}
 		}
 	}

@@ -23,6 +23,9 @@ type ExpandedGroup struct {
 // Expand returns, per group, the concrete streams in order: each template
 // crossed with the group's symbols (template-major), duplicates dropped.
 func (p *Profile) Expand() ([]ExpandedGroup, error) {
+	if p.NeedsResolve() {
+		return nil, errors.New("expand: symbols given as top N are not resolved yet")
+	}
 	out := make([]ExpandedGroup, 0, len(p.Groups))
 	for _, g := range p.Groups {
 		syms := g.Symbols
@@ -44,7 +47,7 @@ func (p *Profile) Expand() ([]ExpandedGroup, error) {
 					continue
 				}
 				seen[n] = true
-				st, err := parseStream(n, t)
+				st, _, err := parseStream(n, t)
 				if err != nil {
 					return nil, fmt.Errorf("expand group %q: %w", g.Name, err)
 				}
@@ -57,35 +60,37 @@ func (p *Profile) Expand() ([]ExpandedGroup, error) {
 }
 
 // checkTemplate validates a stream template by expanding it with one symbol.
-func checkTemplate(t, symbol string) error {
+func checkTemplate(t, symbol string) (warning string, err error) {
 	name := strings.ReplaceAll(t, SymbolPlaceholder, symbol)
 	if strings.ContainsAny(name, "{}") {
-		return fmt.Errorf("unknown placeholder in stream template %q: the only one is %s", t, SymbolPlaceholder)
+		return "", fmt.Errorf("unknown placeholder in stream template %q: the only one is %s", t, SymbolPlaceholder)
 	}
-	_, err := parseStream(name, t)
-	return err
+	_, warning, err = parseStream(name, t)
+	return warning, err
 }
 
-// parseStream parses one concrete name and rejects the names Binance accepts
-// but never serves, since a soak on them measures nothing but silence.
-func parseStream(name, template string) (binance.Stream, error) {
+// parseStream parses one concrete name. A name Binance accepts but never
+// serves (retired, or unknown) is allowed with a warning: the run subscribes to
+// it and reports it as a stalled subscription, which is what a client that
+// asked for it would meet on the live exchange.
+func parseStream(name, template string) (binance.Stream, string, error) {
 	from := ""
 	if name != template {
 		from = fmt.Sprintf(" (from %q)", template)
 	}
 	st, err := binance.ParseStream(name)
 	if se := (*binance.SyntaxError)(nil); errors.As(err, &se) {
-		return st, fmt.Errorf("invalid stream %q%s: %s", name, from, se.Why)
+		return st, "", fmt.Errorf("invalid stream %q%s: %s", name, from, se.Why)
 	} else if err != nil {
-		return st, fmt.Errorf("invalid stream %q%s: %w", name, from, err)
+		return st, "", fmt.Errorf("invalid stream %q%s: %w", name, from, err)
 	}
 	switch {
 	case st.Retired:
-		return st, fmt.Errorf("stream %q%s was retired by Binance and sends nothing", name, from)
+		return st, fmt.Sprintf("stream %q%s was retired by Binance and sends nothing: it will be reported as stalled", name, from), nil
 	case st.Kind == binance.KindUnknown:
-		return st, fmt.Errorf("unknown stream %q%s: Binance accepts it and sends nothing", name, from)
+		return st, fmt.Sprintf("unknown stream %q%s: Binance accepts it and sends nothing: it will be reported as stalled", name, from), nil
 	}
-	return st, nil
+	return st, "", nil
 }
 
 func checkSymbol(s string) error {

@@ -32,25 +32,120 @@ type Profile struct {
 	Path string `yaml:"-"` // source file
 	Text string `yaml:"-"` // source text, stored with the run
 
-	Name             string    `yaml:"name"`
-	Target           string    `yaml:"target"`            // "local" or a ws:// / wss:// base URL
-	Duration         Duration  `yaml:"duration"`          // measured window
-	Warmup           Duration  `yaml:"warmup"`            // connect/subscribe time before the window
-	Libraries        []string  `yaml:"libraries"`         // subset of KnownLibraries
-	Symbols          []string  `yaml:"symbols"`           // lowercase
-	Groups           []Group   `yaml:"groups"`            // connection groups
-	Keepalive        Keepalive `yaml:"keepalive"`         // client pings
-	Reconnect        Reconnect `yaml:"reconnect"`         // backoff bounds
-	HandshakeTimeout Duration  `yaml:"handshake_timeout"` // per dial
-	ReadLimit        ByteSize  `yaml:"read_limit"`        // max message size
-	RcvBuf           ByteSize  `yaml:"rcvbuf"`            // SO_RCVBUF; 0 = kernel default (autotuning)
-	Replay           Replay    `yaml:"replay"`            // only for target local
-	Report           Report    `yaml:"report"`            // the HTML report written during and after the run
+	Name             string      `yaml:"name"`
+	Target           string      `yaml:"target"`            // "local" or a ws:// / wss:// base URL
+	Duration         Duration    `yaml:"duration"`          // measured window
+	Warmup           Duration    `yaml:"warmup"`            // connect/subscribe time before the window
+	Libraries        []string    `yaml:"libraries"`         // subset of KnownLibraries
+	Symbols          []string    `yaml:"symbols"`           // lowercase; filled by ResolveSymbols when Top is set
+	Top              *Top        `yaml:"-"`                 // symbols: {top: N, quote: Q}, resolved once at the start
+	REST             string      `yaml:"rest"`              // REST base for Top; "" = DefaultREST (live) or the replay server (local)
+	Groups           []Group     `yaml:"groups"`            // connection groups
+	Keepalive        Keepalive   `yaml:"keepalive"`         // client pings
+	Reconnect        Reconnect   `yaml:"reconnect"`         // backoff bounds, unrepairable rule
+	Silence          Silence     `yaml:"silence"`           // per-subscription silence watchdog
+	HandshakeTimeout Duration    `yaml:"handshake_timeout"` // per dial
+	ReadLimit        ByteSize    `yaml:"read_limit"`        // max message size
+	RcvBuf           ByteSize    `yaml:"rcvbuf"`            // SO_RCVBUF; 0 = kernel default (autotuning)
+	Replay           Replay      `yaml:"replay"`            // only for target local
+	Thresholds       []Threshold `yaml:"-"`                 // pass/fail limits per library, in ThresholdKeys order
+	Proxy            string      `yaml:"proxy"`             // forward proxy for every connection (socks5, socks4, http, https URL); "" = direct
+	TLS              TLS         `yaml:"tls"`               // trust for wss targets and https proxies
+	Report           Report      `yaml:"report"`            // the HTML report written during and after the run
+
+	// Warnings are problems that do not stop the run, as "<path>:<line>: <text>":
+	// e.g. a stream Binance retired, which will be reported as stalled.
+	Warnings []string `yaml:"-"`
 }
 
 // Report configures report.html in the run directory.
 type Report struct {
 	Every Duration `yaml:"every"` // rewrite it this often during the run; 0 = only at the end
+}
+
+// TLS adds trust to the system roots; certificates are always verified.
+type TLS struct {
+	CA         string `yaml:"ca"`          // PEM file of extra CA certificates; a relative path is relative to the profile's directory
+	ServerName string `yaml:"server_name"` // replaces the target's host name for SNI and verification
+}
+
+// Top asks for the N most traded markets quoted in Quote, by 24 h quote
+// volume from REST GET /api/v3/ticker/24hr, stablecoin and fiat pairs
+// excluded (binance.StableAssets).
+type Top struct {
+	N     int    `yaml:"top"`
+	Quote string `yaml:"quote"` // uppercase, e.g. USDT
+	Line  int    `yaml:"-"`
+}
+
+func (t Top) String() string { return fmt.Sprintf("top %d %s", t.N, t.Quote) }
+
+// DefaultREST is the REST base used to resolve Top for a live target.
+const DefaultREST = "https://api.binance.com"
+
+// placeholderSymbol stands in for symbols not yet resolved when templates are checked.
+const placeholderSymbol = "btcusdt"
+
+// ResolveSymbols replaces every Top by the list resolve returns for it, asking
+// once per distinct Top, and returns the lists by Top. After it, Symbols and
+// every group's Symbols are concrete.
+func (p *Profile) ResolveSymbols(resolve func(Top) ([]string, error)) (map[Top][]string, error) {
+	got := map[Top][]string{}
+	get := func(t *Top) ([]string, error) {
+		k := Top{N: t.N, Quote: t.Quote}
+		if l, ok := got[k]; ok {
+			return l, nil
+		}
+		l, err := resolve(k)
+		if err != nil {
+			return nil, fmt.Errorf("resolve symbols (%s, %s:%d): %w", k, p.Path, t.Line, err)
+		}
+		got[k] = l
+		return l, nil
+	}
+	if p.Top != nil {
+		l, err := get(p.Top)
+		if err != nil {
+			return nil, err
+		}
+		p.Symbols, p.Top = slices.Clone(l), nil
+	}
+	for i := range p.Groups {
+		g := &p.Groups[i]
+		if g.Top == nil {
+			continue
+		}
+		l, err := get(g.Top)
+		if err != nil {
+			return nil, err
+		}
+		g.Symbols, g.Top = slices.Clone(l), nil
+	}
+	return got, nil
+}
+
+// NeedsResolve tells whether a symbol list is given as top N.
+func (p *Profile) NeedsResolve() bool {
+	if p.Top != nil {
+		return true
+	}
+	for _, g := range p.Groups {
+		if g.Top != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// RESTBase is where Top is resolved; local is the replay server's http base.
+func (p *Profile) RESTBase(local string) string {
+	switch {
+	case p.REST != "":
+		return p.REST
+	case p.Target == TargetLocal || p.Target == "":
+		return local
+	}
+	return DefaultREST
 }
 
 // Group is a set of subscriptions spread over one or more connections.
@@ -60,6 +155,7 @@ type Group struct {
 	PerConnection int      `yaml:"per_connection"` // max streams per connection, 1..1024
 	Subscribe     string   `yaml:"subscribe"`      // SubscribeURL or SubscribeMessage
 	Symbols       []string `yaml:"symbols"`        // overrides the profile symbols when set
+	Top           *Top     `yaml:"-"`              // symbols: {top: N, quote: Q} for this group
 	Line          int      `yaml:"-"`              // line of the group in the file; 0 for built-in groups
 }
 
@@ -69,10 +165,26 @@ type Keepalive struct {
 	Timeout  Duration `yaml:"timeout"`  // no pong (or data) for this long = connection lost
 }
 
-// Reconnect bounds the exponential backoff between dials of one slot.
+// Reconnect bounds the exponential backoff between dials of one slot and
+// says when a slot that cannot reconnect is recorded as unrepairable.
 type Reconnect struct {
 	Min Duration `yaml:"min"`
 	Max Duration `yaml:"max"`
+	// GiveUpDials and GiveUpAfter are the unrepairable rule (give_up_after:
+	// a count of failed dials in a row, or a duration of failing); exactly
+	// one is set. The slot keeps retrying after it is recorded.
+	GiveUpDials int      `yaml:"-"`
+	GiveUpAfter Duration `yaml:"-"`
+}
+
+// Silence is the per-subscription silence watchdog: a subscription is
+// stalled when silent longer than its expected cadence × Factor (at least
+// Min), or RealTime for streams without a cadence (trade, aggTrade, ...).
+// A connection whose subscriptions are all stalled is aborted and reconnected.
+type Silence struct {
+	Factor   float64  `yaml:"factor"`
+	Min      Duration `yaml:"min"`
+	RealTime Duration `yaml:"realtime"`
 }
 
 // Replay configures the embedded replay server (target local only).
@@ -85,6 +197,7 @@ type Replay struct {
 	Lifetime     Duration           `yaml:"lifetime"`      // server closes each connection after it; 0 = never
 	QueueSize    int                `yaml:"queue_size"`    // per-connection outbound queue, in messages
 	Symbols      []string           `yaml:"symbols"`       // universe for market-wide streams; default = profile symbols
+	TLS          bool               `yaml:"tls"`           // serve wss:// with a throwaway CA made in the run directory
 }
 
 // RateKeys are the keys allowed in Replay.Rates.
@@ -106,7 +219,8 @@ func Default() *Profile {
 			newGroup("depth", "{symbol}@depth@100ms"),
 		},
 		Keepalive:        Keepalive{Interval: Duration(20 * time.Second), Timeout: Duration(60 * time.Second)},
-		Reconnect:        Reconnect{Min: Duration(500 * time.Millisecond), Max: Duration(30 * time.Second)},
+		Reconnect:        Reconnect{Min: Duration(500 * time.Millisecond), Max: Duration(30 * time.Second), GiveUpDials: 20},
+		Silence:          Silence{Factor: 10, Min: Duration(3 * time.Second), RealTime: Duration(60 * time.Second)},
 		HandshakeTimeout: Duration(10 * time.Second),
 		ReadLimit:        16 << 20,
 		Replay: Replay{

@@ -58,10 +58,106 @@ func TestProfilesDirParses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if p.NeedsResolve() {
+				if _, err := p.ResolveSymbols(fixedTop); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if _, err := p.Expand(); err != nil {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// fixedTop resolves {top: N} to N made-up symbols: no network in tests.
+func fixedTop(t Top) ([]string, error) {
+	out := make([]string, t.N)
+	for i := range out {
+		out[i] = fmt.Sprintf("sym%d%s", i, strings.ToLower(t.Quote))
+	}
+	return out, nil
+}
+
+func TestSilentStreamsWarn(t *testing.T) {
+	src := "groups:\n  - name: a\n    streams: ['!ticker@arr', '{symbol}@trade']\n  - name: b\n    streams: ['{symbol}@trades']\n"
+	p, err := Parse("x.yaml", []byte(src))
+	if err != nil {
+		t.Fatalf("a retired or unknown stream must be accepted: %v", err)
+	}
+	want := []string{
+		`x.yaml:3: stream "!ticker@arr" was retired by Binance and sends nothing: it will be reported as stalled`,
+		`x.yaml:5: unknown stream "btcusdt@trades" (from "{symbol}@trades"): Binance accepts it and sends nothing: it will be reported as stalled`,
+	}
+	if !reflect.DeepEqual(p.Warnings, want) {
+		t.Errorf("warnings\n got %q\nwant %q", p.Warnings, want)
+	}
+	gs, err := p.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gs[0].Streams[0].Name != "!ticker@arr" || len(gs[1].Streams) != 5 {
+		t.Errorf("expand: %+v", gs)
+	}
+}
+
+func TestTopSymbols(t *testing.T) {
+	src := "symbols: {top: 3, quote: USDT}\ngroups:\n  - name: a\n    streams: ['{symbol}@trade']\n" +
+		"  - name: b\n    streams: ['{symbol}@depth']\n    symbols: {top: 2, quote: USDT}\n" +
+		"  - name: c\n    streams: ['{symbol}@aggTrade']\n    symbols: [ethbtc]\n"
+	p, err := Parse("x.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.NeedsResolve() || p.Top == nil || *p.Top != (Top{N: 3, Quote: "USDT", Line: 1}) || p.Symbols != nil {
+		t.Fatalf("top not parsed: %+v %+v", p.Top, p.Symbols)
+	}
+	if _, err := p.Expand(); err == nil {
+		t.Fatal("Expand before ResolveSymbols: want an error")
+	}
+	if got := p.RESTBase("http://127.0.0.1:9"); got != "http://127.0.0.1:9" {
+		t.Errorf("local REST base %q", got)
+	}
+	var asked []Top
+	got, err := p.ResolveSymbols(func(tp Top) ([]string, error) {
+		asked = append(asked, tp)
+		return fixedTop(tp)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 2 || len(got) != 2 {
+		t.Errorf("asked %v: want each distinct top once", asked)
+	}
+	gs, err := p.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(g ExpandedGroup) (out []string) {
+		for _, s := range g.Streams {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	if w := []string{"sym0usdt@trade", "sym1usdt@trade", "sym2usdt@trade"}; !reflect.DeepEqual(names(gs[0]), w) {
+		t.Errorf("group a %v, want %v", names(gs[0]), w)
+	}
+	if w := []string{"sym0usdt@depth", "sym1usdt@depth"}; !reflect.DeepEqual(names(gs[1]), w) {
+		t.Errorf("group b %v, want %v", names(gs[1]), w)
+	}
+	if w := []string{"ethbtc@aggTrade"}; !reflect.DeepEqual(names(gs[2]), w) {
+		t.Errorf("group c %v, want %v", names(gs[2]), w)
+	}
+	live, err := Parse("y.yaml", []byte("target: wss://stream.binance.com:9443\nsymbols: {top: 3, quote: USDT}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live.RESTBase("x") != DefaultREST {
+		t.Errorf("live REST base %q, want %q", live.RESTBase("x"), DefaultREST)
+	}
+	_, err = live.ResolveSymbols(func(Top) ([]string, error) { return nil, errors.New("boom") })
+	if err == nil || !strings.Contains(err.Error(), "y.yaml:2") || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("resolve error %v: want the file:line and the cause", err)
 	}
 }
 
@@ -106,6 +202,22 @@ func TestParseDefaults(t *testing.T) {
 				p.Name = "g"
 				p.Groups = []Group{newGroup("a", "btcusdt@trade"), newGroup("b", "{symbol}@depth")}
 				p.Groups[1].Subscribe, p.Groups[1].PerConnection, p.Groups[1].Symbols = SubscribeMessage, 2, []string{"ethusdt"}
+			}},
+		{"proxy and tls", "name: t\nproxy: socks5://u:p%40ss@127.0.0.1:1080\ntls: {ca: ../testdata/ca.pem, server_name: localhost}\nreplay: {tls: true}\n", func(p *Profile) {
+			p.Name, p.Proxy, p.Replay.TLS = "t", "socks5://u:p%40ss@127.0.0.1:1080", true
+			p.TLS = TLS{CA: "testdata/ca.pem", ServerName: "localhost"}
+		}},
+		{"give up by duration, silence", "name: g\nreconnect: {give_up_after: 10m}\nsilence: {factor: 5, min: 1s, realtime: 30s}\n", func(p *Profile) {
+			p.Name, p.Reconnect.GiveUpDials, p.Reconnect.GiveUpAfter = "g", 0, Duration(10*time.Minute)
+			p.Silence = Silence{Factor: 5, Min: Duration(time.Second), RealTime: Duration(30 * time.Second)}
+		}},
+		{"give up by count", "name: g\nreconnect: {give_up_after: 3}\n", func(p *Profile) {
+			p.Name, p.Reconnect.GiveUpDials = "g", 3
+		}},
+		{"thresholds", "name: t\nthresholds:\n  max_rss_growth: 50MB\n  max_lost: 0\n  max_reconnect_p99: 1500ms\n  max_cpu_avg: 12.5\n",
+			func(p *Profile) {
+				p.Name = "t"
+				p.Thresholds = []Threshold{{"max_lost", 0, 4}, {"max_reconnect_p99", 1.5, 5}, {"max_rss_growth", 50e6, 3}, {"max_cpu_avg", 12.5, 6}}
 			}},
 		{"anchors", "name: a\nsymbols: &s [btcusdt]\nreplay: {symbols: *s}\n", func(p *Profile) {
 			p.Name, p.Symbols, p.Replay.Symbols = "a", []string{"btcusdt"}, []string{"btcusdt"}
@@ -177,8 +289,13 @@ var badProfiles = []struct{ name, yaml string }{
 	{"bad subscribe", "groups:\n  - name: a\n    streams: ['{symbol}@trade']\n    subscribe: ws\n"},
 	{"invalid stream", "groups:\n  - name: a\n    streams:\n      - '{symbol}@trade'\n      - '{symbol}@tr ade'\n"},
 	{"invalid literal stream", "groups:\n  - name: a\n    streams: ['@trade']\n"},
-	{"unknown stream", "groups:\n  - name: a\n    streams: ['{symbol}@trades']\n"},
-	{"retired stream", "groups:\n  - name: a\n    streams: ['!ticker@arr']\n"},
+	{"top without quote", "symbols: {top: 5}\n"},
+	{"top zero", "symbols: {top: 0, quote: USDT}\n"},
+	{"top lowercase quote", "symbols: {top: 5, quote: usdt}\n"},
+	{"top unknown key", "symbols: {top: 5, quote: USDT, by: volume}\n"},
+	{"group top text", "groups:\n  - name: a\n    streams: ['{symbol}@trade']\n    symbols: {top: many, quote: USDT}\n"},
+	{"bad rest", "symbols: {top: 5, quote: USDT}\nrest: ftp://api.binance.com\n"},
+	{"rest unused", "rest: http://127.0.0.1:1\n"},
 	{"unknown placeholder", "groups:\n  - name: a\n    streams: ['{sym}@trade']\n"},
 	{"group without name", "groups:\n  - streams: [btcusdt@trade]\n"},
 	{"group without streams", "groups:\n  - name: a\n"},
@@ -197,6 +314,28 @@ var badProfiles = []struct{ name, yaml string }{
 	{"unknown anchor", "name: *a\n"},
 	{"replay seed float", "replay: {seed: 1.5}\n"},
 	{"key is a list", "[a]: 1\n"},
+	{"proxy scheme", "name: x\nproxy: ftp://user:s3cret@host:21\n"},
+	{"proxy malformed", "proxy: 'http://user:s3 cret@host:8080'\n"},
+	{"proxy socks4 password", "proxy: socks4://user:s3cret@host\n"},
+	{"proxy bad port", "proxy: socks5://user:s3cret@host:0\n"},
+	{"proxy list", "proxy: [a, b]\n"},
+	{"tls ca missing", "tls:\n  ca: missing.pem\n"},
+	{"tls ca not pem", "tls:\n  ca: ../testdata/errors.golden\n"},
+	{"tls unknown key", "tls:\n  insecure: true\n"},
+	{"replay tls not bool", "replay:\n  tls: yes please\n"},
+	{"give up zero", "reconnect: {give_up_after: 0}\n"},
+	{"give up words", "reconnect:\n  give_up_after: never\n"},
+	{"give up negative duration", "reconnect: {give_up_after: -5m}\n"},
+	{"silence factor zero", "silence:\n  factor: 0\n"},
+	{"silence unknown key", "silence: {minimum: 3s}\n"},
+	{"unknown threshold", "name: x\nthresholds:\n  max_los: 0\n"},
+	{"threshold unitless duration", "thresholds:\n  max_reconnect_p99: 10\n"},
+	{"threshold negative count", "thresholds:\n  max_lost: -1\n"},
+	{"threshold fractional count", "thresholds:\n  max_lost: 0.5\n"},
+	{"threshold bad size", "thresholds:\n  max_rss_growth: 50 megs\n"},
+	{"threshold negative percent", "thresholds:\n  max_cpu_avg: -3\n"},
+	{"thresholds a list", "thresholds: [max_lost]\n"},
+	{"threshold duplicate", "thresholds:\n  max_lost: 0\n  max_lost: 1\n"},
 }
 
 func TestParseErrors(t *testing.T) {
@@ -212,6 +351,9 @@ func TestParseErrors(t *testing.T) {
 		var pe *Error
 		if !errors.As(err, &pe) || !line.MatchString(err.Error()) || strings.Contains(err.Error(), "unmarshal") {
 			t.Errorf("%s: error %q is not one <path>:<line>: line", tt.name, err)
+		}
+		if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "s3 cret") {
+			t.Errorf("%s: error %q shows the proxy password", tt.name, err)
 		}
 		fmt.Fprintf(&b, "%s\n\t%s\n", tt.name, err)
 	}

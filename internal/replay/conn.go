@@ -47,7 +47,8 @@ type item struct {
 	data  []byte
 	st    *streamStat // counted on successful write; nil for replies and control frames
 	seq   int64
-	op    ws.OpCode // 0 means a text message
+	at    int64     // scheduled wall time (Unix ns) of a generated event; 0 otherwise
+	op    ws.OpCode // 0 means a text message; opShutdown the serverShutdown event
 	parts int       // >1 splits a text message into that many frames
 }
 
@@ -95,6 +96,10 @@ type Conn struct {
 	readerDone chan struct{}
 	done       chan struct{}
 	dead       atomic.Bool
+	fcmd       chan connFault // timed faults for the writer
+	frozen     atomic.Bool    // half-open: the reader ignores what it reads
+	// combinedNow mirrors combined for other goroutines (serverShutdown's shape).
+	combinedNow atomic.Bool
 
 	// owned by the reader goroutine (and by the handler before and after it)
 	br       *bufio.Reader
@@ -110,6 +115,7 @@ type Conn struct {
 	pend      []pending
 	pongTimer *time.Timer
 	pongArmed bool
+	wfx       writerFaults
 
 	pingsSent, pongsRecv, ctlMsgs atomic.Int64
 
@@ -293,6 +299,8 @@ func (c *Conn) writeLoop() {
 			return
 		case it := <-c.ctl:
 			err = c.write(it)
+		case cf := <-c.fcmd:
+			err = c.startFault(cf)
 		case it := <-c.out:
 			if err = c.drainCtl(); err == nil {
 				err = c.write(it)
@@ -337,6 +345,14 @@ func (c *Conn) drainCtl() error {
 }
 
 func (c *Conn) write(it item) error {
+	if it.op == 0 && c.dead.Load() {
+		return nil // closing: no data after the decision (serverShutdown must be the last message)
+	}
+	if c.wfx.active {
+		if skip, err := c.faultWrite(&it); skip || err != nil {
+			return err
+		}
+	}
 	switch it.op {
 	case ws.OpPing:
 		c.mu.Lock()
@@ -353,6 +369,15 @@ func (c *Conn) write(it item) error {
 		return c.writeFrame(ws.OpPing, true, it.data, nil)
 	case ws.OpPong:
 		return c.writeFrame(ws.OpPong, true, it.data, nil)
+	case opShutdown:
+		if err := c.writeFrame(ws.OpText, true, it.data, &it); err != nil {
+			return err
+		}
+		if err := c.flush(); err != nil {
+			return err
+		}
+		c.fail(1001, "server shutdown", "server", modeSend)
+		return nil
 	}
 	parts := min(max(it.parts, 1), max(len(it.data), 1))
 	if parts == 1 {
@@ -499,11 +524,18 @@ func (c *Conn) readLoop() {
 			if len(p) < 2 {
 				code = 1005
 			}
-			c.fail(int(code), reason, "client", modeEcho)
+			mode := modeEcho
+			if c.frozen.Load() {
+				mode = modeDrop // half-open: the client gave up; send nothing
+			}
+			c.fail(int(code), reason, "client", mode)
 			return
 		}
 		if c.dead.Load() {
 			continue // closing: wait for the client's close frame or EOF
+		}
+		if c.frozen.Load() {
+			continue // half-open: nothing is answered; a close frame above ends it silently
 		}
 		if !h.Masked || h.Rsv != 0 || h.OpCode.IsReserved() ||
 			h.OpCode.IsControl() && (h.Length > 125 || !h.Fin) {
@@ -731,6 +763,7 @@ func (c *Conn) setCombined(v bool) {
 		return
 	}
 	c.combined = v
+	c.combinedNow.Store(v)
 	for _, n := range c.order {
 		if s := c.subs[n]; s.tp != nil {
 			c.s.hub.setVariant(s, c.variant())

@@ -27,6 +27,7 @@ type sub struct {
 	v   variant
 	idx int // position in tp.subs[v]
 	st  *streamStat
+	f   *subFault // a stream fault in progress; nil almost always
 }
 
 // topic is one stream with a generator. Its schedule is kept in virtual time
@@ -336,7 +337,11 @@ func (h *hub) fire(tp *topic) {
 			data := buf[:len(h.scratch):len(h.scratch)]
 			for i := range plain {
 				s := plain[(i+tp.rot)%len(plain)]
-				s.c.enqueue(item{data: data, st: s.st, seq: seq})
+				if it := (item{data: data, st: s.st, seq: seq, at: tp.nextWall}); s.f == nil {
+					s.c.enqueue(it)
+				} else {
+					h.deliverFaulted(s, it)
+				}
 			}
 		}
 		if len(combined) > 0 {
@@ -345,7 +350,11 @@ func (h *hub) fire(tp *topic) {
 			data := buf[from:]
 			for i := range combined {
 				s := combined[(i+tp.rot)%len(combined)]
-				s.c.enqueue(item{data: data, st: s.st, seq: seq})
+				if it := (item{data: data, st: s.st, seq: seq, at: tp.nextWall}); s.f == nil {
+					s.c.enqueue(it)
+				} else {
+					h.deliverFaulted(s, it)
+				}
 			}
 		}
 	}

@@ -14,6 +14,7 @@ package replay
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,6 +47,11 @@ type Config struct {
 	Start             time.Time          // events only at or after Start (zero = New's time); anchors every schedule
 	Stop              time.Time          // no events at or after Stop (zero = never)
 	Logger            *slog.Logger       // default: discard
+	TLS               *tls.Config        // serve wss:// (TLS on every accepted connection); nil = ws://
+	// Faults are injected by the server itself at Start+At (+k·Every) while
+	// before Stop, on the server's clock: every connection gets them at the
+	// same instant. Same-instant faults fire in list order.
+	Faults []ScheduledFault
 }
 
 // DefaultRates are the mean message rates of real-time streams at Speed 1.
@@ -107,7 +113,11 @@ type Server struct {
 	rejectN   int
 	rejectSt  int
 	rejectHdr http.Header
+	rejects   []*rejectRule // armed reject faults
+	faults    []*Applied    // the fault log
 	serving   chan struct{} // closed when the Listen goroutine's Serve returns
+
+	schedQuit, schedDone chan struct{} // the fault schedule's goroutine
 }
 
 // New validates cfg, fills in defaults and starts the scheduler.
@@ -159,6 +169,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	for i, sf := range cfg.Faults {
+		if err := sf.Validate(); err != nil {
+			return nil, fmt.Errorf("new: fault %d: %w", i+1, err)
+		}
+		if sf.At < 0 || sf.Every < 0 {
+			return nil, fmt.Errorf("new: fault %d: negative at or every", i+1)
+		}
+	}
 	s := &Server{
 		cfg:   cfg,
 		log:   cfg.Logger,
@@ -168,16 +186,23 @@ func New(cfg Config) (*Server, error) {
 	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug)}
 	s.hub = newHub(&s.cfg)
 	s.hub.start()
+	s.schedQuit, s.schedDone = make(chan struct{}), make(chan struct{})
+	go s.runSchedule()
 	return s, nil
 }
 
-// Serve accepts connections on ln until Close.
+// Serve accepts connections on ln until Close; with Config.TLS each one speaks TLS first.
 func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	if s.addr == "" {
 		s.addr = loopbackAddr(ln.Addr())
 	}
 	s.mu.Unlock()
+	if s.cfg.TLS != nil {
+		cfg := s.cfg.TLS.Clone()
+		cfg.NextProtos = []string{"http/1.1"} // a WebSocket upgrade is HTTP/1.1
+		ln = tls.NewListener(ln, cfg)
+	}
 	if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -219,8 +244,13 @@ func (s *Server) Addr() string {
 	return s.addr
 }
 
-// URL returns the WebSocket base URL, e.g. "ws://127.0.0.1:9443".
-func (s *Server) URL() string { return "ws://" + s.Addr() }
+// URL returns the WebSocket base URL, e.g. "ws://127.0.0.1:9443" ("wss://" with Config.TLS).
+func (s *Server) URL() string {
+	if s.cfg.TLS != nil {
+		return "wss://" + s.Addr()
+	}
+	return "ws://" + s.Addr()
+}
 
 // Close closes every connection with 1001, stops the generators and waits for all goroutines.
 func (s *Server) Close() error {
@@ -236,6 +266,8 @@ func (s *Server) Close() error {
 	}
 	serving := s.serving
 	s.mu.Unlock()
+	close(s.schedQuit)
+	<-s.schedDone
 	err := s.http.Close()
 	for _, c := range conns {
 		c.fail(1001, "server shutting down", "server", modeSend)
@@ -307,6 +339,9 @@ func (s *Server) Conns() []*Conn {
 
 // ServeHTTP routes the WebSocket paths and /_soak/stats; anything else is 404.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.serveREST(w, r) { // rest.go
+		return
+	}
 	path := r.URL.Path
 	var (
 		names    []string
@@ -320,6 +355,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case path == "/_soak/stats":
 		s.serveStats(w, r)
+		return
+	case path == "/_soak/faults":
+		s.serveFaults(w, r)
 		return
 	case path == "/ws" || strings.HasPrefix(path, "/ws/"):
 		names = splitNames(strings.TrimPrefix(path, "/ws"))
@@ -360,6 +398,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, http.StatusText(status), status)
 		return
 	}
+	if rr := s.rejectFor(r.Header.Get("X-Soak-Conn"), r.RemoteAddr); rr != nil {
+		s.mu.Unlock()
+		s.log.Info("fault reject", "tag", r.Header.Get("X-Soak-Conn"), "remote", r.RemoteAddr, "status", rr.f.Status)
+		rr.write(w)
+		return
+	}
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer s.wg.Done()
@@ -386,12 +430,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		bw:         bufioWriter(nc),
 		out:        make(chan item, s.cfg.QueueSize),
 		ctl:        make(chan item, ctlQueue),
+		fcmd:       make(chan connFault, 4),
 		quit:       make(chan struct{}),
 		readerDone: make(chan struct{}),
 		done:       make(chan struct{}),
 		subs:       make(map[string]*sub),
 		streams:    make(map[string]*streamStat),
 	}
+	c.combinedNow.Store(combined)
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -449,6 +495,17 @@ func (s *Server) serveStats(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	if err := json.NewEncoder(w).Encode(s.Stats()); err != nil {
 		s.log.Debug("stats", "err", err)
+	}
+}
+
+func (s *Server) serveFaults(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if err := json.NewEncoder(w).Encode(s.Faults()); err != nil {
+		s.log.Debug("faults", "err", err)
 	}
 }
 

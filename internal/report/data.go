@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/verdict"
 )
 
 // page is everything the HTML report shows. Data is embedded in the page as
@@ -27,7 +28,7 @@ type page struct {
 	Groups   []groupRow
 	Subs     []subRow
 	Faults   []faultRow
-	Verdicts []Verdict
+	Verdicts []verdictRow
 	Data     pageData
 }
 
@@ -165,12 +166,10 @@ const faultWindow = 30 * time.Second
 // eventCap is how many events of one library and kind the log lists.
 const eventCap = 500
 
-// Verdict is one threshold checked for one library, shown at the top of
-// the report when any was checked.
-type Verdict struct {
-	Lib, Threshold string
-	Value, Limit   string
-	Broken         bool
+// verdictRow is one threshold checked for one library.
+type verdictRow struct {
+	Lib, Threshold, Text string
+	Broken               bool
 }
 
 // better says which way a reference-table row improves; rows not listed
@@ -186,10 +185,13 @@ var better = []struct{ prefix, dir string }{
 	{"Lost", "lower"},
 	{"Latency", "lower"},
 	{"Errors", "lower"},
+	{"Dials", "lower"},
+	{"Unrepairable", "lower"},
+	{"Stalled", "lower"},
 }
 
 // build reads the database into a page.
-func build(db *store.DB, opts Options) (*page, error) {
+func build(db *store.DB) (*page, error) {
 	run, err := db.Run()
 	if err != nil {
 		return nil, err
@@ -202,7 +204,14 @@ func build(db *store.DB, opts Options) (*page, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &page{Run: run, Workers: workers, Table: tbl, Status: run.Status, Verdicts: opts.Verdicts}
+	p := &page{Run: run, Workers: workers, Table: tbl, Status: run.Status}
+	vs, err := db.Verdicts()
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range vs {
+		p.Verdicts = append(p.Verdicts, verdictRow{Lib: v.Lib, Threshold: v.Threshold, Text: verdict.Format(v), Broken: v.Broken})
+	}
 	libs := tbl.Libs
 	slices.SortStableFunc(p.Workers, func(a, b store.Worker) int { return cmp.Compare(rank(a.Lib), rank(b.Lib)) })
 	p.Data = pageData{StartMs: run.Started.UnixMilli(), Libs: libs}
@@ -331,7 +340,7 @@ func bestRows(t *Table) []bestRow {
 				if r.Nums[i] == best {
 					c.Best = true
 				} else {
-					c.Delta = delta(r.Nums[i], best)
+					c.Delta = delta(r.Nums[i], best, NumUnit(r.Name))
 				}
 			}
 			br.Cells = append(br.Cells, c)
@@ -351,16 +360,35 @@ func allEqual(ns []float64) bool {
 	return true
 }
 
-// delta is v against the best b: relative when b is not zero, else absolute.
-func delta(v, b float64) string {
+// delta is v against the best b, in the row's unit (NumUnit) and, when b
+// is not zero, relative to it.
+func delta(v, b float64, unit string) string {
+	d := v - b
+	var abs string
+	switch unit {
+	case "bytes":
+		abs = fmt.Sprintf("%+.1f MB", d/1e6)
+	case "%":
+		abs = fmt.Sprintf("%+.2f points", d)
+	case "ms":
+		abs = fmt.Sprintf("%+.0f ms", d)
+	case "s":
+		abs = fmt.Sprintf("%+.1f s", d)
+	case "msgs/s":
+		abs = fmt.Sprintf("%+.1f msgs/s", d)
+	case "":
+		abs = fmt.Sprintf("%+g", d)
+	default:
+		abs = fmt.Sprintf("%+.0f %s", d, unit)
+	}
 	if b == 0 {
-		return strconv.FormatFloat(v, 'g', 4, 64) + " vs 0"
+		return abs
 	}
-	rel := 100 * (v - b) / math.Abs(b)
+	rel := 100 * d / math.Abs(b)
 	if math.Abs(rel) < 1 {
-		return fmt.Sprintf("%+.2g %%", rel)
+		return fmt.Sprintf("%s (%+.2g %%)", abs, rel)
 	}
-	return fmt.Sprintf("%+.1f %%", rel)
+	return fmt.Sprintf("%s (%+.1f %%)", abs, rel)
 }
 
 // metric is one per-library chart: how to read it from a raw sample and

@@ -19,8 +19,6 @@ import (
 
 // Options tune a report.
 type Options struct {
-	// Verdicts are threshold results to show at the top (nil = none checked).
-	Verdicts []Verdict
 	// Now stamps the page ("generated at"); zero = time.Now().
 	Now time.Time
 }
@@ -56,7 +54,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 // Render writes the HTML report of the run in db to w. It only reads db, so
 // it may run on a read-only connection while the run goes on.
 func Render(ctx context.Context, db *store.DB, w io.Writer, opts Options) error {
-	p, err := build(db, opts)
+	p, err := build(db)
 	if err != nil {
 		return err
 	}

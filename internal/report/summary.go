@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -39,6 +40,9 @@ type libData struct {
 	worker     store.Worker
 	reconnects map[string]int
 	recDur     []float64
+	faults     int
+	charges    []store.LostCharge
+	dials      []store.SlotDials
 }
 
 // Summarize computes the table from a run's database.
@@ -63,6 +67,14 @@ func Summarize(db *store.DB) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	charges, err := db.LostCharges()
+	if err != nil {
+		return nil, err
+	}
+	dials, err := db.SlotDialAccounts()
+	if err != nil {
+		return nil, err
+	}
 	groups := planGroups(run.Settings["plan"])
 	t := &Table{RunID: run.ID, Seconds: int64(run.Planned.Seconds())}
 	data := map[string]*libData{}
@@ -81,6 +93,16 @@ func Summarize(db *store.DB) (*Table, error) {
 			d.streams = append(d.streams, s)
 		}
 	}
+	for _, c := range charges {
+		if d := data[c.Lib]; d != nil {
+			d.charges = append(d.charges, c)
+		}
+	}
+	for _, s := range dials {
+		if d := data[s.Lib]; d != nil {
+			d.dials = append(d.dials, s)
+		}
+	}
 	for _, e := range events {
 		d := data[e.Lib]
 		if d == nil {
@@ -92,6 +114,8 @@ func Summarize(db *store.DB) (*Table, error) {
 			d.reconnects[e.Group]++
 		case "reconnect":
 			d.recDur = append(d.recDur, e.DurMs)
+		case "fault":
+			d.faults++
 		}
 	}
 	row := func(name string, f func(d *libData) (string, float64)) {
@@ -173,6 +197,9 @@ func Summarize(db *store.DB) (*Table, error) {
 		}
 		return fmt.Sprintf("%.2f / %.2f (%+.1f %%)", w.SampledCPU, ru, 100*(w.SampledCPU-ru)/ru), w.SampledCPU
 	})
+	row("Faults seen", func(d *libData) (string, float64) {
+		return fmt.Sprint(d.faults), float64(d.faults)
+	})
 	recName := "Reconnects"
 	if len(groups) > 0 {
 		recName += " (" + strings.Join(groups, " / ") + ")"
@@ -218,6 +245,17 @@ func Summarize(db *store.DB) (*Table, error) {
 		}
 		return fmt.Sprintf("%d / %d", lost, dup), float64(lost)
 	})
+	row("Lost charged to library / source", func(d *libData) (string, float64) {
+		if len(d.charges) == 0 {
+			return "-", 0
+		}
+		var lib, src int64
+		for _, c := range d.charges {
+			lib += c.Library
+			src += c.Source
+		}
+		return fmt.Sprintf("%d / %d", lib, src), float64(lib)
+	})
 	row("Latency p50 / p99 (ms)", func(d *libData) (string, float64) {
 		w := d.worker
 		if w.LatCount == 0 {
@@ -240,6 +278,59 @@ func Summarize(db *store.DB) (*Table, error) {
 			}
 		}
 		return fmt.Sprintf("%d / %d / %d", errs, stalls, unrep), float64(errs + stalls + unrep)
+	})
+	row("Dials / failed (status × n)", func(d *libData) (string, float64) {
+		if len(d.dials) == 0 {
+			return "-", 0
+		}
+		var dials, fails int64
+		st := map[string]int64{}
+		for _, s := range d.dials {
+			dials += s.Dials
+			fails += s.DialFails
+			for code, n := range s.Statuses {
+				st[code] += n
+			}
+		}
+		out := fmt.Sprintf("%d / %d", dials, fails)
+		if len(st) > 0 {
+			var parts []string
+			for _, code := range slices.Sorted(maps.Keys(st)) {
+				parts = append(parts, fmt.Sprintf("%s×%d", code, st[code]))
+			}
+			out += " (" + strings.Join(parts, ", ") + ")"
+		}
+		return out, float64(fails)
+	})
+	row("Unrepairable slots", func(d *libData) (string, float64) {
+		slots := map[int]bool{}
+		for _, e := range d.events {
+			if e.Kind == "unrepairable" {
+				slots[e.Slot] = true
+			}
+		}
+		for _, s := range d.dials {
+			if s.Unrepairable {
+				slots[s.Slot] = true
+			}
+		}
+		return fmt.Sprint(len(slots)), float64(len(slots))
+	})
+	row("Stalled subscriptions at end", func(d *libData) (string, float64) {
+		var names []string
+		for _, s := range d.streams {
+			if s.Stalled {
+				names = append(names, s.Stream)
+			}
+		}
+		if len(names) == 0 {
+			return "0", 0
+		}
+		first := names[0]
+		if len(names) > 1 {
+			first += fmt.Sprintf(", +%d", len(names)-1)
+		}
+		return fmt.Sprintf("%d (%s)", len(names), first), float64(len(names))
 	})
 	return t, nil
 }

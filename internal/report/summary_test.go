@@ -54,7 +54,9 @@ func knownRun(t *testing.T) *store.DB {
 			store.StreamSample{Lib: lib, Slot: 3, Group: "depth", Stream: "btcusdt@depth@100ms", Sec: 10, MsgsTotal: 100, MaxSilenceMs: 900})
 	}
 	b.StreamSamples = append(b.StreamSamples,
-		store.StreamSample{Lib: "gws", Slot: 2, Group: "markets", Stream: "ethusdt@trade", Sec: 10, MsgsTotal: 800, LostTotal: 7, DupTotal: 1, MaxSilenceMs: 2500})
+		store.StreamSample{Lib: "gws", Slot: 2, Group: "markets", Stream: "ethusdt@trade", Sec: 10, MsgsTotal: 800, LostTotal: 7, DupTotal: 1, MaxSilenceMs: 2500},
+		// a retired stream: never a message, stalled since second 3 and still at the end
+		store.StreamSample{Lib: "gws", Slot: 0, Group: "arr", Stream: "!ticker@arr", Sec: 10, MaxSilenceMs: 10000, StallsTotal: 1, Stalled: true})
 	at := func(s float64) time.Time { return start.Add(time.Duration(s * float64(time.Second))) }
 	b.Events = append(b.Events,
 		store.Event{Lib: "gws", TS: at(5.5), Sec: 5.5, Kind: "disconnected", Slot: 2, Group: "markets", Code: 1006, Detail: "eof"},
@@ -63,9 +65,25 @@ func knownRun(t *testing.T) *store.DB {
 		store.Event{Lib: "gws", TS: at(6.2), Sec: 6.2, Kind: "reconnect", Slot: 3, Group: "depth", DurMs: 200},
 		store.Event{Lib: "gws", TS: at(6.9), Sec: 6.9, Kind: "reconnect", Slot: 3, Group: "depth", DurMs: 350},
 		store.Event{Lib: "gws", TS: at(8.0), Sec: 8.0, Kind: "stall", Slot: 2, Group: "markets", Stream: "ethusdt@trade"},
+		store.Event{Lib: "gws", TS: at(3.0), Sec: 3.0, Kind: "stall", Slot: 0, Group: "arr", Stream: "!ticker@arr"},
 		store.Event{Lib: "gorilla", TS: at(10.5), Sec: 10.5, Kind: "closed", Slot: 1, Group: "markets", Code: 1000},
+		store.Event{Lib: "gws", TS: at(5.4), Sec: 5.4, Kind: "fault", Slot: -1, Detail: "reset"},
+		store.Event{Lib: "gorilla", TS: at(5.4), Sec: 5.4, Kind: "fault", Slot: -1, Detail: "reset"},
+		store.Event{Lib: "gws", TS: at(9.0), Sec: 9.0, Kind: "fault", Slot: -1, Detail: "drop n=3"},
+		store.Event{Lib: "gws", TS: at(9.5), Sec: 9.5, Kind: "unrepairable", Slot: 2, Group: "markets"},
+		store.Event{Lib: "gws", TS: at(9.8), Sec: 9.8, Kind: "unrepairable", Slot: 2, Group: "markets"},
 	)
 	if err := db.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveTruth([]store.LostCharge{
+		{Lib: "gws", Slot: 2, Group: "markets", Stream: "ethusdt@trade", Lost: 7, Library: 4, Source: 3, Gaps: [][2]int64{{10, 12}, {40, 43}}},
+		{Lib: "gorilla", Slot: 2, Group: "markets", Stream: "ethusdt@trade", Lost: 3, Source: 3, Gaps: [][2]int64{{10, 12}}},
+	}, []store.SlotDials{
+		{Lib: "gws", Slot: 2, Group: "markets", Dials: 5, DialFails: 3, Statuses: map[string]int64{"429": 1, "503": 2}, Unrepairable: true},
+		{Lib: "gws", Slot: 3, Group: "depth", Dials: 2},
+		{Lib: "gorilla", Slot: 2, Group: "markets", Dials: 1},
+	}); err != nil {
 		t.Fatal(err)
 	}
 	return db
@@ -87,10 +105,15 @@ func TestSummarizeKnownRun(t *testing.T) {
 		"CPU s sampled / rusage":             {1.98, 1.98},
 		"Reconnects (arr / markets / depth)": {0, 2},
 		"Reconnect duration (median / max)":  {0, 2000},
-		"Max seconds without data":           {0.9, 2.5},
+		"Max seconds without data":           {0.9, 10},
 		"Lost / duplicate messages":          {0, 7},
 		"Latency p50 / p99 (ms)":             {12, 12},
-		"Errors / stalls / unrepairable":     {0, 2}, // the 1001 close is no error
+		"Errors / stalls / unrepairable":     {0, 5}, // the 1001 close is no error; two stalls, two unrepairable events
+		"Faults seen":                        {1, 2},
+		"Lost charged to library / source":   {0, 4},
+		"Dials / failed (status × n)":        {0, 3},
+		"Unrepairable slots":                 {0, 1}, // two events, one slot
+		"Stalled subscriptions at end":       {0, 1},
 	}
 	for _, r := range tbl.Rows {
 		w, ok := want[r.Name]

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,10 +18,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/binance"
+	"github.com/wssoak/wssoak/internal/cert"
 	"github.com/wssoak/wssoak/internal/metrics"
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/replay"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/transport"
 )
 
 // maxRestarts is how often a worker that died is started again.
@@ -42,9 +46,20 @@ type Options struct {
 	// WorkerTimeout: a worker that sent no frame for this long is killed
 	// (event worker_hung) and restarted. Default 30 s.
 	WorkerTimeout time.Duration
-	// Recorded, if set, is called once the run is recorded in its database
-	// (dir/soak.db), before the workers start; readers may open it from then on.
-	Recorded func(dir, dbPath string)
+	// ProgressInPlace rewrites one progress line (for a terminal) instead of
+	// printing a new line every 10 s.
+	ProgressInPlace bool
+	// Observer, if set, is told where the run writes, then sees every batch
+	// once it is committed to the database.
+	Observer Observer
+}
+
+// Observer watches a run from the outside (the live view). Its methods run
+// on the controller's writer goroutine, once a second: they must be quick
+// and must not keep the batch, which is not changed after the call.
+type Observer interface {
+	RunStarted(dir, dbPath string)
+	Observe(b *store.Batch)
 }
 
 // Result describes a finished run.
@@ -73,6 +88,8 @@ type ServeConfig struct {
 	PongTimeout  time.Duration      `json:"pong_timeout"`
 	Lifetime     time.Duration      `json:"lifetime"`
 	QueueSize    int                `json:"queue_size"`
+	CertFile     string             `json:"cert_file,omitempty"` // with KeyFile: serve wss://
+	KeyFile      string             `json:"key_file,omitempty"`
 	Start        time.Time          `json:"start"`
 	Stop         time.Time          `json:"stop"`
 }
@@ -95,6 +112,7 @@ type workerProc struct {
 	procs    map[int64]procAt
 	prev     procAt
 	restarts int
+	stalls   int // stall events, for the progress line
 	exited   bool
 	hung     bool    // killed by the watchdog
 	finalCPU float64 // CPU seconds of the last sample, taken after the final frame
@@ -104,6 +122,10 @@ type workerProc struct {
 	}
 	started time.Time
 	res     WorkerResult
+
+	// the last subs frame, sent after the connections ended: gaps and dial accounts
+	finalSubs  []SubStat
+	finalSlots []SlotStat
 }
 
 type procAt struct {
@@ -134,6 +156,9 @@ type controller struct {
 	host     *metrics.Host
 	server   *child
 	addr     string
+	// progressed: a progress line was printed
+	progressed bool
+	ca         *cert.Authority // the replay server's throwaway CA (replay.tls)
 }
 
 // Run performs one soak run: it starts the replay server (local target), one
@@ -160,10 +185,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		o.Exe = exe
 	}
 	p := o.Profile
-	if p.Target != "" && p.Target != "local" {
-		if err := preflight(ctx, p.Target); err != nil {
-			return nil, err
-		}
+	if err := preflight(ctx, p.Target, p.Proxy); err != nil {
+		return nil, err
 	}
 	runID := o.Now().UTC().Format("20060102-150405") + "-" + sanitize(p.Name)
 	dir := filepath.Join(o.OutDir, runID)
@@ -174,10 +197,16 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Observer != nil {
+		o.Observer.RunStarted(dir, filepath.Join(dir, "soak.db"))
+	}
 	c := &controller{o: o, db: db, dir: dir, frames: make(chan frameMsg, 1024), exits: make(chan *workerProc, 16), restarts: make(chan *workerProc, 16),
 		batch: new(store.Batch), writes: make(chan *store.Batch, 8), written: make(chan error, 1), host: metrics.NewHost()}
 	go c.writer()
 	res, err := c.run(ctx, runID)
+	if c.progressed && o.ProgressInPlace {
+		fmt.Fprintln(o.Progress) // end the line rewritten in place
+	}
 	close(c.writes)
 	if werr := <-c.written; werr != nil && err == nil {
 		err = werr
@@ -185,7 +214,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	status := "done"
 	switch {
 	case err != nil:
-		status = "failed: " + err.Error()
+		status = "failed: " + transport.Mask(err.Error())
 	case ctx.Err() != nil:
 		status = "interrupted"
 	}
@@ -212,6 +241,8 @@ func (c *controller) writer() {
 			if first == nil {
 				first = fmt.Errorf("write batch: %w", err)
 			}
+		} else if c.o.Observer != nil {
+			c.o.Observer.Observe(b)
 		}
 		if n++; n%300 == 0 {
 			if err := c.db.Checkpoint(); err != nil {
@@ -244,31 +275,49 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 		c.o.Log.Warn("host info", "err", err)
 	}
 	target := p.Target
+	var caFile string
 	if local {
+		if p.Replay.TLS {
+			if caFile, err = c.makeCA(end); err != nil {
+				return nil, err
+			}
+		}
 		if err := c.startServer(ctx, start, end); err != nil {
 			return nil, err
 		}
 		defer c.stopServer()
 		target = "ws://" + c.addr
+		if c.ca != nil {
+			target = "wss://" + c.addr
+		}
+	}
+	for _, w := range p.Warnings {
+		c.o.Log.Warn("profile", "warning", w)
+	}
+	symbols, err := c.resolveSymbols(ctx)
+	if err != nil {
+		return nil, err
 	}
 	plan, err := BuildPlan(p, runID, target, local)
 	if err != nil {
 		return nil, err
 	}
+	if caFile != "" {
+		plan.CAFiles = append(plan.CAFiles, caFile)
+	}
 	plan.Start, plan.End = start, end
 	c.plan = plan
 	planJSON, _ := json.Marshal(plan)
+	// Proxy credentials are in the plan the workers get, never in what is stored.
 	if err := c.db.CreateRun(store.Run{
-		ID: runID, Name: p.Name, Target: target, ProfileText: p.Text, Status: "running",
+		ID: runID, Name: p.Name, Target: transport.Mask(target), ProfileText: transport.Mask(p.Text), Status: "running",
 		GoVersion: runtime.Version(), Started: start, Planned: time.Duration(p.Duration), Host: hostInfo,
-		Settings: map[string]string{"plan": string(planJSON), "profile_path": p.Path,
+		Settings: map[string]string{"plan": transport.Mask(string(planJSON)), "profile_path": p.Path,
 			"keepalive":  fmt.Sprintf("%s/%s", plan.PingInterval, plan.PongTimeout),
-			"read_limit": fmt.Sprint(plan.ReadLimit), "rcvbuf": fmt.Sprint(plan.RcvBuf)},
+			"read_limit": fmt.Sprint(plan.ReadLimit), "rcvbuf": fmt.Sprint(plan.RcvBuf), "symbols": symbols,
+			"proxy": transport.Mask(plan.Proxy), "tls_ca": strings.Join(plan.CAFiles, ","), "tls_server_name": plan.ServerName},
 	}); err != nil {
 		return nil, err
-	}
-	if c.o.Recorded != nil {
-		c.o.Recorded(c.dir, filepath.Join(c.dir, "soak.db"))
 	}
 	for _, lib := range p.Libraries {
 		w := &workerProc{lib: lib, secs: map[int64]*SecStat{}, procs: map[int64]procAt{}, res: WorkerResult{Lib: lib}}
@@ -278,13 +327,16 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 		}
 		c.workers = append(c.workers, w)
 	}
-	c.o.Log.Info("run started", "run", runID, "dir", c.dir, "target", target, "libraries", p.Libraries,
+	c.o.Log.Info("run started", "run", runID, "dir", c.dir, "target", transport.Mask(target), "proxy", transport.Mask(plan.Proxy), "libraries", p.Libraries,
 		"slots", len(plan.Slots), "start", start.Format(time.RFC3339), "duration", time.Duration(p.Duration))
 
 	err = c.loop(ctx, end)
 	res := &Result{}
 	for _, w := range c.workers {
 		res.Workers = append(res.Workers, w.res)
+	}
+	if terr := c.saveTruth(); terr != nil {
+		c.o.Log.Warn("lost charges", "err", terr)
 	}
 	if local && err == nil {
 		if serr := c.saveServerCounts(); serr != nil {
@@ -295,6 +347,43 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 	return res, err
 }
 
+// resolveSymbols turns every {top: N, quote: Q} of the profile into a symbol
+// list, from one GET /api/v3/ticker/24hr (so a top 20 is the head of the top
+// 50), and returns the lists as JSON for the run's settings ("" when the
+// profile lists its symbols). It runs once per run: every worker gets the plan
+// built from these lists.
+func (c *controller) resolveSymbols(ctx context.Context) (string, error) {
+	p := c.o.Profile
+	if !p.NeedsResolve() {
+		return "", nil
+	}
+	base := p.RESTBase(c.localBase())
+	var tickers []binance.Ticker24h
+	client, err := c.httpClient(base != c.localBase())
+	if err != nil {
+		return "", err
+	}
+	got, err := p.ResolveSymbols(func(t profile.Top) ([]string, error) {
+		if tickers == nil {
+			var err error
+			if tickers, err = binance.FetchTickers24h(ctx, client, base); err != nil {
+				return nil, err
+			}
+		}
+		return binance.TopSymbols(tickers, t.N, t.Quote)
+	})
+	if err != nil {
+		return "", err
+	}
+	lists := map[string][]string{}
+	for t, l := range got {
+		lists[t.String()] = l
+		c.o.Log.Info("symbols resolved", "rule", t.String(), "from", base+"/api/v3/ticker/24hr", "symbols", strings.Join(l, ","))
+	}
+	b, _ := json.Marshal(lists)
+	return string(b), nil
+}
+
 func (c *controller) startServer(ctx context.Context, start, end time.Time) error {
 	r := c.o.Profile.Replay
 	cfg := ServeConfig{Seed: r.Seed, Speed: r.Speed, Rates: r.Rates, Symbols: r.Symbols,
@@ -302,6 +391,9 @@ func (c *controller) startServer(ctx context.Context, start, end time.Time) erro
 		Lifetime: time.Duration(r.Lifetime), QueueSize: r.QueueSize, Start: start, Stop: end}
 	if len(cfg.Symbols) == 0 {
 		cfg.Symbols = c.o.Profile.Symbols
+	}
+	if c.ca != nil {
+		cfg.CertFile, cfg.KeyFile = filepath.Join(c.dir, "server.pem"), filepath.Join(c.dir, "server-key.pem")
 	}
 	b, _ := json.Marshal(cfg)
 	ch, err := startChild("replay server", c.o.Exe, []string{"serve", "-child", "-addr", "127.0.0.1:0"}, b, filepath.Join(c.dir, "server.log"))
@@ -340,6 +432,59 @@ func (c *controller) startServer(ctx context.Context, start, end time.Time) erro
 	return nil
 }
 
+// localBase is the http(s) base URL of the local replay server.
+func (c *controller) localBase() string {
+	if c.ca != nil {
+		return "https://" + c.addr
+	}
+	return "http://" + c.addr
+}
+
+// httpClient is the controller's client for its own requests: to the local replay server
+// directly, trusting its throwaway CA; to a remote REST base (remote true) the way the
+// workers connect: through the profile's proxy, with its TLS trust and server name.
+func (c *controller) httpClient(remote bool) (*http.Client, error) {
+	tr := &http.Transport{Proxy: nil, ForceAttemptHTTP2: false, TLSHandshakeTimeout: 10 * time.Second}
+	if !remote {
+		if c.ca != nil {
+			tr.TLSClientConfig = &tls.Config{RootCAs: c.ca.Pool(), MinVersion: tls.VersionTLS12}
+		}
+		return &http.Client{Transport: tr, Timeout: 20 * time.Second}, nil
+	}
+	p := c.o.Profile
+	var cas []string
+	if p.TLS.CA != "" {
+		cas = []string{p.TLS.CA}
+	}
+	tc, err := transport.TLSConfig(cas, "")
+	if err != nil {
+		return nil, err
+	}
+	d := &transport.Dialer{Timeout: 10 * time.Second, ProxyTLS: tc}
+	if p.Proxy != "" {
+		if d.Proxy, err = transport.ParseProxy(p.Proxy); err != nil {
+			return nil, err
+		}
+	}
+	tr.DialContext, tr.TLSClientConfig = d.DialContext, tc
+	return &http.Client{Transport: tr, Timeout: 20 * time.Second}, nil
+}
+
+// makeCA writes a throwaway CA and the replay server's certificate (valid until a day
+// after end) into the run directory, and returns the CA file the workers trust.
+func (c *controller) makeCA(end time.Time) (string, error) {
+	ca, err := cert.New(time.Until(end)+24*time.Hour, cert.LocalHosts...)
+	if err != nil {
+		return "", fmt.Errorf("replay tls: %w", err)
+	}
+	files, err := ca.Write(c.dir)
+	if err != nil {
+		return "", fmt.Errorf("replay tls: %w", err)
+	}
+	c.ca = ca
+	return files.CA, nil
+}
+
 func (c *controller) stopServer() {
 	if c.server != nil {
 		c.server.stop(5 * time.Second)
@@ -347,7 +492,11 @@ func (c *controller) stopServer() {
 }
 
 func (c *controller) saveServerCounts() error {
-	resp, err := http.Get("http://" + c.addr + "/_soak/stats")
+	client, err := c.httpClient(false)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Get(c.localBase() + "/_soak/stats")
 	if err != nil {
 		return fmt.Errorf("get server stats: %w", err)
 	}
@@ -363,6 +512,27 @@ func (c *controller) saveServerCounts() error {
 		}
 	}
 	return c.db.SaveServerCounts(rows)
+}
+
+// saveTruth compares the libraries' lost ids per subscription and stores who
+// each is charged to, with every slot's dial account.
+func (c *controller) saveTruth() error {
+	finals := map[string][]SubStat{}
+	var dials []store.SlotDials
+	for _, w := range c.workers {
+		if w.finalSubs == nil {
+			continue // no final account (the worker died at the end): nothing to compare
+		}
+		finals[w.lib] = w.finalSubs
+		for _, s := range w.finalSlots {
+			dials = append(dials, store.SlotDials{Lib: w.lib, Slot: s.Slot, Group: s.Group, Dials: s.Dials,
+				DialFails: s.DialFails, Statuses: s.Statuses, Unrepairable: s.Unrepairable})
+		}
+	}
+	if len(finals) == 0 {
+		return nil
+	}
+	return c.db.SaveTruth(chargeLost(finals), dials)
 }
 
 func (c *controller) startWorker(w *workerProc) error {
@@ -613,10 +783,13 @@ func (c *controller) onFrame(w *workerProc, f *Frame) {
 			w.latest = st
 		}
 	case frameSubs:
+		if f.Slots != nil {
+			w.finalSubs, w.finalSlots = f.Subs, f.Slots
+		}
 		for _, s := range f.Subs {
 			c.batch.StreamSamples = append(c.batch.StreamSamples, store.StreamSample{Lib: w.lib, Slot: s.Slot, Group: s.Group,
 				Stream: s.Stream, Sec: f.Sec, MsgsTotal: s.Msgs, BytesTotal: s.Bytes, LostTotal: s.Lost, DupTotal: s.Dup,
-				OOOTotal: s.OOO, MaxSilenceMs: s.MaxSilenceMs, LastSeq: s.LastSeq})
+				OOOTotal: s.OOO, MaxSilenceMs: s.MaxSilenceMs, LastSeq: s.LastSeq, StallsTotal: s.Stalls, Stalled: s.Stalled})
 		}
 	case frameEvent:
 		ev := f.Ev
@@ -624,8 +797,12 @@ func (c *controller) onFrame(w *workerProc, f *Frame) {
 			return
 		}
 		ts := time.Unix(0, ev.TS)
+		ev.Detail = transport.Mask(ev.Detail) // a library's error text may quote a URL
 		c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: ts, Sec: ts.Sub(c.plan.Start).Seconds(),
 			Kind: ev.Kind, Slot: ev.Slot, Group: ev.Group, Stream: ev.Stream, Code: ev.Code, Detail: ev.Detail, DurMs: ev.DurMs})
+		if ev.Kind == "stall" {
+			w.stalls++
+		}
 		if ev.Kind == "disconnected" || ev.Kind == "dial_error" || ev.Kind == "unrepairable" {
 			c.o.Log.Info("worker event", "lib", w.lib, "kind", ev.Kind, "slot", ev.Slot, "code", ev.Code, "detail", ev.Detail)
 		}
@@ -714,10 +891,16 @@ func (c *controller) progress(k, total int64) {
 	var parts []string
 	for _, w := range c.workers {
 		if st := w.last; st != nil {
-			parts = append(parts, fmt.Sprintf("%s %d msg/s, %d reconnects", w.lib, st.Msgs, st.Reconnects))
+			parts = append(parts, fmt.Sprintf("%s %d msg/s, %d reconnects, %d stalls", w.lib, st.Msgs, st.Reconnects, w.stalls))
 		}
 	}
-	fmt.Fprintf(c.o.Progress, "[%4ds/%ds] %s\n", k, total, strings.Join(parts, " | "))
+	line := fmt.Sprintf("[%4ds/%ds] %s", k, total, strings.Join(parts, " | "))
+	if c.o.ProgressInPlace {
+		fmt.Fprintf(c.o.Progress, "\r\x1b[K%s", line) // back to column 0, clear the old line
+	} else {
+		fmt.Fprintln(c.o.Progress, line)
+	}
+	c.progressed = true
 }
 
 func sanitize(s string) string {
@@ -733,9 +916,26 @@ func sanitize(s string) string {
 	return string(b)
 }
 
-// preflight checks that a remote target's host answers on TCP, so that an
-// unreachable URL is one clear error instead of a run of failed dials.
-func preflight(ctx context.Context, target string) error {
+// preflight checks that the first hop answers on TCP, so that an unreachable URL is one
+// clear error instead of a run of failed dials: the proxy when there is one (the workers
+// never connect to the target themselves then, and a local target is reached through
+// it too), else a remote target's host. Credentials are the proxy's to judge, per dial.
+func preflight(ctx context.Context, target, proxy string) error {
+	d := net.Dialer{Timeout: 5 * time.Second}
+	if proxy != "" {
+		px, err := transport.ParseProxy(proxy)
+		if err != nil {
+			return err
+		}
+		c, err := d.DialContext(ctx, "tcp", px.Addr)
+		if err != nil {
+			return fmt.Errorf("proxy %s unreachable: %w", px, err)
+		}
+		return c.Close()
+	}
+	if target == "" || target == "local" {
+		return nil
+	}
 	u, err := url.Parse(target)
 	if err != nil {
 		return fmt.Errorf("target %q: %w", target, err)
@@ -751,7 +951,6 @@ func preflight(ctx context.Context, target string) error {
 	case port == "":
 		port = "80"
 	}
-	d := net.Dialer{Timeout: 5 * time.Second}
 	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
 	if err != nil {
 		return fmt.Errorf("target %s unreachable: %w", target, err)

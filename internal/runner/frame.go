@@ -32,11 +32,12 @@ type Frame struct {
 	Go      string `json:"go,omitempty"`
 
 	// sec, subs
-	Sec  int64        `json:"sec,omitempty"`
-	Stat *SecStat     `json:"stat,omitempty"`
-	Subs []SubStat    `json:"subs,omitempty"`
-	Ev   *Event       `json:"ev,omitempty"`
-	Fin  *FinalReport `json:"fin,omitempty"`
+	Sec   int64        `json:"sec,omitempty"`
+	Stat  *SecStat     `json:"stat,omitempty"`
+	Subs  []SubStat    `json:"subs,omitempty"`
+	Slots []SlotStat   `json:"slots,omitempty"` // with the last subs frame, after the connections ended
+	Ev    *Event       `json:"ev,omitempty"`
+	Fin   *FinalReport `json:"fin,omitempty"`
 }
 
 // SecStat is one second [sec-1, sec) of a worker.
@@ -70,6 +71,22 @@ type SubStat struct {
 	Regress      int64  `json:"regress"`
 	MaxSilenceMs int64  `json:"max_silence_ms"`
 	LastSeq      int64  `json:"last_seq"`
+	Stalls       int64  `json:"stalls,omitempty"`  // stall events so far
+	Stalled      bool   `json:"stalled,omitempty"` // silent past its threshold now
+	// Only in the last subs frame: the ids lost, as coalesced inclusive
+	// ranges (at most 64), and how many lost ids the ranges leave out.
+	Gaps        [][2]int64 `json:"gaps,omitempty"`
+	GapOverflow int64      `json:"gap_overflow,omitempty"`
+}
+
+// SlotStat is the dial account of one slot over the whole run.
+type SlotStat struct {
+	Slot         int              `json:"slot"`
+	Group        string           `json:"grp"`
+	Dials        int64            `json:"dials"`
+	DialFails    int64            `json:"dial_fails"`
+	Statuses     map[string]int64 `json:"statuses,omitempty"` // handshake status → failed dials
+	Unrepairable bool             `json:"unrepairable,omitempty"`
 }
 
 // Event is something that happened to a connection slot.

@@ -18,10 +18,6 @@ import (
 // against a stale worker binary on the PATH.
 const PlanVersion = 1
 
-// minStall is the shortest silence called a stall: depth@100ms only pushes
-// when the book changed, so a quiet second is normal.
-const minStall = 3 * time.Second
-
 // maxURLLen keeps combined-stream URLs under the ~8,000 characters Binance accepts.
 const maxURLLen = 7000
 
@@ -44,9 +40,14 @@ type Plan struct {
 	ReadLimit        int64         `json:"read_limit"`
 	RcvBuf           int           `json:"rcvbuf"`
 	StallFactor      float64       `json:"stall_factor"`
+	StallMin         time.Duration `json:"stall_min"`
 	StallRealTime    time.Duration `json:"stall_realtime"`
-	UnrepairableDial int           `json:"unrepairable_dials"`
-	SubsEvery        int64         `json:"subs_every"` // seconds between per-subscription totals
+	UnrepairableDial int           `json:"unrepairable_dials"`    // failed dials in a row; 0 = rule by duration
+	UnrepairableFor  time.Duration `json:"unrepairable_for"`      // failing dials for this long; 0 = rule by count
+	SubsEvery        int64         `json:"subs_every"`            // seconds between per-subscription totals
+	Proxy            string        `json:"proxy,omitempty"`       // forward proxy URL, credentials included: stored only through transport.Mask
+	CAFiles          []string      `json:"ca_files,omitempty"`    // PEM files trusted besides the system roots (wss target, https proxy)
+	ServerName       string        `json:"server_name,omitempty"` // TLS server name instead of the target's host
 }
 
 // Slot is one connection of the plan: a group's share of streams.
@@ -74,12 +75,21 @@ func (s Slot) URL(base, timeUnit string) string {
 }
 
 // StallAfter is the silence after which a subscription of the given stream counts as stalled.
+// A stream Binance serves silently (retired or unknown) has no cadence to
+// wait for: it stalls after StallMin, so the run reports it early.
 func (p *Plan) StallAfter(st binance.Stream) time.Duration {
+	if silentByDesign(st) {
+		return p.StallMin
+	}
 	if st.Period > 0 {
-		return max(time.Duration(float64(st.Period)*p.StallFactor), minStall)
+		return max(time.Duration(float64(st.Period)*p.StallFactor), p.StallMin)
 	}
 	return p.StallRealTime
 }
+
+// silentByDesign: Binance accepts a subscription to a retired or unknown
+// stream and never sends anything on it.
+func silentByDesign(st binance.Stream) bool { return st.Retired || st.Kind == binance.KindUnknown }
 
 // BuildPlan splits the profile's groups into connection slots.
 func BuildPlan(p *profile.Profile, runID, target string, local bool) (*Plan, error) {
@@ -100,10 +110,17 @@ func BuildPlan(p *profile.Profile, runID, target string, local bool) (*Plan, err
 		HandshakeTimeout: time.Duration(p.HandshakeTimeout),
 		ReadLimit:        int64(p.ReadLimit),
 		RcvBuf:           int(p.RcvBuf),
-		StallFactor:      10,
-		StallRealTime:    60 * time.Second,
-		UnrepairableDial: 20,
+		StallFactor:      p.Silence.Factor,
+		StallMin:         time.Duration(p.Silence.Min),
+		StallRealTime:    time.Duration(p.Silence.RealTime),
+		UnrepairableDial: p.Reconnect.GiveUpDials,
+		UnrepairableFor:  time.Duration(p.Reconnect.GiveUpAfter),
 		SubsEvery:        10,
+		Proxy:            p.Proxy,
+		ServerName:       p.TLS.ServerName,
+	}
+	if p.TLS.CA != "" {
+		plan.CAFiles = []string{p.TLS.CA}
 	}
 	if time.Duration(p.Duration) > 2*time.Hour {
 		// A day of 5 libraries × 300 subscriptions every 10 s would be ~500 MB

@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,11 +27,13 @@ import (
 
 // Worker runs one library's connections for a plan.
 type Worker struct {
-	plan  *Plan
-	tr    transport.Transport
-	fw    *frameWriter
-	log   *slog.Logger
-	epoch time.Time // plan.Start on this process's monotonic clock
+	plan   *Plan
+	tr     transport.Transport
+	dialer *transport.Dialer // one per worker: socket options, proxy
+	tls    *tls.Config       // trust for a wss target and an https proxy
+	fw     *frameWriter
+	log    *slog.Logger
+	epoch  time.Time // plan.Start on this process's monotonic clock
 
 	slots   []*slot
 	events  chan Event
@@ -41,6 +44,8 @@ type Worker struct {
 
 	runLat *metrics.Latency // whole run, reporter goroutine only
 	secLat *metrics.Latency // one second, reporter goroutine only
+
+	tap func(slot int, p []byte) // tests only: sees every message as the library handed it over
 }
 
 // sub is one subscription of a slot. Counters are written only by the slot's
@@ -56,8 +61,11 @@ type sub struct {
 	lost, dup, ooo, regress atomic.Int64
 	lastSeq                 atomic.Int64
 	seq                     binance.SeqState // read goroutine only
+	gaps                    gapSet           // read goroutine only; read after it ended
+	fresh                   bool             // read goroutine only: no message yet on the current connection
 	stalled                 bool             // reporter only
 	stalledAt               int64            // reporter only
+	stalls                  int64            // reporter only
 }
 
 type slot struct {
@@ -70,18 +78,27 @@ type slot struct {
 
 	lat *metrics.Latency // has its own lock; the reporter drains it once a second
 
+	// dial accounting, slot goroutine only; read after it ended
+	dials, dialFails int64
+	statuses         map[int]int64 // handshake status → count
+	unrepairable     bool          // the rule fired at least once
+
 	// state of the current connection, read goroutine only
 	gotFirst   bool
-	lossAt     time.Time // when the previous connection was found lost; zero if none
+	lossAt     time.Time     // when the previous connection was found lost; zero if none
+	recDur     time.Duration // loss → first data of the pending reconnect
+	freshLeft  int           // subscriptions with no message yet on this connection
+	outageLost int64         // ids lost across the outage, from each subscription's first message back
 	phases     phases
 	lastPong   atomic.Int64 // mono ns of the last pong (or of connect)
+	connMono   atomic.Int64 // mono ns of the current connection's handshake
 	subscribed atomic.Int64 // ns from connected until the SUBSCRIBE messages were written; 0 for URL subscriptions
-	abortWhy   atomic.Pointer[string]
+	abortWhy   atomic.Pointer[abortReason]
 }
 
 type phases struct {
-	detect, backoff, dial, handshake time.Duration
-	connectedAt                      time.Time
+	detect, backoff, dial, handshake, firstData time.Duration
+	connectedAt                                 time.Time
 }
 
 // RunWorker reads the plan from the first line of in, runs the library's
@@ -149,6 +166,17 @@ func NewWorker(plan *Plan, tr transport.Transport, out io.Writer, log *slog.Logg
 		runLat: metrics.NewLatency(),
 		secLat: metrics.NewLatency(),
 	}
+	var err error
+	w.dialer = &transport.Dialer{RcvBuf: plan.RcvBuf, Timeout: plan.HandshakeTimeout}
+	if plan.Proxy != "" {
+		if w.dialer.Proxy, err = transport.ParseProxy(plan.Proxy); err != nil {
+			return nil, err
+		}
+	}
+	if w.tls, err = transport.TLSConfig(plan.CAFiles, plan.ServerName); err != nil {
+		return nil, err
+	}
+	w.dialer.ProxyTLS = w.tls
 	for _, ps := range plan.Slots {
 		s := &slot{w: w, Slot: ps, byName: make(map[string]*sub, len(ps.Streams)), lat: metrics.NewLatency()}
 		for _, name := range ps.Streams {
@@ -199,7 +227,16 @@ func (w *Worker) Run(ctx context.Context) error {
 	<-repDone
 	close(w.events)
 	<-evDone
-	if err := w.fw.send(&Frame{Type: frameSubs, Sec: w.sec(time.Now()), Subs: w.subStats(time.Now())}); err != nil {
+	// The slots' goroutines have ended: their gaps and dial counts are final.
+	subs := w.subStats(time.Now())
+	i := 0
+	for _, s := range w.slots {
+		for _, sb := range s.subs {
+			subs[i].Gaps, subs[i].GapOverflow = sb.gaps.ranges(), sb.gaps.overflow
+			i++
+		}
+	}
+	if err := w.fw.send(&Frame{Type: frameSubs, Sec: w.sec(time.Now()), Subs: subs, Slots: w.slotStats()}); err != nil {
 		return err
 	}
 	u, s, maxrss := metrics.Rusage()
@@ -289,6 +326,7 @@ func (w *Worker) checkStall(sb *sub, now time.Time) {
 	switch {
 	case !sb.stalled && silence > int64(sb.stall):
 		sb.stalled, sb.stalledAt = true, mono
+		sb.stalls++
 		w.emit(Event{Kind: "stall", Slot: sb.slot.Slot.ID, Group: sb.slot.Slot.Group, Stream: sb.st.Name,
 			Detail: fmt.Sprintf("silent %.1fs (threshold %s)", float64(silence)/1e9, sb.stall)})
 	case sb.stalled && silence <= int64(sb.stall):
@@ -296,6 +334,22 @@ func (w *Worker) checkStall(sb *sub, now time.Time) {
 		w.emit(Event{Kind: "stall_end", Slot: sb.slot.Slot.ID, Group: sb.slot.Slot.Group, Stream: sb.st.Name,
 			DurMs: float64(mono-sb.stalledAt) / 1e6})
 	}
+}
+
+// slotStats are the dial accounts of the slots; only after they ended.
+func (w *Worker) slotStats() []SlotStat {
+	out := make([]SlotStat, 0, len(w.slots))
+	for _, s := range w.slots {
+		st := SlotStat{Slot: s.Slot.ID, Group: s.Slot.Group, Dials: s.dials, DialFails: s.dialFails, Unrepairable: s.unrepairable}
+		for code, n := range s.statuses {
+			if st.Statuses == nil {
+				st.Statuses = map[string]int64{}
+			}
+			st.Statuses[strconv.Itoa(code)] = n
+		}
+		out = append(out, st)
+	}
+	return out
 }
 
 func (w *Worker) subStats(now time.Time) []SubStat {
@@ -314,7 +368,7 @@ func (w *Worker) subStats(now time.Time) []SubStat {
 				Slot: s.Slot.ID, Group: s.Slot.Group, Stream: sb.st.Name,
 				Msgs: sb.msgs.Load(), Bytes: sb.bytes.Load(),
 				Lost: sb.lost.Load(), Dup: sb.dup.Load(), OOO: sb.ooo.Load(), Regress: sb.regress.Load(),
-				MaxSilenceMs: ms / 1e6, LastSeq: sb.lastSeq.Load(),
+				MaxSilenceMs: ms / 1e6, LastSeq: sb.lastSeq.Load(), Stalls: sb.stalls, Stalled: sb.stalled,
 			})
 		}
 	}
@@ -327,6 +381,9 @@ func inc(a *atomic.Int64, d int64) { a.Store(a.Load() + d) }
 // OnMessage is the per-message hot path. It allocates nothing and takes one
 // lock, the latency histogram's, which only the once-a-second drain contends.
 func (s *slot) OnMessage(_ bool, p []byte) {
+	if s.w.tap != nil {
+		s.w.tap(s.Slot.ID, p)
+	}
 	now := time.Now()
 	mono := int64(now.Sub(s.w.epoch))
 	inc(&s.msgs, 1)
@@ -351,6 +408,9 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 	sb.lastSeen.Store(mono)
 	var f binance.Fields
 	if !binance.Scan(data, sb.st.Kind, &f) {
+		if sb.fresh {
+			s.back(sb, 0)
+		}
 		return
 	}
 	if f.E > 0 {
@@ -360,15 +420,27 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 		}
 		s.lat.Record(now.UnixMicro() - e)
 	}
+	var lost int64
 	if f.HasSeq {
+		prev := sb.seq.Last()
 		c := sb.seq.Observe(sb.rule, &f)
 		if c != (binance.SeqCounts{}) {
 			inc(&sb.lost, c.Lost)
 			inc(&sb.dup, c.Dup)
 			inc(&sb.ooo, c.OutOfOrder)
 			inc(&sb.regress, c.Regress)
+			switch {
+			case c.Lost > 0: // every rule's gap starts right after the highest id seen before
+				sb.gaps.add(prev+1, prev+c.Lost)
+			case c.Lost < 0: // a late id that was counted lost when it was skipped
+				sb.gaps.remove(f.Last)
+			}
+			lost = c.Lost
 		}
 		sb.lastSeq.Store(sb.seq.Last())
+	}
+	if sb.fresh {
+		s.back(sb, lost)
 	}
 	if f.Shutdown {
 		s.w.emit(Event{Kind: "server_shutdown", Slot: s.Slot.ID, Group: s.Slot.Group})
@@ -388,13 +460,35 @@ func (s *slot) firstData(now time.Time) {
 		DurMs: ms(now.Sub(s.phases.connectedAt))}
 	s.w.emit(ev)
 	if !s.lossAt.IsZero() {
-		p := s.phases
-		total := now.Sub(s.lossAt)
-		s.w.emit(Event{Kind: "reconnect", Slot: s.Slot.ID, Group: s.Slot.Group, DurMs: ms(total),
-			Detail: fmt.Sprintf("detect=%.0fms backoff=%.0fms dial=%.0fms handshake=%.0fms subscribed=%.0fms first_data=%.0fms",
-				ms(p.detect), ms(p.backoff), ms(p.dial), ms(p.handshake), ms(time.Duration(s.subscribed.Load())), ms(now.Sub(p.connectedAt)))})
-		s.lossAt = time.Time{}
+		s.recDur = now.Sub(s.lossAt)
+		s.phases.firstData = now.Sub(s.phases.connectedAt)
 	}
+}
+
+// back is a subscription's first message on the current connection; lost is
+// what that message counted lost (the ids lost across the outage). When every
+// subscription is back, a pending reconnect is recorded.
+func (s *slot) back(sb *sub, lost int64) {
+	sb.fresh = false
+	s.outageLost += lost
+	if s.freshLeft--; s.freshLeft == 0 {
+		s.reconnected(len(s.subs))
+	}
+}
+
+// reconnected records the pending reconnect, if any: its duration (loss →
+// first data), phases, the ids lost across the outage and how many of the
+// slot's subscriptions delivered again (all but those that then stall).
+func (s *slot) reconnected(backSubs int) {
+	if s.lossAt.IsZero() || s.recDur == 0 {
+		return
+	}
+	p := s.phases
+	s.w.emit(Event{Kind: "reconnect", Slot: s.Slot.ID, Group: s.Slot.Group, DurMs: ms(s.recDur),
+		Detail: fmt.Sprintf("detect=%.0fms backoff=%.0fms dial=%.0fms handshake=%.0fms subscribed=%.0fms first_data=%.0fms lost=%d back=%d/%d",
+			ms(p.detect), ms(p.backoff), ms(p.dial), ms(p.handshake), ms(time.Duration(s.subscribed.Load())), ms(p.firstData),
+			s.outageLost, backSubs, len(s.subs))})
+	s.lossAt, s.recDur = time.Time{}, 0
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -404,9 +498,13 @@ func (s *slot) run(ctx context.Context) {
 	w := s.w
 	backoff := w.plan.BackoffMin
 	fails := 0
+	var failingSince time.Time
+	var wait time.Duration // at least this long before the next dial (Retry-After)
+	given := false         // the unrepairable rule fired in this streak of failures
 	for attempt := 0; ctx.Err() == nil; attempt++ {
 		if attempt > 0 && fails > 0 {
 			d := backoff/2 + rand.N(backoff/2+1) // jitter: [b/2, b]
+			d = max(d, wait)
 			t0 := time.Now()
 			select {
 			case <-ctx.Done():
@@ -418,18 +516,45 @@ func (s *slot) run(ctx context.Context) {
 		}
 		err := s.connect(ctx, attempt)
 		if err == nil {
-			fails, backoff = 0, w.plan.BackoffMin
+			fails, backoff, wait, given = 0, w.plan.BackoffMin, 0, false
 			continue
 		}
 		if ctx.Err() != nil {
 			return
 		}
-		fails++
-		if fails == w.plan.UnrepairableDial {
+		if fails++; fails == 1 {
+			failingSince = time.Now()
+		}
+		wait = retryAfter(err, w.plan.BackoffMax)
+		if !given && (w.plan.UnrepairableDial > 0 && fails >= w.plan.UnrepairableDial ||
+			w.plan.UnrepairableFor > 0 && time.Since(failingSince) >= w.plan.UnrepairableFor) {
+			given, s.unrepairable = true, true
 			w.emit(Event{Kind: "unrepairable", Slot: s.Slot.ID, Group: s.Slot.Group,
-				Detail: fmt.Sprintf("%d consecutive failed dials; still retrying", fails)})
+				Detail: fmt.Sprintf("%d failed dials in a row over %s; still retrying", fails, time.Since(failingSince).Round(time.Millisecond))})
 		}
 	}
+}
+
+// retryAfter is how long a failed dial asks the slot to wait before the
+// next: a handshake answer's Retry-After (seconds or an HTTP date), and for
+// 418 (Binance's ban for ignoring 429) without one, long: the backoff maximum.
+func retryAfter(err error, long time.Duration) time.Duration {
+	var he *transport.HandshakeError
+	if !errors.As(err, &he) {
+		return 0
+	}
+	if v := he.Header.Get("Retry-After"); v != "" {
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {
+			return time.Duration(n) * time.Second
+		}
+		if t, err := http.ParseTime(v); err == nil {
+			return max(time.Until(t), 0)
+		}
+	}
+	if he.Status == http.StatusTeapot {
+		return long
+	}
+	return 0
 }
 
 // connect dials once and, when it succeeds, reads until the connection ends.
@@ -438,15 +563,15 @@ func (s *slot) run(ctx context.Context) {
 func (s *slot) connect(ctx context.Context, attempt int) error {
 	w := s.w
 	ev := Event{Slot: s.Slot.ID, Group: s.Slot.Group}
-	dialer := &transport.Dialer{RcvBuf: w.plan.RcvBuf, Timeout: w.plan.HandshakeTimeout}
 	var tcpDone time.Time
 	cfg := transport.DialConfig{
 		URL: s.Slot.URL(w.plan.Target, w.plan.TimeUnit),
 		NetDial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := dialer.DialContext(ctx, network, addr)
+			c, err := w.dialer.DialContext(ctx, network, addr) // through the proxy, if any
 			tcpDone = time.Now()
 			return c, err
 		},
+		TLS:              w.tls,
 		HandshakeTimeout: w.plan.HandshakeTimeout,
 		ReadLimit:        w.plan.ReadLimit,
 	}
@@ -460,12 +585,23 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	hctx, cancel := context.WithTimeout(ctx, w.plan.HandshakeTimeout)
 	conn, err := w.tr.Dial(hctx, cfg)
 	cancel()
+	if err != nil && ctx.Err() != nil {
+		return err // the run ended during the dial: not a failure of the dial
+	}
+	s.dials++
 	if err != nil {
-		ev.Kind, ev.Detail, ev.Code = "dial_error", err.Error(), 0
-		var he *transport.HandshakeError
-		if errors.As(err, &he) {
-			ev.Code = he.Status
+		code, cause, detail := classify(err, false, nil)
+		s.dialFails++
+		if cause == causeHandshake {
+			if s.statuses == nil {
+				s.statuses = map[int]int64{}
+			}
+			s.statuses[code]++
+			if d := retryAfter(err, w.plan.BackoffMax); d > 0 {
+				detail += fmt.Sprintf("; retry after %s", d)
+			}
 		}
+		ev.Kind, ev.Code, ev.Detail = "dial_error", code, cause+": "+detail
 		ev.DurMs = ms(time.Since(t0))
 		s.phases.dial += time.Since(t0)
 		w.emit(ev)
@@ -479,9 +615,14 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	s.phases.handshake += now.Sub(tcpDone)
 	s.phases.connectedAt = now
 	s.gotFirst = false
+	s.freshLeft, s.outageLost = len(s.subs), 0
+	for _, sb := range s.subs {
+		sb.fresh = true
+	}
 	s.subscribed.Store(0)
 	s.abortWhy.Store(nil)
 	s.lastPong.Store(int64(now.Sub(w.epoch)))
+	s.connMono.Store(int64(now.Sub(w.epoch)))
 	ev.Kind, ev.Detail, ev.DurMs = "connected", "", ms(now.Sub(t0))
 	w.emit(ev)
 	w.connsUp.Add(1)
@@ -491,10 +632,14 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	go func() { runErr <- conn.Run(s) }()
 	done := make(chan struct{})
 	var aux sync.WaitGroup
-	aux.Add(1)
+	aux.Add(2)
 	go func() {
 		defer aux.Done()
 		s.keepalive(conn, done)
+	}()
+	go func() {
+		defer aux.Done()
+		s.watchSilence(conn, done)
 	}()
 	if s.Slot.Subscribe == "message" {
 		aux.Add(1)
@@ -518,21 +663,26 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	close(done)
 	aux.Wait()
 	lost := time.Now()
-	code, cause := classify(rerr, s.abortWhy.Load())
+	// The read loop has ended: a reconnect still waiting for some subscription
+	// to deliver again is recorded now, with what came back.
+	s.reconnected(len(s.subs) - s.freshLeft)
+	code, cause, detail := classify(rerr, true, s.abortWhy.Load())
 	kind := "disconnected" // a loss: the slot reconnects
 	if ctx.Err() != nil && errors.Is(rerr, net.ErrClosed) {
-		kind, code, cause = "closed", 1000, "closed by soak at the end of the run"
+		kind, code, cause, detail = "closed", 1000, causeLocal, "closed by soak at the end of the run"
 	} else if ctx.Err() != nil {
 		kind = "closed" // the end of the run, but the connection ended its own way
 	}
-	w.emit(Event{Kind: kind, Slot: s.Slot.ID, Group: s.Slot.Group, Code: code, Detail: cause})
+	w.emit(Event{Kind: kind, Slot: s.Slot.ID, Group: s.Slot.Group, Code: code, Detail: cause + ": " + detail})
 	if ctx.Err() == nil {
 		w.reconnects.Add(1)
-		last := w.epoch.Add(time.Duration(maxLastSeen(s)))
-		s.lossAt = lost
-		s.phases = phases{}
-		if last.Before(lost) && last.After(now) {
-			s.phases.detect = lost.Sub(last)
+		if s.lossAt.IsZero() { // else the outage goes on: a connection that delivered nothing ended
+			last := w.epoch.Add(time.Duration(maxLastSeen(s)))
+			s.lossAt = lost
+			s.phases = phases{}
+			if last.Before(lost) && last.After(now) {
+				s.phases.detect = lost.Sub(last)
+			}
 		}
 	}
 	return nil
@@ -562,12 +712,65 @@ func (s *slot) keepalive(conn transport.Conn, done <-chan struct{}) {
 		case now := <-t.C:
 			mono := int64(now.Sub(s.w.epoch))
 			if to > 0 && mono-s.lastPong.Load() > int64(to) {
-				why := fmt.Sprintf("pong timeout (%s)", to)
-				s.abortWhy.Store(&why)
+				s.abortWhy.Store(&abortReason{causePongTimeout, fmt.Sprintf("no pong for %s", to)})
 				_ = conn.Abort()
 				return
 			}
 			if err := conn.Ping(strconv.AppendInt(nil, now.UnixMilli(), 10)); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// watchSilence aborts the connection when every subscription has been silent
+// past its stall threshold, counted from the later of its last message and
+// this connection's handshake, inside the measured window (before the start
+// and after the end the source is silent by design).
+func (s *slot) watchSilence(conn transport.Conn, done <-chan struct{}) {
+	// A subscription silent by design (a retired stream) proves nothing about
+	// the connection: it is left out, and a slot of only such is never aborted.
+	shortest := time.Duration(-1)
+	for _, sb := range s.subs {
+		if silentByDesign(sb.st) {
+			continue
+		}
+		if sb.stall > 0 && (shortest < 0 || sb.stall < shortest) {
+			shortest = sb.stall
+		}
+	}
+	if shortest <= 0 {
+		return
+	}
+	t := time.NewTicker(min(max(shortest/8, 5*time.Millisecond), time.Second))
+	defer t.Stop()
+	end := int64(s.w.plan.End.Sub(s.w.plan.Start))
+	for {
+		select {
+		case <-done:
+			return
+		case now := <-t.C:
+			mono := int64(now.Sub(s.w.epoch))
+			if mono > end {
+				return
+			}
+			from := max(s.connMono.Load(), 0)
+			var longest time.Duration
+			all := true
+			for _, sb := range s.subs {
+				if silentByDesign(sb.st) {
+					continue
+				}
+				silent := time.Duration(mono - max(sb.lastSeen.Load(), from))
+				if sb.stall <= 0 || silent <= sb.stall {
+					all = false
+					break
+				}
+				longest = max(longest, silent)
+			}
+			if all {
+				s.abortWhy.Store(&abortReason{causeStallAbort, fmt.Sprintf("all %d subscriptions silent for %s or more", len(s.subs), longest.Round(time.Millisecond))})
+				_ = conn.Abort()
 				return
 			}
 		}
@@ -596,26 +799,4 @@ func (s *slot) subscribe(conn transport.Conn, done <-chan struct{}) {
 	d := time.Since(t0)
 	s.subscribed.Store(int64(d))
 	s.w.emit(Event{Kind: "subscribed", Slot: s.Slot.ID, Group: s.Slot.Group, DurMs: ms(d)})
-}
-
-// classify turns the read loop's error into a close code and a cause.
-func classify(err error, abortWhy *string) (int, string) {
-	if abortWhy != nil {
-		return 1006, *abortWhy
-	}
-	var ce *transport.CloseError
-	switch {
-	case err == nil:
-		return 1000, "closed"
-	case errors.As(err, &ce):
-		if ce.Code == 1006 {
-			return 1006, "abnormal closure (no close frame)"
-		}
-		return ce.Code, strings.TrimSpace("server close " + ce.Reason)
-	case errors.Is(err, transport.ErrReadLimit):
-		return 1009, "read limit exceeded"
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return 1006, "eof"
-	}
-	return 1006, err.Error()
 }

@@ -59,6 +59,9 @@ func TestOnMessageAccounting(t *testing.T) {
 	if got := sb.lost.Load(); got != 2 {
 		t.Errorf("lost %d, want 2", got)
 	}
+	if got := sb.gaps.ranges(); len(got) != 1 || got[0] != [2]int64{100004, 100005} {
+		t.Errorf("gaps %v, want [[100004 100005]]", got)
+	}
 	if got := sb.dup.Load(); got != 1 {
 		t.Errorf("dup %d, want 1", got)
 	}

@@ -38,6 +38,8 @@ type StreamSample struct {
 	Group, Stream                                                               string
 	Sec                                                                         int64
 	MsgsTotal, BytesTotal, LostTotal, DupTotal, OOOTotal, MaxSilenceMs, LastSeq int64
+	StallsTotal                                                                 int64 // stall events so far
+	Stalled                                                                     bool  // silent past its threshold at Sec
 }
 
 // Event is something that happened: dial, connected, first_data,
@@ -152,7 +154,7 @@ func (s *DB) writeStreamSamples(tx *sql.Tx, ss []StreamSample, fresh *[]streamKe
 			*fresh = append(*fresh, k)
 		}
 		if _, err := put.Exec(x.Sec, id, x.MsgsTotal, x.BytesTotal, x.LostTotal, x.DupTotal,
-			x.OOOTotal, x.MaxSilenceMs, x.LastSeq); err != nil {
+			x.OOOTotal, x.MaxSilenceMs, x.LastSeq, x.StallsTotal, x.Stalled); err != nil {
 			return fmt.Errorf("stream sample %s/%s/%d: %w", x.Lib, x.Stream, x.Sec, err)
 		}
 		if sec, seen := last[id]; !seen || x.Sec > sec {
@@ -220,7 +222,8 @@ func scanSample(rows *sql.Rows) (Sample, error) {
 // (lib, group, slot, stream), ordered by lib, group, slot, stream.
 func (s *DB) LatestStreamSamples() ([]StreamSample, error) {
 	rows, err := s.db.Query(`SELECT st.lib, st.slot, st.grp, st.stream, ss.sec, ss.msgs_total,
-			ss.bytes_total, ss.lost_total, ss.dup_total, ss.ooo_total, ss.max_silence_ms, ss.last_seq
+			ss.bytes_total, ss.lost_total, ss.dup_total, ss.ooo_total, ss.max_silence_ms, ss.last_seq,
+			ss.stalls_total, ss.stalled
 		FROM streams st JOIN stream_samples ss ON ss.sec = st.last_sec AND ss.sid = st.id
 		ORDER BY st.lib, st.grp, st.slot, st.stream`)
 	if err != nil {
@@ -229,7 +232,7 @@ func (s *DB) LatestStreamSamples() ([]StreamSample, error) {
 	return collect(rows, "read stream samples", func(rows *sql.Rows) (StreamSample, error) {
 		var x StreamSample
 		err := rows.Scan(&x.Lib, &x.Slot, &x.Group, &x.Stream, &x.Sec, &x.MsgsTotal, &x.BytesTotal,
-			&x.LostTotal, &x.DupTotal, &x.OOOTotal, &x.MaxSilenceMs, &x.LastSeq)
+			&x.LostTotal, &x.DupTotal, &x.OOOTotal, &x.MaxSilenceMs, &x.LastSeq, &x.StallsTotal, &x.Stalled)
 		return x, err
 	})
 }

@@ -2,7 +2,7 @@ package store
 
 // migrations[i] brings a database from user_version i to i+1. Append only:
 // a released step is never edited.
-var migrations = []string{schemaV1}
+var migrations = []string{schemaV1, schemaV2, schemaStalls, schemaTruth}
 
 // schemaVersion is the user_version of a database created by this binary.
 var schemaVersion = len(migrations)
@@ -147,4 +147,27 @@ CREATE TABLE summary (
 	ord    INTEGER NOT NULL,
 	PRIMARY KEY (metric, lib)
 ) WITHOUT ROWID;
+`
+
+// schemaV2: threshold verdicts. The HTML report reads them with DB.Verdicts
+// (one row per library and checked threshold; broken = 1 marks a breach).
+const schemaV2 = `
+CREATE TABLE verdicts (
+	lib       TEXT NOT NULL,
+	threshold TEXT NOT NULL, -- the profile key under thresholds:, e.g. max_lost
+	value     REAL NOT NULL, -- measured, in unit
+	lim       REAL NOT NULL, -- the profile's limit, in unit
+	unit      TEXT NOT NULL, -- messages, s, bytes, %, count
+	broken    INTEGER NOT NULL, -- 1 when value > lim
+	ord       INTEGER NOT NULL, -- display order
+	PRIMARY KEY (lib, threshold)
+) WITHOUT ROWID;
+`
+
+// schemaStalls: per-subscription stall count and whether the subscription was
+// stalled at that sample (a stream that never sends, such as a retired one,
+// stays stalled), so a silent subscription is never read as a healthy one.
+const schemaStalls = `
+ALTER TABLE stream_samples ADD COLUMN stalls_total INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE stream_samples ADD COLUMN stalled INTEGER NOT NULL DEFAULT 0;
 `

@@ -149,8 +149,8 @@ func (s *DB) prepare() error {
 				fds = coalesce(excluded.fds, fds),
 				threads = coalesce(excluded.threads, threads)`},
 		{&s.insStreamSample, `INSERT OR REPLACE INTO stream_samples (sec, sid, msgs_total, bytes_total,
-				lost_total, dup_total, ooo_total, max_silence_ms, last_seq)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+				lost_total, dup_total, ooo_total, max_silence_ms, last_seq, stalls_total, stalled)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&s.insEvent, `INSERT INTO events (lib, ts_ns, sec, kind, slot, grp, stream, code, detail, dur_ms)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&s.insHost, `INSERT OR REPLACE INTO host_samples (sec, ts_ns, load1, load5, load15,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -13,18 +12,33 @@ import (
 )
 
 // Dialer is the one TCP dialer shared by every adapter (DialConfig.NetDial = d.DialContext),
-// so that socket options and, later, proxying are the same for all libraries.
+// so that socket options and proxying are the same for all libraries. TLS to the target
+// is the library's, over the conn this returns (through a proxy: over the tunnel).
 type Dialer struct {
 	RcvBuf    int           // SO_RCVBUF in bytes, set before connect(); 0 = kernel default (autotuning)
-	Timeout   time.Duration // TCP connect timeout; 0 = bounded only by ctx
+	Timeout   time.Duration // TCP connect timeout (with a proxy: connect + proxy handshake); 0 = bounded only by ctx
 	KeepAlive time.Duration // TCP keepalive period; 0 = Go default (15 s), negative = off
+	Proxy     *Proxy        // nil = direct
+	ProxyTLS  *tls.Config   // roots that verify an https proxy; nil = system roots
 }
 
-// DialContext opens a TCP connection to addr. It has the signature of DialConfig.NetDial.
+// DialContext opens a TCP connection to addr, directly or through d.Proxy. It has the
+// signature of DialConfig.NetDial.
 func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	// Proxy seam: a proxied dial connects to the proxy here with the same net.Dialer (so the
-	// socket options apply to the local socket), runs CONNECT or SOCKS5 for addr, and returns
-	// the tunnelled conn. The adapters never see the difference.
+	if d.Proxy != nil {
+		// The socket options apply to the local socket (to the proxy); the adapters
+		// see a plain net.Conn either way.
+		if d.Timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, d.Timeout)
+			defer cancel()
+		}
+		conn, err := d.Proxy.dial(ctx, d.netDialer(), addr, d.ProxyTLS)
+		if err != nil {
+			return nil, fmt.Errorf("dial %s: %w", addr, err)
+		}
+		return conn, nil
+	}
 	conn, err := d.netDialer().DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
@@ -67,24 +81,35 @@ func ReceiveBuffer(conn net.Conn) (int, error) {
 	return getRcvBuf(rc)
 }
 
-// TLSConfig returns the client TLS settings for wss targets: the system roots plus the
-// PEM certificates in caFile (if not empty), or no verification at all when insecure.
-func TLSConfig(caFile string, insecure bool) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure}
-	if caFile == "" {
+// TLSConfig returns the client TLS settings for wss targets and https proxies: the
+// certificate is always verified, against the system roots plus the PEM certificates in
+// caFiles. serverName, if set, replaces the target's host name for SNI and verification.
+func TLSConfig(caFiles []string, serverName string) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: serverName}
+	if len(caFiles) == 0 {
 		return cfg, nil
-	}
-	pem, err := os.ReadFile(caFile)
-	if err != nil {
-		return nil, fmt.Errorf("read ca file: %w", err)
 	}
 	pool, err := x509.SystemCertPool()
 	if err != nil {
 		pool = x509.NewCertPool()
 	}
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, errors.New("read ca file: no PEM certificate in " + caFile)
+	for _, f := range caFiles {
+		if err := AppendCAFile(pool, f); err != nil {
+			return nil, err
+		}
 	}
 	cfg.RootCAs = pool
 	return cfg, nil
+}
+
+// AppendCAFile adds the PEM certificates of file to pool; a file without one is an error.
+func AppendCAFile(pool *x509.CertPool, file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("read ca file: %w", err)
+	}
+	if !pool.AppendCertsFromPEM(data) {
+		return fmt.Errorf("read ca file %s: no PEM certificate in it", file)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package transport_test
 import (
 	"context"
 	"net"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -60,13 +61,18 @@ func TestDialerError(t *testing.T) {
 }
 
 func TestTLSConfig(t *testing.T) {
-	cfg, err := transport.TLSConfig("", true)
+	cfg, err := transport.TLSConfig(nil, "example.test")
 	mustOK(t, err)
-	if !cfg.InsecureSkipVerify {
-		t.Fatal("insecure not set")
+	if cfg.InsecureSkipVerify || cfg.ServerName != "example.test" || cfg.RootCAs != nil {
+		t.Fatalf("TLSConfig(nil, name) = insecure %v, server name %q, roots %v", cfg.InsecureSkipVerify, cfg.ServerName, cfg.RootCAs)
 	}
-	if _, err := transport.TLSConfig(t.TempDir()+"/missing.pem", false); err == nil {
-		t.Fatal("missing CA file accepted")
+	dir := t.TempDir()
+	if _, err := transport.TLSConfig([]string{dir + "/missing.pem"}, ""); err == nil || !strings.Contains(err.Error(), "missing.pem") {
+		t.Fatalf("missing CA file: got %v, want an error naming it", err)
+	}
+	mustOK(t, os.WriteFile(dir+"/junk.pem", []byte("not a certificate"), 0o600))
+	if _, err := transport.TLSConfig([]string{dir + "/junk.pem"}, ""); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
+		t.Fatalf("CA file without a certificate: got %v", err)
 	}
 }
 

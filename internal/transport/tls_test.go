@@ -52,7 +52,7 @@ func TestTLS(t *testing.T) {
 	mustOK(t, err)
 	t.Cleanup(srv.Close)
 	e := &env{url: srv.URL(), wait: func(ctx context.Context, tag string) (peer, error) { return srv.WaitConn(ctx, tag) }, raw: srv}
-	trusted, err := transport.TLSConfig(caFile, false)
+	trusted, err := transport.TLSConfig([]string{caFile}, "")
 	mustOK(t, err)
 	for _, tr := range transport.All() {
 		t.Run(tr.Name(), func(t *testing.T) {
@@ -63,7 +63,7 @@ func TestTLS(t *testing.T) {
 			mustOK(t, s.srv.WaitPong(ctxTimeout(t), []byte("tls-ping")))
 			mustOK(t, s.conn.Close(1000, ""))
 
-			untrusted, err := transport.TLSConfig("", false)
+			untrusted, err := transport.TLSConfig(nil, "")
 			mustOK(t, err)
 			_, err = tr.Dial(ctxTimeout(t), transport.DialConfig{URL: srv.URL() + "/ws", TLS: untrusted})
 			var ue x509.UnknownAuthorityError

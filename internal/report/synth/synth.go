@@ -105,7 +105,8 @@ func fill(db *store.DB, c Config) error {
 
 	plan := `{"slots":[{"group":"arr"},{"group":"markets"},{"group":"depth"}]}`
 	err := db.CreateRun(store.Run{ID: start.Format("20060102-150405") + "-synth", Name: "synth", Target: "ws://synthetic",
-		ProfileText: fmt.Sprintf("# synthetic run written by soak synth\nduration: %s\n", c.Duration),
+		ProfileText: fmt.Sprintf("# a synthetic run written by soak synth\nname: synth\nduration: %s\n"+
+			"thresholds:\n  max_reconnects: 50\n  max_lost: 1000000\n", c.Duration),
 		Started:     start, Ended: start.Add(c.Duration + 2*time.Second), Planned: c.Duration, Status: "done", GoVersion: "go1.26",
 		Host: map[string]string{"cpu_model": "synthetic CPU", "cpu_logical": "2", "kernel": "6.1.0", "arch": "x86_64",
 			"tcp_rmem": "4096 131072 6291456"},

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/verdict"
+)
+
+// exitThreshold is the exit code of soak run and soak report when a library
+// broke a threshold of the profile.
+const exitThreshold = 3
+
+// thresholdError reports broken thresholds (already printed one per line).
+type thresholdError struct{ broken int }
+
+func (e thresholdError) Error() string {
+	return fmt.Sprintf("%d threshold(s) broken (exit code %d)", e.broken, exitThreshold)
+}
+
+// checkThresholds checks the thresholds of the profile stored with the run in
+// the database at path, stores the verdicts in it (table verdicts) and prints
+// the broken ones. It returns a thresholdError when one broke.
+func checkThresholds(w io.Writer, path string) error {
+	db, err := store.Open(path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	vs, err := verdict.FromRun(db)
+	if err != nil {
+		return fmt.Errorf("check thresholds: %w", err)
+	}
+	if err := db.SaveVerdicts(vs); err != nil {
+		return err
+	}
+	if len(vs) == 0 {
+		return nil
+	}
+	broken := verdict.Broken(vs)
+	if len(broken) == 0 {
+		fmt.Fprintf(w, "thresholds: all %d checks passed\n", len(vs))
+		return nil
+	}
+	for _, v := range broken {
+		fmt.Fprintf(w, "threshold broken: %s\n", verdict.Format(v))
+	}
+	return thresholdError{len(broken)}
+}

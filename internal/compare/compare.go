@@ -1,0 +1,160 @@
+// Package compare puts the end tables of two runs side by side, per library,
+// with the difference of the number behind each cell.
+package compare
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/wssoak/wssoak/internal/report"
+	"github.com/wssoak/wssoak/internal/store"
+)
+
+// Side is one run of a comparison: its record and its end table.
+type Side struct {
+	Path string // what the user named
+	Run  store.Run
+	Rows []store.SummaryRow
+}
+
+// Load reads a run's record and stored end table; a run without one (still
+// going, or crashed) has its table computed from the samples.
+func Load(db *store.DB, path string) (Side, error) {
+	run, err := db.Run()
+	if err != nil {
+		return Side{}, err
+	}
+	rows, err := db.Summary()
+	if err != nil {
+		return Side{}, err
+	}
+	if len(rows) == 0 {
+		t, err := report.Summarize(db)
+		if err != nil {
+			return Side{}, fmt.Errorf("summarize %s: %w", path, err)
+		}
+		rows = t.SummaryRows()
+	}
+	return Side{Path: path, Run: run, Rows: rows}, nil
+}
+
+type cell struct {
+	value string
+	num   float64
+}
+
+// index is a side's table by library, then metric, and the metric and
+// library orders.
+func index(s Side) (map[string]map[string]cell, []string, []string) {
+	m := map[string]map[string]cell{}
+	var metrics, libs []string
+	for _, r := range s.Rows {
+		if m[r.Lib] == nil {
+			m[r.Lib] = map[string]cell{}
+			libs = append(libs, r.Lib)
+		}
+		m[r.Lib][r.Metric] = cell{r.Value, r.Num}
+		if !slices.Contains(metrics, r.Metric) {
+			metrics = append(metrics, r.Metric)
+		}
+	}
+	return m, metrics, libs
+}
+
+// Write prints the comparison: a header naming both runs, then per library
+// (in A's order, then those only in B) every metric of either table with
+// A's cell, B's cell, B − A in the metric's unit and (B − A) / |A| in %.
+func Write(w io.Writer, a, b Side) {
+	am, ametrics, alibs := index(a)
+	bm, bmetrics, blibs := index(b)
+	for _, m := range bmetrics {
+		if !slices.Contains(ametrics, m) {
+			ametrics = append(ametrics, m)
+		}
+	}
+	for _, l := range blibs {
+		if !slices.Contains(alibs, l) {
+			alibs = append(alibs, l)
+		}
+	}
+	for _, s := range []struct {
+		name string
+		side Side
+	}{{"A", a}, {"B", b}} {
+		r := s.side.Run
+		fmt.Fprintf(w, "%s: %s  (run %s, %s, %s, %s)\n", s.name, s.side.Path, r.ID, r.Target, r.Planned, r.Status)
+	}
+	fmt.Fprintln(w)
+	var table strings.Builder
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
+	for i, lib := range alibs {
+		if i > 0 {
+			fmt.Fprint(tw, "\t\t\t\t\n") // a blank line that keeps the columns aligned across libraries
+		}
+		fmt.Fprintf(tw, "%s\tA\tB\tB − A\tΔ %%\n", lib)
+		for _, m := range ametrics {
+			ac, aok := am[lib][m]
+			bc, bok := bm[lib][m]
+			if !aok && !bok {
+				continue
+			}
+			av, bv := "-", "-"
+			if aok {
+				av = ac.value
+			}
+			if bok {
+				bv = bc.value
+			}
+			d, pct := "-", "-"
+			// "-" is a cell without a number, whatever number was stored.
+			if aok && bok && !math.IsNaN(ac.num) && !math.IsNaN(bc.num) && ac.value != "-" && bc.value != "-" {
+				d = delta(bc.num-ac.num, report.NumUnit(m))
+				if ac.num != 0 {
+					pct = fmt.Sprintf("%+.1f %%", 100*(bc.num-ac.num)/math.Abs(ac.num))
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m, av, bv, d, pct)
+		}
+	}
+	tw.Flush()
+	for _, line := range strings.SplitAfter(table.String(), "\n") {
+		fmt.Fprint(w, strings.TrimRight(line, " \n"), strings.Repeat("\n", strings.Count(line, "\n")))
+	}
+}
+
+// delta formats a difference in a metric's unit.
+func delta(d float64, unit string) string {
+	switch unit {
+	case "bytes":
+		return fmt.Sprintf("%+.1f MB", d/1e6)
+	case "%":
+		return fmt.Sprintf("%+.2f pp", d) // percentage points of one core
+	case "s":
+		return fmt.Sprintf("%+.2f s", d)
+	case "ms":
+		return fmt.Sprintf("%+.1f ms", d)
+	case "":
+		return fmt.Sprintf("%+g", d)
+	}
+	return signed(d) + " " + unit
+}
+
+// signed is d rounded to an integer with a sign and thousands separators.
+func signed(d float64) string {
+	s := fmt.Sprintf("%.0f", math.Abs(d))
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if math.Round(d) < 0 {
+		return "-" + b.String()
+	}
+	return "+" + b.String()
+}

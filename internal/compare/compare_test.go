@@ -1,0 +1,148 @@
+package compare
+
+import (
+	"bytes"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/store"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata")
+
+// knownRun writes a database holding only a run record and an end table.
+func knownRun(t *testing.T, id string, rows []store.SummaryRow) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "soak.db")
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateRun(store.Run{ID: id, Name: "local", Target: "ws://127.0.0.1:9443", Status: "done",
+		Started: time.Unix(1_800_000_000, 0), Planned: 2 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if rows != nil {
+		if err := db.SaveSummary(rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func load(t *testing.T, path, name string) Side {
+	t.Helper()
+	db, err := store.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := Load(db, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func row(ord int, metric, lib, value string, num float64) store.SummaryRow {
+	return store.SummaryRow{Metric: metric, Lib: lib, Value: value, Num: num, Ord: ord}
+}
+
+// TestWriteGolden: two known tables; B has a library A lacks, A a metric B
+// lacks, a NaN number and a zero in A (no Δ %).
+func TestWriteGolden(t *testing.T) {
+	a := knownRun(t, "20261130-100000-local", []store.SummaryRow{
+		row(0, "Messages / data", "gorilla", "165.6 k / 34.3 MB", 165_600),
+		row(0, "Messages / data", "gws", "165.6 k / 34.3 MB", 165_600),
+		row(2, "RSS start → end (peak)", "gorilla", "13.1 → 14.2 MB (14.9)", 14.2e6),
+		row(2, "RSS start → end (peak)", "gws", "13.0 → 17.0 MB (17.5)", 17.0e6),
+		row(3, "CPU avg (% of one core)", "gorilla", "2.9 %", 2.9),
+		row(3, "CPU avg (% of one core)", "gws", "3.1 %", 3.1),
+		row(6, "Reconnect duration (median / max)", "gorilla", "-", math.NaN()),
+		row(6, "Reconnect duration (median / max)", "gws", "6 ms / 180 ms", 180),
+		row(8, "Lost / duplicate messages", "gorilla", "0 / 0", 0),
+		row(8, "Lost / duplicate messages", "gws", "0 / 0", 0),
+		row(9, "Only in A", "gws", "x", 1),
+	})
+	b := knownRun(t, "20261201-100000-local", []store.SummaryRow{
+		row(0, "Messages / data", "gorilla", "170.0 k / 35.2 MB", 170_012),
+		row(0, "Messages / data", "gws", "160.0 k / 33.1 MB", 160_000),
+		row(0, "Messages / data", "coder", "170.0 k / 35.2 MB", 170_012),
+		row(2, "RSS start → end (peak)", "gorilla", "13.0 → 15.0 MB (15.2)", 15.0e6),
+		row(2, "RSS start → end (peak)", "gws", "13.0 → 16.5 MB (17.0)", 16.5e6),
+		row(3, "CPU avg (% of one core)", "gorilla", "3.2 %", 3.2),
+		row(3, "CPU avg (% of one core)", "gws", "2.8 %", 2.8),
+		row(6, "Reconnect duration (median / max)", "gorilla", "5 ms / 90 ms", 90),
+		row(6, "Reconnect duration (median / max)", "gws", "7 ms / 250 ms", 250),
+		row(8, "Lost / duplicate messages", "gorilla", "3 / 0", 3),
+		row(8, "Lost / duplicate messages", "gws", "0 / 0", 0),
+	})
+	var buf bytes.Buffer
+	Write(&buf, load(t, a, "runs/a"), load(t, b, "runs/b"))
+	golden(t, "testdata/compare.golden", buf.String())
+	for _, want := range []string{"+4,412 messages", "+2.7 %", "-5,600 messages", "-3.4 %", "+0.30 pp", "+70.0 ms", "-0.5 MB"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("comparison lacks %q", want)
+		}
+	}
+}
+
+// A run without a stored table (still going, or crashed) is summarised from its rows.
+func TestLoadComputesMissingTable(t *testing.T) {
+	path := knownRun(t, "r", nil)
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.UpsertWorker(store.Worker{Lib: "gws", Module: "m", Version: "v", Pid: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Write(&store.Batch{Samples: []store.Sample{{Lib: "gws", Sec: 1, TS: time.Unix(1_800_000_001, 0),
+		HasWorker: true, Msgs: 1234, MsgsTotal: 1234}}}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s := load(t, path, "r")
+	found := false
+	for _, r := range s.Rows {
+		if r.Metric == "Messages / data" && r.Lib == "gws" && r.Num == 1234 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("computed table lacks gws's 1234 messages: %+v", s.Rows)
+	}
+}
+
+func TestSigned(t *testing.T) {
+	for d, want := range map[float64]string{0: "+0", 1234567: "+1,234,567", -999: "-999", -1000.4: "-1,000", 0.4: "+0"} {
+		if got := signed(d); got != want {
+			t.Errorf("signed(%v) = %s, want %s", d, got, want)
+		}
+	}
+}
+
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs (run with -update if intended):\n%s", path, got)
+	}
+}

@@ -1,0 +1,336 @@
+// Package export writes a run's database as flat files: one CSV file or one
+// NDJSON file (one JSON object per line) per table, with units in the column
+// names. Tables are streamed row by row, so a day-long run exports in
+// constant memory.
+package export
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/report"
+	"github.com/wssoak/wssoak/internal/store"
+)
+
+// Formats are the values Write accepts.
+var Formats = []string{"csv", "json"}
+
+// Columns are the header of each exported table, in file order; the README's
+// "Export" section defines every one.
+var Columns = map[string][]string{
+	"samples": {"t_unix_ms", "run_s", "lib", "msgs_per_s", "bytes_per_s", "msgs_total", "bytes_total",
+		"goroutines", "heap_bytes", "conns_up", "reconnects_total", "lost_total", "dup_total",
+		"lat_p50_us", "lat_p99_us", "lat_max_us", "rss_bytes", "cpu_user_s_total", "cpu_sys_s_total",
+		"cpu_pct", "fds", "threads"},
+	"stream_samples": {"t_unix_ms", "run_s", "lib", "grp", "slot", "stream", "msgs_total", "bytes_total",
+		"lost_total", "dup_total", "ooo_total", "max_silence_ms", "last_seq", "stalls_total", "stalled"},
+	"events":       {"t_unix_ms", "run_s", "lib", "kind", "slot", "grp", "stream", "code", "detail", "dur_ms"},
+	"host_samples": {"t_unix_ms", "run_s", "load1", "load5", "load15", "cpu_pct", "steal_pct", "iowait_pct", "mem_used_bytes", "mem_avail_bytes"},
+	"summary":      {"ord", "metric", "lib", "value", "num", "num_unit"},
+}
+
+// Tables is the order in which Write writes the tables.
+var Tables = []string{"samples", "stream_samples", "events", "host_samples", "summary"}
+
+// File returns the file name of a table in a format.
+func File(table, format string) string {
+	if format == "json" {
+		return table + ".ndjson"
+	}
+	return table + ".csv"
+}
+
+// Write exports every table of db into dir (created if missing) in format
+// ("csv" or "json") and returns the number of rows written per table.
+func Write(db *store.DB, dir, format string) (map[string]int64, error) {
+	if format != "csv" && format != "json" {
+		return nil, fmt.Errorf("unknown format %q: want csv or json", format)
+	}
+	run, err := db.Run()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create export dir: %w", err)
+	}
+	start := run.Started
+	counts := map[string]int64{}
+	for _, table := range Tables {
+		n, err := writeTable(db, filepath.Join(dir, File(table, format)), format, table, start)
+		if err != nil {
+			return counts, fmt.Errorf("export %s: %w", table, err)
+		}
+		counts[table] = n
+	}
+	return counts, nil
+}
+
+func writeTable(db *store.DB, path, format, table string, start time.Time) (int64, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, err
+	}
+	bw := bufio.NewWriterSize(f, 256<<10)
+	w := &rowWriter{w: bw, cols: Columns[table], json: format == "json"}
+	if !w.json {
+		w.header()
+	}
+	err = fill(db, table, w, start)
+	if ferr := bw.Flush(); ferr != nil && err == nil {
+		err = ferr
+	}
+	if cerr := f.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	return w.rows, err
+}
+
+// unixMs is t in Unix milliseconds.
+func unixMs(t time.Time) int64 { return t.UnixMilli() }
+
+func fill(db *store.DB, table string, w *rowWriter, start time.Time) error {
+	switch table {
+	case "samples":
+		return db.EachSample(func(x *store.Sample) error {
+			w.int(unixMs(x.TS))
+			w.int(x.Sec)
+			w.str(x.Lib)
+			if x.HasWorker {
+				w.int(x.Msgs)
+				w.int(x.Bytes)
+				w.int(x.MsgsTotal)
+				w.int(x.BytesTotal)
+				w.int(int64(x.Goroutines))
+				w.int(x.HeapBytes)
+				w.int(int64(x.ConnsUp))
+				w.int(x.ReconnectsTotal)
+				w.int(x.LostTotal)
+				w.int(x.DupTotal)
+				w.int(x.LatP50)
+				w.int(x.LatP99)
+				w.int(x.LatMax)
+			} else {
+				w.nulls(13)
+			}
+			if x.HasProc {
+				w.int(x.RSS)
+				w.float(x.CPUUser, 3)
+				w.float(x.CPUSys, 3)
+				w.float(x.CPUPct, 2)
+				w.int(int64(x.FDs))
+				w.int(int64(x.Threads))
+			} else {
+				w.nulls(6)
+			}
+			return w.end()
+		})
+	case "stream_samples":
+		return db.EachStreamSample(func(x *store.StreamSample) error {
+			w.int(unixMs(start.Add(time.Duration(x.Sec) * time.Second)))
+			w.int(x.Sec)
+			w.str(x.Lib)
+			w.str(x.Group)
+			w.int(int64(x.Slot))
+			w.str(x.Stream)
+			w.int(x.MsgsTotal)
+			w.int(x.BytesTotal)
+			w.int(x.LostTotal)
+			w.int(x.DupTotal)
+			w.int(x.OOOTotal)
+			w.int(x.MaxSilenceMs)
+			w.int(x.LastSeq)
+			w.int(x.StallsTotal)
+			w.bool(x.Stalled)
+			return w.end()
+		})
+	case "events":
+		return db.EachEvent(func(e *store.Event) error {
+			w.int(unixMs(e.TS))
+			w.float(e.Sec, 6)
+			w.str(e.Lib)
+			w.str(e.Kind)
+			w.int(int64(e.Slot))
+			w.str(e.Group)
+			w.str(e.Stream)
+			w.int(int64(e.Code))
+			w.str(e.Detail)
+			w.float(e.DurMs, 3)
+			return w.end()
+		})
+	case "host_samples":
+		return db.EachHostSample(func(h *store.HostSample) error {
+			w.int(unixMs(h.TS))
+			w.int(h.Sec)
+			w.float(h.Load1, 2)
+			w.float(h.Load5, 2)
+			w.float(h.Load15, 2)
+			w.float(h.CPUPct, 2)
+			w.float(h.StealPct, 2)
+			w.float(h.IOWaitPct, 2)
+			w.int(h.MemUsed)
+			w.int(h.MemAvail)
+			return w.end()
+		})
+	case "summary":
+		rows, err := summaryRows(db)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			w.int(int64(r.Ord))
+			w.str(r.Metric)
+			w.str(r.Lib)
+			w.str(r.Value)
+			w.float(r.Num, -1)
+			w.str(report.NumUnit(r.Metric))
+			if err := w.end(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown table %q", table)
+}
+
+// summaryRows returns the stored end table, or computes it when the run has
+// none stored yet (a run still going, or one that crashed).
+func summaryRows(db *store.DB) ([]store.SummaryRow, error) {
+	rows, err := db.Summary()
+	if err != nil || len(rows) > 0 {
+		return rows, err
+	}
+	t, err := report.Summarize(db)
+	if err != nil {
+		return nil, fmt.Errorf("summarize: %w", err)
+	}
+	return t.SummaryRows(), nil
+}
+
+// rowWriter encodes one row at a time as CSV or as a JSON object keyed by
+// the column names. Numbers are written with strconv into one reused buffer.
+type rowWriter struct {
+	w    *bufio.Writer
+	cols []string
+	json bool
+	buf  []byte
+	col  int
+	rows int64
+}
+
+func (w *rowWriter) header() {
+	for i, c := range w.cols {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		w.buf = append(w.buf, c...)
+	}
+	w.buf = append(w.buf, '\n')
+	w.w.Write(w.buf)
+	w.buf = w.buf[:0]
+}
+
+// sep starts the next cell: a comma, or the JSON key.
+func (w *rowWriter) sep() {
+	if w.json {
+		if w.col == 0 {
+			w.buf = append(w.buf, '{')
+		} else {
+			w.buf = append(w.buf, ',')
+		}
+		w.buf = append(w.buf, '"')
+		w.buf = append(w.buf, w.cols[w.col]...)
+		w.buf = append(w.buf, '"', ':')
+	} else if w.col > 0 {
+		w.buf = append(w.buf, ',')
+	}
+	w.col++
+}
+
+func (w *rowWriter) int(v int64) {
+	w.sep()
+	w.buf = strconv.AppendInt(w.buf, v, 10)
+}
+
+// float writes v with prec decimals (-1: the shortest exact form); NaN and
+// infinities are written as missing.
+func (w *rowWriter) float(v float64, prec int) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		w.nulls(1)
+		return
+	}
+	w.sep()
+	w.buf = strconv.AppendFloat(w.buf, v, 'f', prec, 64)
+}
+
+// bool writes 1 or 0, in CSV and JSON alike.
+func (w *rowWriter) bool(v bool) {
+	w.sep()
+	if v {
+		w.buf = append(w.buf, '1')
+	} else {
+		w.buf = append(w.buf, '0')
+	}
+}
+
+func (w *rowWriter) nulls(n int) {
+	for range n {
+		w.sep()
+		if w.json {
+			w.buf = append(w.buf, "null"...)
+		}
+	}
+}
+
+func (w *rowWriter) str(s string) {
+	w.sep()
+	if w.json {
+		b, _ := json.Marshal(s) // a string always marshals
+		w.buf = append(w.buf, b...)
+		return
+	}
+	w.buf = appendCSV(w.buf, s)
+}
+
+// end finishes the row and hands it to the buffered file.
+func (w *rowWriter) end() error {
+	if w.col != len(w.cols) {
+		return fmt.Errorf("row has %d cells, header %d", w.col, len(w.cols))
+	}
+	if w.json {
+		w.buf = append(w.buf, '}')
+	}
+	w.buf = append(w.buf, '\n')
+	_, err := w.w.Write(w.buf)
+	w.buf, w.col = w.buf[:0], 0
+	w.rows++
+	return err
+}
+
+// appendCSV appends s as one CSV field (RFC 4180): quoted when it holds a
+// comma, a quote, a line break or leading/trailing space.
+func appendCSV(b []byte, s string) []byte {
+	need := s != "" && (s[0] == ' ' || s[len(s)-1] == ' ')
+	for i := 0; i < len(s) && !need; i++ {
+		switch s[i] {
+		case ',', '"', '\n', '\r':
+			need = true
+		}
+	}
+	if !need {
+		return append(b, s...)
+	}
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			b = append(b, '"')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
+}

@@ -1,0 +1,283 @@
+package export
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/store"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata")
+
+var t0 = time.Unix(1_784_563_200, 0)
+
+// knownDB writes a small run with every kind of row, including a sample
+// without its process half, text that needs CSV quoting and a NaN number.
+func knownDB(t *testing.T) *store.DB {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "soak.db")
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateRun(store.Run{ID: "20260721-120000-x", Name: "x", Target: "local", ProfileText: "name: x\n",
+		Status: "done", GoVersion: "go1.26.8", Started: t0, Planned: 3 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	b := &store.Batch{}
+	for sec := int64(1); sec <= 3; sec++ {
+		for i, lib := range []string{"gws", "coder"} {
+			s := store.Sample{Lib: lib, Sec: sec, TS: t0.Add(time.Duration(sec) * time.Second),
+				HasWorker: true, Msgs: 100*sec + int64(i), Bytes: 3000 * sec, MsgsTotal: 100*sec*(sec+1)/2 + int64(i)*sec,
+				BytesTotal: 3000 * sec * (sec + 1) / 2, Goroutines: 12, HeapBytes: 4 << 20, ConnsUp: 3,
+				ReconnectsTotal: sec - 1, LostTotal: 2, DupTotal: 1, LatP50: 610, LatP99: 1490, LatMax: 2210,
+				HasProc: !(lib == "coder" && sec == 2), RSS: 14<<20 + sec*4096, CPUUser: 0.125 * float64(sec),
+				CPUSys: 0.031 * float64(sec), CPUPct: 2.57, FDs: 9, Threads: 7}
+			if !s.HasProc {
+				s.RSS, s.CPUUser, s.CPUSys, s.CPUPct, s.FDs, s.Threads = 0, 0, 0, 0, 0, 0
+			}
+			b.Samples = append(b.Samples, s)
+		}
+		b.Host = append(b.Host, store.HostSample{Sec: sec, TS: t0.Add(time.Duration(sec) * time.Second), Load1: 0.5, Load5: 0.25,
+			Load15: 0.125, CPUPct: 31.25, StealPct: 0.5, IOWaitPct: 0.01, MemUsed: 3 << 30, MemAvail: 5 << 30})
+	}
+	b.StreamSamples = []store.StreamSample{
+		{Lib: "gws", Slot: 0, Group: "markets", Stream: "btcusdt@trade", Sec: 3, MsgsTotal: 250, BytesTotal: 33750, LostTotal: 2, DupTotal: 1, MaxSilenceMs: 840, LastSeq: 5_000_000_250, StallsTotal: 2, Stalled: true},
+		{Lib: "coder", Slot: 0, Group: "markets", Stream: "btcusdt@trade", Sec: 3, MsgsTotal: 252, BytesTotal: 34020, MaxSilenceMs: 790, LastSeq: 5_000_000_252},
+	}
+	b.Events = []store.Event{
+		{Lib: "gws", TS: t0.Add(1500 * time.Millisecond), Sec: 1.5, Kind: "disconnected", Slot: 0, Group: "markets", Code: 1006, Detail: `read: "unexpected EOF", then a reset`},
+		{Lib: "gws", TS: t0.Add(1620 * time.Millisecond), Sec: 1.62, Kind: "reconnect", Slot: 0, Group: "markets", DurMs: 120.25, Detail: "line one\nline two"},
+		{Lib: "", TS: t0.Add(2 * time.Second), Sec: 2, Kind: "fault", Slot: -1, Detail: " padded "},
+	}
+	if err := db.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveSummary([]store.SummaryRow{
+		{Metric: "Messages / data", Lib: "gws", Value: "600 / 18.0 kB", Num: 600, Ord: 0},
+		{Metric: "Messages / data", Lib: "coder", Value: "603 / 18.0 kB", Num: 603, Ord: 0},
+		{Metric: "Reconnect duration (median / max)", Lib: "coder", Value: "-", Num: math.NaN(), Ord: 6},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := store.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ro.Close() })
+	return ro
+}
+
+// TestWriteKnownDB: the CSV files of a known database, byte for byte (golden),
+// row counts equal the tables', and the CSV parses back to the stored values.
+func TestWriteKnownDB(t *testing.T) {
+	db := knownDB(t)
+	dir := t.TempDir()
+	counts, err := Write(db, dir, "csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all strings.Builder
+	for _, table := range Tables {
+		data, err := os.ReadFile(filepath.Join(dir, File(table, "csv")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.WriteString("== " + File(table, "csv") + "\n")
+		all.Write(data)
+		recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+		if err != nil {
+			t.Fatalf("%s does not parse as CSV: %v", table, err)
+		}
+		if strings.Join(recs[0], ",") != strings.Join(Columns[table], ",") {
+			t.Errorf("%s header %v, want %v", table, recs[0], Columns[table])
+		}
+		n, err := db.Count(table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(recs)-1) != n || counts[table] != n {
+			t.Errorf("%s: %d CSV rows, Write counted %d, table has %d", table, len(recs)-1, counts[table], n)
+		}
+	}
+	golden(t, "testdata/known.csv.golden", all.String())
+
+	// Round trip: per library, the per-second messages add up to the last
+	// cumulative total; CPU seconds come back exactly (stored in ms).
+	recs := readCSV(t, filepath.Join(dir, "samples.csv"))
+	col := index(Columns["samples"])
+	sum, last := map[string]int64{}, map[string]int64{}
+	for _, r := range recs[1:] {
+		m, _ := strconv.ParseInt(r[col["msgs_per_s"]], 10, 64)
+		tot, _ := strconv.ParseInt(r[col["msgs_total"]], 10, 64)
+		sum[r[col["lib"]]] += m
+		last[r[col["lib"]]] = tot
+		if r[col["lib"]] == "coder" && r[col["run_s"]] == "2" {
+			if r[col["rss_bytes"]] != "" || r[col["cpu_pct"]] != "" {
+				t.Errorf("missing process half exported as %q / %q, want empty cells", r[col["rss_bytes"]], r[col["cpu_pct"]])
+			}
+		}
+		if r[col["run_s"]] == "3" && r[col["lib"]] == "gws" && r[col["cpu_user_s_total"]] != "0.375" {
+			t.Errorf("cpu_user_s_total = %q, want 0.375", r[col["cpu_user_s_total"]])
+		}
+	}
+	for lib, s := range sum {
+		if s != last[lib] {
+			t.Errorf("%s: sum of msgs_per_s %d != last msgs_total %d", lib, s, last[lib])
+		}
+	}
+	ev := readCSV(t, filepath.Join(dir, "events.csv"))
+	if got := ev[2][index(Columns["events"])["detail"]]; got != "line one\nline two" {
+		t.Errorf("event detail round trip: %q", got)
+	}
+}
+
+// TestWriteJSONMatchesCSV: every NDJSON line is one object with exactly the
+// CSV's columns, and its values are the CSV's cells (null where empty).
+func TestWriteJSONMatchesCSV(t *testing.T) {
+	db := knownDB(t)
+	dir := t.TempDir()
+	if _, err := Write(db, dir, "csv"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(db, dir, "json"); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range Tables {
+		recs := readCSV(t, filepath.Join(dir, File(table, "csv")))
+		f, err := os.Open(filepath.Join(dir, File(table, "json")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		row := 0
+		for sc.Scan() {
+			row++
+			dec := json.NewDecoder(strings.NewReader(sc.Text()))
+			dec.UseNumber()
+			var obj map[string]any
+			if err := dec.Decode(&obj); err != nil {
+				t.Fatalf("%s line %d: %v: %s", table, row, err, sc.Text())
+			}
+			if len(obj) != len(Columns[table]) {
+				t.Errorf("%s line %d has %d keys, want %d", table, row, len(obj), len(Columns[table]))
+			}
+			for i, c := range Columns[table] {
+				v, ok := obj[c]
+				var s string
+				switch x := v.(type) {
+				case nil:
+				case string:
+					s = x
+				case json.Number:
+					s = x.String()
+				default:
+					t.Errorf("%s line %d %s: unexpected %T", table, row, c, v)
+				}
+				if !ok || s != recs[row][i] {
+					t.Errorf("%s line %d %s: json %v, csv %q", table, row, c, v, recs[row][i])
+				}
+			}
+		}
+		f.Close()
+		if row != len(recs)-1 {
+			t.Errorf("%s: %d JSON lines, %d CSV rows", table, row, len(recs)-1)
+		}
+	}
+}
+
+func TestWriteBadFormat(t *testing.T) {
+	if _, err := Write(knownDB(t), t.TempDir(), "xml"); err == nil || !strings.Contains(err.Error(), `"xml"`) {
+		t.Errorf("format xml: err = %v", err)
+	}
+}
+
+func TestAppendCSV(t *testing.T) {
+	for in, want := range map[string]string{
+		"":             "",
+		"plain":        "plain",
+		"a,b":          `"a,b"`,
+		`say "hi"`:     `"say ""hi"""`,
+		"two\nlines":   "\"two\nlines\"",
+		" lead":        `" lead"`,
+		"btc@depth@1s": "btc@depth@1s",
+	} {
+		if got := string(appendCSV(nil, in)); got != want {
+			t.Errorf("appendCSV(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return recs
+}
+
+func index(cols []string) map[string]int {
+	m := map[string]int{}
+	for i, c := range cols {
+		m[c] = i
+	}
+	return m
+}
+
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs (run with -update if intended):\n%s", path, got)
+	}
+}
+
+// TestREADMEDefinesEveryColumn: the README's Export section names every column.
+func TestREADMEDefinesEveryColumn(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(data), "\n## Export\n")
+	if !ok {
+		t.Fatal("README has no Export section")
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	for _, table := range Tables {
+		if !strings.Contains(sec, "`"+table+"`") {
+			t.Errorf("README's Export section does not name the table %s", table)
+		}
+		for _, c := range Columns[table] {
+			if !strings.Contains(sec, "`"+c+"`") {
+				t.Errorf("README's Export section does not define %s.%s", table, c)
+			}
+		}
+	}
+}

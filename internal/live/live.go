@@ -1,0 +1,246 @@
+// Package live is the view of a run while it goes on: /metrics in the
+// Prometheus text format, fed once a second from the batches the controller
+// has committed to the database, and the run's HTML report at /.
+//
+// Nothing here touches the per-message path: the controller hands over the
+// batch it built for the database anyway, after the commit, and a scrape
+// reads a snapshot under a lock that is taken once a second by the writer.
+package live
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/wssoak/wssoak/internal/store"
+)
+
+// lib is one library's latest state, as last committed.
+type lib struct {
+	msgs, bytes, reconnects, lost, stalls float64 // counters
+	rss, goroutines, latP99, rate, conns  float64 // gauges (latency in seconds)
+	cpu                                   float64 // counter: CPU seconds of the current process
+	up                                    float64 // 1: the worker's frame for the latest second arrived
+	hasWorker, hasProc                    bool
+}
+
+// Renderer writes the run's HTML report from the database at dbPath (opened
+// read-only by the renderer) to w.
+type Renderer func(w io.Writer, dbPath string) error
+
+// Server holds the live state of one run and serves it.
+type Server struct {
+	mu         sync.Mutex
+	libs       map[string]*lib
+	order      []string
+	sec        int64 // run second of the latest committed sample row
+	dir, db    string
+	render     Renderer
+	renderMu   sync.Mutex // one render at a time
+	reg        *prometheus.Registry
+	cacheAt    time.Time
+	cache      []byte
+	cacheEvery time.Duration
+}
+
+// New returns a Server; render, if not nil, renders the report on demand
+// (at most once per cacheEvery); without it / serves the report.html file
+// of the run directory as it is.
+func New(render Renderer) *Server {
+	s := &Server{libs: map[string]*lib{}, render: render, reg: prometheus.NewRegistry(), cacheEvery: 5 * time.Second}
+	s.reg.MustRegister(s)
+	return s
+}
+
+// RunStarted tells the server where the run writes (runner.Observer).
+func (s *Server) RunStarted(dir, dbPath string) {
+	s.mu.Lock()
+	s.dir, s.db = dir, dbPath
+	s.mu.Unlock()
+}
+
+// Observe takes in a batch the controller has committed (runner.Observer).
+// It runs once a second on the controller's writer goroutine.
+func (s *Server) Observe(b *store.Batch) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[string]bool{}
+	for i := range b.Samples {
+		x := &b.Samples[i]
+		l := s.lib(x.Lib)
+		if x.Sec < s.sec {
+			continue // a late half of an older second: the state is already newer
+		}
+		s.sec = x.Sec
+		if !seen[x.Lib] {
+			l.up = 0
+		}
+		seen[x.Lib] = true
+		if x.HasWorker {
+			l.hasWorker, l.up = true, 1
+			l.msgs, l.bytes = float64(x.MsgsTotal), float64(x.BytesTotal)
+			l.reconnects, l.lost = float64(x.ReconnectsTotal), float64(x.LostTotal)
+			l.goroutines, l.conns = float64(x.Goroutines), float64(x.ConnsUp)
+			l.latP99, l.rate = float64(x.LatP99)/1e6, float64(x.Msgs)
+		}
+		if x.HasProc {
+			l.hasProc = true
+			l.rss, l.cpu = float64(x.RSS), x.CPUUser+x.CPUSys
+		}
+	}
+	if len(b.Samples) > 0 {
+		for name, l := range s.libs {
+			if !seen[name] {
+				l.up = 0 // no row at all: the worker is not running
+			}
+		}
+	}
+	for _, e := range b.Events {
+		if e.Kind == "stall" && e.Lib != "" {
+			s.lib(e.Lib).stalls++
+		}
+	}
+}
+
+func (s *Server) lib(name string) *lib {
+	l := s.libs[name]
+	if l == nil {
+		l = &lib{}
+		s.libs[name] = l
+		s.order = append(s.order, name)
+		slices.Sort(s.order)
+	}
+	return l
+}
+
+// source says which half of a sample a metric comes from: a library whose
+// half was never measured gets no series rather than a made-up zero.
+type source int
+
+const (
+	fromWorker source = iota // the worker's per-second frame
+	fromProc                 // the controller's process sample
+	always                   // events or liveness: known from the start
+)
+
+type metric struct {
+	desc  *prometheus.Desc
+	typ   prometheus.ValueType
+	value func(*lib) float64
+	src   source
+}
+
+func desc(name, help string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, []string{"lib"}, nil)
+}
+
+var (
+	counter = prometheus.CounterValue
+	gauge   = prometheus.GaugeValue
+	metrics = []metric{
+		{desc("soak_messages_total", "WebSocket data messages received by the library's worker since the run started."), counter, func(l *lib) float64 { return l.msgs }, fromWorker},
+		{desc("soak_bytes_total", "Payload bytes of those messages."), counter, func(l *lib) float64 { return l.bytes }, fromWorker},
+		{desc("soak_reconnects_total", "Connections lost and re-dialled by the current worker process."), counter, func(l *lib) float64 { return l.reconnects }, fromWorker},
+		{desc("soak_lost_messages_total", "Messages lost by sequence gaps, over all subscriptions of the current worker process."), counter, func(l *lib) float64 { return l.lost }, fromWorker},
+		{desc("soak_stalls_total", "Subscriptions that went silent past their stall threshold, since the run started."), counter, func(l *lib) float64 { return l.stalls }, always},
+		{desc("soak_messages_per_second", "Messages received in the latest complete second."), gauge, func(l *lib) float64 { return l.rate }, fromWorker},
+		{desc("soak_latency_p99_seconds", "99th percentile of receive time minus event time over the latest complete second."), gauge, func(l *lib) float64 { return l.latP99 }, fromWorker},
+		{desc("soak_goroutines", "Goroutines of the worker process."), gauge, func(l *lib) float64 { return l.goroutines }, fromWorker},
+		{desc("soak_connections_up", "Connections of the worker that are open."), gauge, func(l *lib) float64 { return l.conns }, fromWorker},
+		{desc("soak_rss_bytes", "Resident set size of the worker process."), gauge, func(l *lib) float64 { return l.rss }, fromProc},
+		{desc("soak_cpu_seconds_total", "User plus system CPU seconds of the current worker process."), counter, func(l *lib) float64 { return l.cpu }, fromProc},
+		{desc("soak_worker_up", "1 when the worker's report for the latest second arrived, else 0."), gauge, func(l *lib) float64 { return l.up }, always},
+	}
+	secondDesc = prometheus.NewDesc("soak_run_second", "Run second of the latest sample row committed to the database; every value above is as of this second.", nil, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (s *Server) Describe(ch chan<- *prometheus.Desc) {
+	for _, m := range metrics {
+		ch <- m.desc
+	}
+	ch <- secondDesc
+}
+
+// Collect implements prometheus.Collector.
+func (s *Server) Collect(ch chan<- prometheus.Metric) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(secondDesc, gauge, float64(s.sec))
+	for _, m := range metrics {
+		for _, name := range s.order {
+			l := s.libs[name]
+			if m.src == fromWorker && !l.hasWorker || m.src == fromProc && !l.hasProc {
+				continue
+			}
+			ch <- prometheus.MustNewConstMetric(m.desc, m.typ, m.value(l), name)
+		}
+	}
+}
+
+// Handler serves / (the report), /report.html (the same) and /metrics.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /{$}", s.report)
+	mux.HandleFunc("GET /report.html", s.report)
+	return mux
+}
+
+func (s *Server) report(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	dir, db := s.dir, s.db
+	s.mu.Unlock()
+	if db == "" {
+		placeholder(w, "The run has not started yet.")
+		return
+	}
+	if s.render != nil {
+		page, err := s.rendered(db)
+		if err != nil {
+			http.Error(w, "render report: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write(page)
+		return
+	}
+	path := filepath.Join(dir, "report.html")
+	if _, err := os.Stat(path); err != nil {
+		placeholder(w, fmt.Sprintf("No report has been written yet for this run (%s). The numbers so far are at /metrics.", path))
+		return
+	}
+	http.ServeFile(w, r, path)
+}
+
+// rendered returns the report, rendered at most once per cacheEvery and by
+// one request at a time, so that reloads cannot pile work on the machine.
+func (s *Server) rendered(db string) ([]byte, error) {
+	s.renderMu.Lock()
+	defer s.renderMu.Unlock()
+	if s.cache != nil && time.Since(s.cacheAt) < s.cacheEvery {
+		return s.cache, nil
+	}
+	var buf bytes.Buffer
+	if err := s.render(&buf, db); err != nil {
+		return nil, err
+	}
+	s.cache, s.cacheAt = buf.Bytes(), time.Now()
+	return s.cache, nil
+}
+
+func placeholder(w http.ResponseWriter, msg string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Refresh", "10")
+	fmt.Fprintf(w, "<!doctype html><meta charset=utf-8><title>soak: live view</title>\n<p>%s</p>\n<p><a href=\"/metrics\">/metrics</a> (Prometheus text format)</p>\n", html.EscapeString(msg))
+}

@@ -1,0 +1,34 @@
+package report
+
+import "strings"
+
+// numUnits names the unit of Row.Nums (stored as summary.num) per metric,
+// matched by the start of the metric's name.
+var numUnits = []struct{ prefix, unit string }{
+	{"Messages / data", "messages"},   // messages received, drain included
+	{"Avg / peak msgs/s", "msgs/s"},   // the average over the window's seconds
+	{"RSS start", "bytes"},            // RSS at the window's last second
+	{"CPU avg", "%"},                  // % of one core, mean over the window
+	{"CPU s sampled", "s"},            // CPU seconds from /proc, summed over the worker's processes
+	{"Faults seen", "faults"},         // fault events recorded for the library
+	{"Reconnect duration", "ms"},      // the longest reconnect
+	{"Reconnects", "reconnects"},      // over all connection groups
+	{"Max seconds without data", "s"}, // the worst subscription
+	{"Lost / duplicate", "messages"},  // lost, over all subscriptions
+	{"Lost charged", "messages"},      // lost that another library received
+	{"Dials / failed", "dials"},       // failed dials
+	{"Unrepairable slots", "slots"},   // slots the unrepairable rule fired for
+	{"Latency p50 / p99", "ms"},       // whole-run p99
+	{"Errors / stalls", "count"},      // errors + stalls + unrepairable
+}
+
+// NumUnit returns the unit of the number behind a summary metric, or "" when
+// the metric is not known here.
+func NumUnit(metric string) string {
+	for _, u := range numUnits {
+		if strings.HasPrefix(metric, u.prefix) {
+			return u.unit
+		}
+	}
+	return ""
+}

@@ -1,0 +1,793 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/wssoak/wssoak/internal/replay"
+	"github.com/wssoak/wssoak/internal/transport"
+)
+
+// The failure-path matrix: every scenario against every library, each
+// through a real worker slot (the tool's own reconnect, keepalive, watchdog
+// and accounting) over loopback to a real replay server. The server's
+// generator is kept silent (its window starts in an hour): every data message
+// is one the test sent itself on the stream btcusdt@trade, with ids it chose,
+// so each count is known exactly.
+//
+// A library that misbehaves in a scenario is a finding: it goes into
+// expectedDeviations with what it does, the test logs it and checks that it
+// still does exactly that, and the run goes on.
+
+// expectedDeviations maps "lib/scenario" to the documented deviation.
+var expectedDeviations = map[string]string{}
+
+type matrixScenario struct {
+	name string
+	plan func(p *Plan)                  // adjusts the scenario's plan
+	run  func(m *matrixEnv) (err error) // drives the server and asserts; nil = as specified
+}
+
+var matrixScenarios = []matrixScenario{
+	{"server-close", nil, mxServerClose},
+	{"fragmented", nil, mxFragmented},
+	{"large-450KB", nil, mxLarge},
+	{"above-read-limit", func(p *Plan) { p.ReadLimit = 64 << 10 }, mxReadLimit},
+	{"server-ping", nil, mxServerPing},
+	{"unicode", nil, mxUnicode},
+	{"handshake-429", nil, mxReject429},
+	{"handshake-404", nil, mxReject404},
+	{"keepalive-timeout", keepaliveFast, mxKeepaliveTimeout},
+	{"half-open", keepaliveFast, mxHalfOpen},
+	{"zombie", func(p *Plan) { p.StallRealTime = 400 * time.Millisecond }, mxZombie},
+	{"dropped-events", nil, mxDropped},
+}
+
+// keepaliveFast: client pings every 100 ms, no pong for 500 ms = lost.
+func keepaliveFast(p *Plan) {
+	p.PingInterval, p.PongTimeout = 100*time.Millisecond, 500*time.Millisecond
+}
+
+func TestFailureMatrix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives real connections")
+	}
+	defer goleak.VerifyNone(t)
+	for _, tr := range transport.All() {
+		t.Run(tr.Name(), func(t *testing.T) {
+			t.Parallel()
+			for _, sc := range matrixScenarios {
+				t.Run(sc.name, func(t *testing.T) {
+					key := tr.Name() + "/" + sc.name
+					m := newMatrixEnv(t, tr, sc.plan)
+					err := sc.run(m)
+					m.stop()
+					if err == nil && !t.Failed() {
+						err = m.checkFinal()
+					}
+					want, deviates := expectedDeviations[key]
+					switch {
+					case err != nil && deviates && strings.Contains(err.Error(), want):
+						t.Logf("finding (documented): %s: %v", key, err)
+					case err != nil:
+						t.Errorf("%s: %v", key, err)
+					case deviates:
+						t.Errorf("%s: documented deviation %q did not happen: update expectedDeviations", key, want)
+					}
+					if t.Failed() {
+						m.dump(t)
+					}
+				})
+			}
+		})
+	}
+}
+
+// matrixEnv is one worker with one slot (btcusdt@trade) against its own
+// replay server, optionally through a loopback TCP proxy the test controls.
+type matrixEnv struct {
+	t      *testing.T
+	lib    string
+	srv    *replay.Server
+	proxy  *tcpProxy
+	w      *Worker
+	sb     *sub
+	cancel context.CancelFunc
+	runErr chan error
+	read   chan error
+	pw     *io.PipeWriter
+	t0     time.Time
+
+	mu       sync.Mutex
+	events   []Event
+	final    []SubStat
+	slots    []SlotStat
+	tapped   [][]byte
+	nextID   int64 // next trade id the test sends
+	expected int64 // messages the test expects the stream to receive in total
+	stopped  bool
+}
+
+func newMatrixEnv(t *testing.T, tr transport.Transport, adjust func(*Plan)) *matrixEnv {
+	t.Helper()
+	// The generator's window starts in an hour: only the test's own messages flow.
+	srv, err := replay.New(replay.Config{Seed: 1, Start: time.Now().Add(time.Hour), Symbols: []string{"btcusdt"}, MaxControlPerSec: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Listen("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	m := &matrixEnv{t: t, lib: tr.Name(), srv: srv, runErr: make(chan error, 1), read: make(chan error, 1), t0: time.Now()}
+	m.proxy = newTCPProxy(t, srv.Addr())
+	now := time.Now()
+	plan := &Plan{Version: PlanVersion, RunID: "matrix", Lib: tr.Name(), Target: "ws://" + m.proxy.addr(), Local: true, TimeUnit: "MICROSECOND",
+		Start: now, End: now.Add(time.Minute), PingInterval: time.Second, PongTimeout: 10 * time.Second,
+		BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond, HandshakeTimeout: 2 * time.Second,
+		ReadLimit: 1 << 20, StallFactor: 10, StallMin: 3 * time.Second, StallRealTime: time.Minute, UnrepairableDial: 20, SubsEvery: 10,
+		Slots: []Slot{{ID: 0, Group: "g", Subscribe: "url", Streams: []string{"btcusdt@trade"}}}}
+	if adjust != nil {
+		adjust(plan)
+	}
+	pr, pw := io.Pipe()
+	m.pw = pw
+	w, err := NewWorker(plan, tr, pw, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.tap = func(_ int, p []byte) {
+		if len(p) > 0 && p[0] == '{' && bytes.Contains(p[:min(len(p), 64)], []byte(`"tap"`)) {
+			m.mu.Lock()
+			m.tapped = append(m.tapped, bytes.Clone(p))
+			m.mu.Unlock()
+		}
+	}
+	m.w, m.sb = w, w.slots[0].subs[0]
+	go func() {
+		m.read <- readFrames(pr, func(f *Frame) error {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			switch f.Type {
+			case frameEvent:
+				m.events = append(m.events, *f.Ev)
+			case frameSubs:
+				m.final, m.slots = f.Subs, f.Slots
+			}
+			return nil
+		})
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	go func() { m.runErr <- w.Run(ctx) }()
+	t.Cleanup(m.stop)
+	return m
+}
+
+// stop ends the worker and collects its last frames; idempotent.
+func (m *matrixEnv) stop() {
+	if m.stopped {
+		return
+	}
+	m.stopped = true
+	m.cancel()
+	if err := <-m.runErr; err != nil {
+		m.t.Errorf("worker: %v", err)
+	}
+	m.pw.Close()
+	if err := <-m.read; err != nil {
+		m.t.Errorf("frames: %v", err)
+	}
+	m.proxy.close()
+	m.srv.Close()
+}
+
+// conn waits for the slot's connection of the given attempt.
+func (m *matrixEnv) conn(attempt int) (*replay.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return m.srv.WaitConn(ctx, fmt.Sprintf("%s/0/%d", m.lib, attempt))
+}
+
+// trade is one combined trade message with id and an optional extra field.
+func trade(id int64, extra string) []byte {
+	e := time.Now().UnixMicro()
+	return []byte(`{"stream":"btcusdt@trade","data":{"e":"trade","E":` + strconv.FormatInt(e, 10) + `,"s":"BTCUSDT","t":` +
+		strconv.FormatInt(id, 10) + `,"p":"67000.01","q":"0.001","T":` + strconv.FormatInt(e/1000, 10) + `,"m":true,"M":true` + extra + `}}`)
+}
+
+// send sends n trade messages with the next ids, skipping skip ids first.
+func (m *matrixEnv) send(c *replay.Conn, n int, skip int64) error {
+	m.nextID += skip
+	for range n {
+		if err := c.SendText(trade(m.nextID, "")); err != nil {
+			return fmt.Errorf("send id %d: %w", m.nextID, err)
+		}
+		m.nextID++
+	}
+	m.expected += int64(n)
+	return nil
+}
+
+// waitFor polls cond until it holds or d has passed.
+func waitFor(d time.Duration, what string, cond func() bool) error {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: not within %s", what, d)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return nil
+}
+
+func (m *matrixEnv) waitMsgs() error {
+	return waitFor(5*time.Second, fmt.Sprintf("%d messages received", m.expected), func() bool { return m.sb.msgs.Load() >= m.expected })
+}
+
+// waitEvent returns the first event of kind after the first skip ones.
+func (m *matrixEnv) waitEvent(kind string, skip int, d time.Duration) (Event, error) {
+	var ev Event
+	err := waitFor(d, "event "+kind, func() bool {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		n := 0
+		for _, e := range m.events {
+			if e.Kind == kind {
+				if n == skip {
+					ev = e
+					return true
+				}
+				n++
+			}
+		}
+		return false
+	})
+	return ev, err
+}
+
+func (m *matrixEnv) eventsOf(kind string) []Event {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Event
+	for _, e := range m.events {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// loss expects one disconnect with code and cause, detected within bound of
+// since, then a reconnect on attempt with the stream delivering again: it
+// sends more ids there and waits for them.
+func (m *matrixEnv) loss(since time.Time, code int, cause string, bound time.Duration, attempt int) error {
+	ev, err := m.waitEvent("disconnected", 0, bound+2*time.Second)
+	if err != nil {
+		return err
+	}
+	if ev.Code != code || !strings.HasPrefix(ev.Detail, cause+": ") {
+		return fmt.Errorf("disconnected with %d %q, want %d %s", ev.Code, ev.Detail, code, cause)
+	}
+	if took := time.Unix(0, ev.TS).Sub(since); took > bound {
+		return fmt.Errorf("loss detected after %s, bound %s", took.Round(time.Millisecond), bound)
+	}
+	c, err := m.conn(attempt)
+	if err != nil {
+		return err
+	}
+	if err := m.send(c, 3, 0); err != nil {
+		return err
+	}
+	if err := m.waitMsgs(); err != nil {
+		return err
+	}
+	rec, err := m.waitEvent("reconnect", 0, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	if rec.DurMs <= 0 || rec.DurMs > 3000 || !strings.Contains(rec.Detail, "back=1/1") {
+		return fmt.Errorf("reconnect %+v: want a duration under 3 s with the subscription back", rec)
+	}
+	return nil
+}
+
+// checkFinal compares the worker's final totals with what the test sent.
+func (m *matrixEnv) checkFinal() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.final) != 1 {
+		return fmt.Errorf("%d final subscription totals, want 1", len(m.final))
+	}
+	s := m.final[0]
+	if s.Msgs != m.expected || s.Dup != 0 || s.OOO != 0 {
+		return fmt.Errorf("received %d (dup %d, ooo %d), the test sent %d", s.Msgs, s.Dup, s.OOO, m.expected)
+	}
+	return nil
+}
+
+func (m *matrixEnv) dump(t *testing.T) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range m.events {
+		t.Logf("event +%s %+v", time.Unix(0, e.TS).Sub(m.t0).Round(time.Millisecond), e)
+	}
+	t.Logf("final %+v slots %+v", m.final, m.slots)
+}
+
+// Messages 0..9, each received exactly once across two connections: the
+// server closes the first with 1001 after 0..4.
+func mxServerClose(m *matrixEnv) error {
+	c, err := m.conn(0)
+	if err != nil {
+		return err
+	}
+	if err := m.send(c, 5, 0); err != nil {
+		return err
+	}
+	if err := m.waitMsgs(); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	if err := c.Close(1001, "going away"); err != nil {
+		return err
+	}
+	if _, err := m.waitEvent("disconnected", 0, 2*time.Second); err != nil {
+		return err
+	}
+	if err := m.loss(t0, 1001, causeServerClose, time.Second, 1); err != nil { // sends 5, 6, 7
+		return err
+	}
+	c1, _ := m.conn(1)
+	if err := m.send(c1, 2, 0); err != nil { // 8, 9
+		return err
+	}
+	if err := m.waitMsgs(); err != nil {
+		return err
+	}
+	if m.nextID != 10 || m.sb.lost.Load() != 0 {
+		return fmt.Errorf("ids up to %d, lost %d: want 0..9, none lost", m.nextID-1, m.sb.lost.Load())
+	}
+	return nil
+}
+
+// tapped checks that the library handed over exactly the payloads sent.
+func (m *matrixEnv) sendTapped(c *replay.Conn, payloads [][]byte, parts int) error {
+	for _, p := range payloads {
+		var err error
+		if parts > 1 {
+			err = c.SendFragmented(p, parts)
+		} else {
+			err = c.SendText(p)
+		}
+		if err != nil {
+			return err
+		}
+		m.nextID++
+		m.expected++
+	}
+	if err := m.waitMsgs(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.tapped) != len(payloads) {
+		return fmt.Errorf("%d payloads handed over, want %d", len(m.tapped), len(payloads))
+	}
+	for i := range payloads {
+		if !bytes.Equal(m.tapped[i], payloads[i]) {
+			return fmt.Errorf("payload %d: %d bytes differ from the %d sent", i, len(m.tapped[i]), len(payloads[i]))
+		}
+	}
+	return nil
+}
+
+func tapTrades(from int64, n int, extra func(i int) string) [][]byte {
+	out := make([][]byte, n)
+	for i := range out {
+		out[i] = tapTrade(from+int64(i), extra(i))
+	}
+	return out
+}
+
+// tapTrade puts "tap" first in the data, so the tap recognises it.
+func tapTrade(id int64, extra string) []byte {
+	return []byte(`{"stream":"btcusdt@trade","data":{"tap":1,"e":"trade","E":` + strconv.FormatInt(time.Now().UnixMicro(), 10) +
+		`,"s":"BTCUSDT","t":` + strconv.FormatInt(id, 10) + `,"p":"1.0","q":"2.0","m":true` + extra + `}}`)
+}
+
+func mxFragmented(m *matrixEnv) error {
+	c, err := m.conn(0)
+	if err != nil {
+		return err
+	}
+	return m.sendTapped(c, tapTrades(0, 5, func(i int) string { return `,"pad":"` + strings.Repeat("f", 100*i) + `"` }), 7)
+}
+
+func mxLarge(m *matrixEnv) error {
+	c, err := m.conn(0)
+	if err != nil {
+		return err
+	}
+	return m.sendTapped(c, tapTrades(0, 3, func(i int) string { return `,"pad":"` + strings.Repeat(string(rune('a'+i)), 450_000) + `"` }), 1)
+}
+
+func mxUnicode(m *matrixEnv) error {
+	c, err := m.conn(0)
+	if err != nil {
+		return err
+	}
+	return m.sendTapped(c, tapTrades(0, 3, func(i int) string {
+		return `,"note":"ünïcødé ✓ 漢字 🚀 ` + strings.Repeat("€", i*1000) + `"`
+	}), 3)
+}
+
+// A message above the read limit (64 KiB here): the library must refuse it
+// (close 1009) and the slot reconnect; nothing counted lost.
+func mxReadLimit(m *matrixEnv) error {
+	c, err := m.conn(0)
+	if err != nil {
+		return err
+	}
+	if err := m.send(c, 2, 0); err != nil {
+		return err
+	}
+	if err := m.waitMsgs(); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	big := trade(m.nextID, `,"pad":"`+strings.Repeat("x", 100<<10)+`"`)
+	m.nextID++ // the big message carries an id; the client never sees it: one lost
+	if err := c.SendText(big); err != nil {
+		return err
+	}
+	if err := m.loss(t0, 1009, causeReadLimit, time.Second, 1); err != nil {
+		return err
+	}
+	if got := m.sb.lost.Load(); got != 1 {
+		return fmt.Errorf("lost %d, want 1 (the message above the limit)", got)
+	}
+	return nil
+}
+
+func mxServerPing(m *matrixEnv) error {
+	c, err := m.conn(0)
+	if err != nil {
+		return err
+	}
+	for i := range 3 {
+		p := []byte(fmt.Sprintf("ping-%d-%d", i, time.Now().UnixNano()))
+		if err := c.Ping(p); err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err := c.WaitPong(ctx, p)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("pong echoing %q: %w", p, err)
+		}
+	}
+	// Still connected, data still flows.
+	if err := m.send(c, 3, 0); err != nil {
+		return err
+	}
+	if err := m.waitMsgs(); err != nil {
+		return err
+	}
+	if n := len(m.eventsOf("disconnected")); n != 0 {
+		return fmt.Errorf("%d disconnects", n)
+	}
+	return nil
+}
+
+// The next handshake is answered 429 with Retry-After: 1: the slot must not
+// dial again before a second has passed, then reconnect.
+func mxReject429(m *matrixEnv) error {
+	c, err := m.conn(0)
+	if err != nil {
+		return err
+	}
+	m.srv.RejectHandshakes(1, http.StatusTooManyRequests, http.Header{"Retry-After": {"1"}})
+	if err := c.Close(1001, "going away"); err != nil {
+		return err
+	}
+	de, err := m.waitEvent("dial_error", 0, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	if de.Code != 429 || !strings.Contains(de.Detail, "retry after 1s") {
+		return fmt.Errorf("dial_error %+v: want 429 with its Retry-After", de)
+	}
+	next, err := m.waitEvent("dial", 2, 3*time.Second) // dials: 0 ok, 1 rejected, 2
+	if err != nil {
+		return err
+	}
+	if gap := time.Duration(next.TS - de.TS); gap < time.Second || gap > 2*time.Second {
+		return fmt.Errorf("next dial %s after the 429, want Retry-After 1s (≤ 2s)", gap.Round(time.Millisecond))
+	}
+	c2, err := m.conn(2)
+	if err != nil {
+		return err
+	}
+	if err := m.send(c2, 2, 0); err != nil {
+		return err
+	}
+	return m.waitMsgs()
+}
+
+// Two handshakes answered 404: two failed dials counted with their status,
+// then the slot reconnects on the third.
+func mxReject404(m *matrixEnv) error {
+	c, err := m.conn(0)
+	if err != nil {
+		return err
+	}
+	m.srv.RejectHandshakes(2, http.StatusNotFound, nil)
+	t0 := time.Now()
+	if err := c.Close(1000, "bye"); err != nil {
+		return err
+	}
+	if err := m.loss(t0, 1000, causeServerClose, time.Second, 3); err != nil {
+		return err
+	}
+	errs := m.eventsOf("dial_error")
+	if len(errs) != 2 || errs[0].Code != 404 || errs[1].Code != 404 {
+		return fmt.Errorf("dial errors %+v, want two 404", errs)
+	}
+	return nil
+}
+
+// The path to the server stops carrying the client's frames while data keeps
+// coming: the client's pings go unanswered, the keepalive must give up
+// within interval + timeout.
+func mxKeepaliveTimeout(m *matrixEnv) error {
+	c, err := m.conn(0)
+	if err != nil {
+		return err
+	}
+	if err := m.send(c, 2, 0); err != nil {
+		return err
+	}
+	if err := m.waitMsgs(); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	m.proxy.set(proxyMuteUp)
+	stopData := make(chan struct{})
+	dataDone := make(chan error, 1)
+	go func() { // data keeps flowing: 20 messages/s, until the loss
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for range 60 {
+			select {
+			case <-stopData:
+				dataDone <- nil
+				return
+			case <-t.C:
+			}
+			m.mu.Lock()
+			err := m.send(c, 1, 0)
+			m.mu.Unlock()
+			if err != nil {
+				dataDone <- nil // the server has closed it meanwhile (its own pong timeout): fine
+				return
+			}
+		}
+		dataDone <- nil
+	}()
+	_, werr := m.waitEvent("disconnected", 0, 3*time.Second)
+	close(stopData)
+	<-dataDone
+	if werr != nil {
+		return werr
+	}
+	m.proxy.set(proxyPass)
+	// Messages in flight at the abort are discarded: expect what arrived.
+	m.expected = m.sb.msgs.Load()
+	m.nextID = m.sb.lastSeq.Load() + 1
+	return m.loss(t0, 1006, causePongTimeout, 1200*time.Millisecond, 1)
+}
+
+// Half-open: the path stops carrying anything either way, without a FIN.
+func mxHalfOpen(m *matrixEnv) error {
+	c, err := m.conn(0)
+	if err != nil {
+		return err
+	}
+	if err := m.send(c, 2, 0); err != nil {
+		return err
+	}
+	if err := m.waitMsgs(); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	m.proxy.set(proxyFreeze)
+	if _, err := m.waitEvent("disconnected", 0, 3*time.Second); err != nil {
+		return err
+	}
+	m.proxy.set(proxyPass)
+	return m.loss(t0, 1006, causePongTimeout, 1200*time.Millisecond, 1)
+}
+
+// Zombie: the server answers pings but sends no data; the silence watchdog
+// (400 ms for this stream here) must abort within threshold + a tick.
+func mxZombie(m *matrixEnv) error {
+	c, err := m.conn(0)
+	if err != nil {
+		return err
+	}
+	if err := m.send(c, 2, 0); err != nil {
+		return err
+	}
+	if err := m.waitMsgs(); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	p := []byte("zombie")
+	if err := c.Ping(p); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := c.WaitPong(ctx, p); err != nil {
+		return fmt.Errorf("the zombie's ping: %w", err)
+	}
+	return m.loss(t0, 1006, causeStallAbort, time.Second, 1)
+}
+
+// Dropped events: ids 3, 4, 5 and 9 never sent; the tool must count exactly
+// those as lost, as two ranges.
+func mxDropped(m *matrixEnv) error {
+	c, err := m.conn(0)
+	if err != nil {
+		return err
+	}
+	if err := m.send(c, 3, 0); err != nil {
+		return err
+	}
+	if err := m.send(c, 3, 3); err != nil {
+		return err
+	}
+	if err := m.send(c, 2, 1); err != nil {
+		return err
+	}
+	if err := m.waitMsgs(); err != nil {
+		return err
+	}
+	m.stop()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.final) != 1 {
+		return errors.New("no final totals")
+	}
+	s := m.final[0]
+	if s.Lost != 4 || fmt.Sprint(s.Gaps) != "[[3 5] [9 9]]" || s.GapOverflow != 0 {
+		return fmt.Errorf("lost %d gaps %v overflow %d, want 4 [[3 5] [9 9]] 0", s.Lost, s.Gaps, s.GapOverflow)
+	}
+	return nil
+}
+
+// tcpProxy forwards loopback TCP connections to the server; set changes
+// what it does with the connections open at that moment.
+type tcpProxy struct {
+	t    *testing.T
+	ln   net.Listener
+	up   string
+	mu   sync.Mutex
+	cur  []*proxyPair
+	wg   sync.WaitGroup
+	done bool
+}
+
+type proxyMode int32
+
+const (
+	proxyPass   proxyMode = iota
+	proxyMuteUp           // client → server bytes are dropped; server → client pass
+	proxyFreeze           // nothing passes either way, no FIN: half-open
+)
+
+type proxyPair struct {
+	client, server net.Conn
+	mode           atomic.Int32
+}
+
+func newTCPProxy(t *testing.T, upstream string) *tcpProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &tcpProxy{t: t, ln: ln, up: upstream}
+	p.wg.Add(1)
+	go p.accept()
+	return p
+}
+
+func (p *tcpProxy) addr() string { return p.ln.Addr().String() }
+
+func (p *tcpProxy) accept() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		s, err := net.Dial("tcp", p.up)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		pair := &proxyPair{client: c, server: s}
+		p.mu.Lock()
+		if p.done {
+			p.mu.Unlock()
+			c.Close()
+			s.Close()
+			return
+		}
+		p.cur = append(p.cur, pair)
+		p.wg.Add(2)
+		p.mu.Unlock()
+		go p.pipe(pair, c, s, proxyMuteUp)
+		go p.pipe(pair, s, c, -1)
+	}
+}
+
+// pipe copies src to dst; chunks read while the pair is frozen (or muted in
+// this direction) are dropped.
+func (p *tcpProxy) pipe(pair *proxyPair, src, dst net.Conn, muted proxyMode) {
+	defer p.wg.Done()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			mode := proxyMode(pair.mode.Load())
+			if mode != proxyFreeze && mode != muted {
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					src.Close()
+					return
+				}
+			}
+		}
+		if err != nil {
+			if proxyMode(pair.mode.Load()) != proxyFreeze {
+				dst.Close() // pass the FIN or reset on
+			}
+			return
+		}
+	}
+}
+
+// set applies mode to the connections opened so far; new ones pass.
+func (p *tcpProxy) set(mode proxyMode) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, pair := range p.cur {
+		pair.mode.Store(int32(mode))
+	}
+}
+
+func (p *tcpProxy) close() {
+	p.mu.Lock()
+	p.done = true
+	for _, pair := range p.cur {
+		pair.client.Close()
+		pair.server.Close()
+	}
+	p.mu.Unlock()
+	p.ln.Close()
+	p.wg.Wait()
+}

@@ -1,0 +1,100 @@
+package runner
+
+import (
+	"slices"
+	"sort"
+
+	"github.com/wssoak/wssoak/internal/store"
+)
+
+// chargeLost compares what the libraries lost per subscription (the same
+// slot and stream in every worker: they run the same plan) and charges each
+// lost id to the source when every library that reported the subscription
+// lost it too, else to the library. Ids a library lost beyond its recorded
+// ranges (overflow) cannot be compared and are charged to the library.
+// finals holds each library's last subscription totals, with their gaps.
+func chargeLost(finals map[string][]SubStat) []store.LostCharge {
+	type key struct {
+		slot   int
+		stream string
+	}
+	byKey := map[key][]string{}
+	for lib, subs := range finals {
+		for _, s := range subs {
+			k := key{s.Slot, s.Stream}
+			byKey[k] = append(byKey[k], lib)
+		}
+	}
+	shared := map[key][][2]int64{}
+	for k, libs := range byKey {
+		var common [][2]int64
+		for i, lib := range libs {
+			g := gapsOf(finals[lib], k.slot, k.stream)
+			if i == 0 {
+				common = g
+			} else {
+				common = intersect(common, g)
+			}
+		}
+		shared[k] = common
+	}
+	var out []store.LostCharge
+	for lib, subs := range finals {
+		for _, s := range subs {
+			src := idCount(intersect(sorted(s.Gaps), shared[key{s.Slot, s.Stream}]))
+			out = append(out, store.LostCharge{Lib: lib, Slot: s.Slot, Group: s.Group, Stream: s.Stream,
+				Lost: s.Lost, Source: src, Library: s.Lost - src, Overflow: s.GapOverflow, Gaps: s.Gaps})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Lib != b.Lib {
+			return a.Lib < b.Lib
+		}
+		if a.Slot != b.Slot {
+			return a.Slot < b.Slot
+		}
+		return a.Stream < b.Stream
+	})
+	return out
+}
+
+func gapsOf(subs []SubStat, slot int, stream string) [][2]int64 {
+	for _, s := range subs {
+		if s.Slot == slot && s.Stream == stream {
+			return sorted(s.Gaps)
+		}
+	}
+	return nil
+}
+
+func sorted(r [][2]int64) [][2]int64 {
+	r = slices.Clone(r)
+	slices.SortFunc(r, func(a, b [2]int64) int { return int(min(max(a[0]-b[0], -1), 1)) })
+	return r
+}
+
+// intersect returns the ids in both sorted lists of inclusive ranges.
+func intersect(a, b [][2]int64) [][2]int64 {
+	var out [][2]int64
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		lo, hi := max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+		if lo <= hi {
+			out = append(out, [2]int64{lo, hi})
+		}
+		if a[i][1] < b[j][1] {
+			i++
+		} else {
+			j++
+		}
+	}
+	return out
+}
+
+func idCount(r [][2]int64) int64 {
+	var n int64
+	for _, x := range r {
+		n += x[1] - x[0] + 1
+	}
+	return n
+}

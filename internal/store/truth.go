@@ -1,0 +1,122 @@
+package store
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+)
+
+// schemaTruth: what each library lost per subscription, charged by comparing
+// the libraries, and each connection slot's dial account.
+const schemaTruth = `
+CREATE TABLE lost (
+	lib          TEXT NOT NULL,
+	slot         INTEGER NOT NULL,
+	grp          TEXT NOT NULL,
+	stream       TEXT NOT NULL,
+	lost         INTEGER NOT NULL, -- ids counted lost by the sequence rules (unit per stream type)
+	lost_library INTEGER NOT NULL, -- of them, ids some other library received: charged to this library
+	lost_source  INTEGER NOT NULL, -- of them, ids every library lost: charged to the source
+	gap_overflow INTEGER NOT NULL, -- lost ids beyond the recorded ranges (charged to the library)
+	gaps_json    TEXT NOT NULL,    -- the lost ids as inclusive ranges, [[first, last], ...], at most 64
+	PRIMARY KEY (lib, slot, stream)
+) WITHOUT ROWID;
+
+CREATE TABLE slot_dials (
+	lib           TEXT NOT NULL,
+	slot          INTEGER NOT NULL,
+	grp           TEXT NOT NULL,
+	dials         INTEGER NOT NULL, -- dial attempts, the first included
+	dial_fails    INTEGER NOT NULL,
+	statuses_json TEXT NOT NULL,    -- handshake status → failed dials, e.g. {"429": 2}
+	unrepairable  INTEGER NOT NULL, -- 1 when the profile's unrepairable rule fired
+	PRIMARY KEY (lib, slot)
+) WITHOUT ROWID;
+`
+
+// LostCharge is one library's lost ids on one subscription and who they are charged to.
+type LostCharge struct {
+	Lib           string
+	Slot          int
+	Group, Stream string
+	Lost          int64
+	Library       int64 // charged to the library: another library received them
+	Source        int64 // charged to the source: every library lost them
+	Overflow      int64
+	Gaps          [][2]int64
+}
+
+// SlotDials is one slot's dial account.
+type SlotDials struct {
+	Lib              string
+	Slot             int
+	Group            string
+	Dials, DialFails int64
+	Statuses         map[string]int64
+	Unrepairable     bool
+}
+
+// SaveTruth replaces the lost charges and slot dial accounts.
+func (s *DB) SaveTruth(lost []LostCharge, dials []SlotDials) error {
+	return s.tx("save lost charges", func(tx *sql.Tx) error {
+		for _, q := range []string{`DELETE FROM lost`, `DELETE FROM slot_dials`} {
+			if _, err := tx.Exec(q); err != nil {
+				return err
+			}
+		}
+		for _, l := range lost {
+			gaps, _ := json.Marshal(l.Gaps)
+			if l.Gaps == nil {
+				gaps = []byte("[]")
+			}
+			if _, err := tx.Exec(`INSERT INTO lost (lib, slot, grp, stream, lost, lost_library, lost_source, gap_overflow, gaps_json)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, l.Lib, l.Slot, l.Group, l.Stream, l.Lost, l.Library, l.Source, l.Overflow, string(gaps)); err != nil {
+				return fmt.Errorf("%s/%d/%s: %w", l.Lib, l.Slot, l.Stream, err)
+			}
+		}
+		for _, d := range dials {
+			st, _ := json.Marshal(d.Statuses)
+			if d.Statuses == nil {
+				st = []byte("{}")
+			}
+			if _, err := tx.Exec(`INSERT INTO slot_dials (lib, slot, grp, dials, dial_fails, statuses_json, unrepairable)
+				VALUES (?, ?, ?, ?, ?, ?, ?)`, d.Lib, d.Slot, d.Group, d.Dials, d.DialFails, string(st), d.Unrepairable); err != nil {
+				return fmt.Errorf("%s/%d: %w", d.Lib, d.Slot, err)
+			}
+		}
+		return nil
+	})
+}
+
+// LostCharges returns the stored charges by library, slot and stream.
+func (s *DB) LostCharges() ([]LostCharge, error) {
+	rows, err := s.db.Query(`SELECT lib, slot, grp, stream, lost, lost_library, lost_source, gap_overflow, gaps_json
+		FROM lost ORDER BY lib, slot, stream`)
+	if err != nil {
+		return nil, fmt.Errorf("read lost: %w", err)
+	}
+	return collect(rows, "read lost", func(rows *sql.Rows) (LostCharge, error) {
+		var l LostCharge
+		var gaps string
+		if err := rows.Scan(&l.Lib, &l.Slot, &l.Group, &l.Stream, &l.Lost, &l.Library, &l.Source, &l.Overflow, &gaps); err != nil {
+			return l, err
+		}
+		return l, json.Unmarshal([]byte(gaps), &l.Gaps)
+	})
+}
+
+// SlotDialAccounts returns the stored dial accounts by library and slot.
+func (s *DB) SlotDialAccounts() ([]SlotDials, error) {
+	rows, err := s.db.Query(`SELECT lib, slot, grp, dials, dial_fails, statuses_json, unrepairable FROM slot_dials ORDER BY lib, slot`)
+	if err != nil {
+		return nil, fmt.Errorf("read slot dials: %w", err)
+	}
+	return collect(rows, "read slot dials", func(rows *sql.Rows) (SlotDials, error) {
+		var d SlotDials
+		var st string
+		if err := rows.Scan(&d.Lib, &d.Slot, &d.Group, &d.Dials, &d.DialFails, &st, &d.Unrepairable); err != nil {
+			return d, err
+		}
+		return d, json.Unmarshal([]byte(st), &d.Statuses)
+	})
+}

@@ -1,0 +1,143 @@
+package verdict
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/profile"
+	"github.com/wssoak/wssoak/internal/store"
+)
+
+const knownProfile = `name: v
+duration: 3s
+thresholds:
+  max_lost: 5
+  max_dup: 1
+  max_reconnects: 1
+  max_reconnect_p99: 10s
+  max_silence: 2s
+  max_stalls: 0
+  max_errors: 2
+  max_rss_growth: 2MB
+  max_cpu_avg: 5
+  max_latency_p99: 10ms
+`
+
+// knownRun: a 3-second window (second 4 is the drain), gws with every kind
+// of trouble, coder with none.
+func knownRun(t *testing.T) *store.DB {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	start := time.Unix(1_800_000_000, 0)
+	if err := db.CreateRun(store.Run{ID: "v", Name: "v", Target: "local", ProfileText: knownProfile, Started: start,
+		Planned: 3 * time.Second, Settings: map[string]string{"profile_path": "profiles/v.yaml"}}); err != nil {
+		t.Fatal(err)
+	}
+	b := &store.Batch{}
+	for _, lib := range []string{"gws", "coder"} {
+		if err := db.UpsertWorker(store.Worker{Lib: lib, Module: "m", Version: "v", Pid: 1, LatCount: 10, LatP99: 12_000}); err != nil {
+			t.Fatal(err)
+		}
+		for sec, x := range map[int64]struct {
+			rss int64
+			cpu float64
+		}{0: {1e6, 90}, 1: {10e6, 100}, 2: {11e6, 4}, 3: {13e6, 6}, 4: {50e6, 80}} {
+			if lib == "coder" {
+				x.rss = 10e6
+			}
+			b.Samples = append(b.Samples, store.Sample{Lib: lib, Sec: sec, TS: start.Add(time.Duration(sec) * time.Second),
+				HasProc: true, RSS: x.rss, CPUPct: x.cpu})
+		}
+		b.StreamSamples = append(b.StreamSamples, store.StreamSample{Lib: lib, Group: "g", Stream: "btcusdt@trade", Sec: 3, MaxSilenceMs: 900})
+	}
+	b.StreamSamples = append(b.StreamSamples,
+		store.StreamSample{Lib: "gws", Group: "g", Stream: "ethusdt@trade", Sec: 3, LostTotal: 4, DupTotal: 1, MaxSilenceMs: 2500},
+		store.StreamSample{Lib: "gws", Group: "g", Stream: "solusdt@trade", Sec: 3, LostTotal: 3})
+	ev := func(kind string, code int, dur float64) store.Event {
+		return store.Event{Lib: "gws", TS: start.Add(time.Second), Sec: 1, Kind: kind, Code: code, DurMs: dur}
+	}
+	b.Events = []store.Event{ev("disconnected", 1006, 0), ev("reconnect", 0, 100), ev("disconnected", 1001, 0),
+		ev("reconnect", 0, 5000), ev("dial_error", 503, 0), ev("stall", 0, 0), {Lib: "", TS: start, Kind: "fault"}}
+	if err := db.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func TestFromRun(t *testing.T) {
+	vs, err := FromRun(knownRun(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		value  float64
+		broken bool
+	}
+	wants := map[string][2]want{ // gws, coder
+		"max_lost":          {{7, true}, {0, false}},
+		"max_dup":           {{1, false}, {0, false}},
+		"max_reconnects":    {{2, true}, {0, false}},
+		"max_reconnect_p99": {{5, false}, {0, false}},
+		"max_silence":       {{2.5, true}, {0.9, false}},
+		"max_stalls":        {{1, true}, {0, false}},
+		"max_errors":        {{2, false}, {0, false}}, // the 1006 loss and the failed dial; 1001 is no error
+		"max_rss_growth":    {{3e6, true}, {0, false}},
+		"max_cpu_avg":       {{5, false}, {5, false}}, // seconds 2 and 3: the first second and the drain are left out
+		"max_latency_p99":   {{0.012, true}, {0.012, true}},
+	}
+	if len(vs) != 2*len(profile.ThresholdKeys) {
+		t.Fatalf("%d verdicts, want %d", len(vs), 2*len(profile.ThresholdKeys))
+	}
+	for i, v := range vs {
+		key := profile.ThresholdKeys[i/2].Key
+		w := wants[key][map[string]int{"gws": 0, "coder": 1}[v.Lib]]
+		if v.Threshold != key || v.Ord != i/2 || v.Value != w.value || v.Broken != w.broken {
+			t.Errorf("verdict %d: %+v, want %s value %v broken %v", i, v, key, w.value, w.broken)
+		}
+	}
+}
+
+func TestNoThresholdsNoVerdicts(t *testing.T) {
+	vs, err := Check(knownRun(t), nil)
+	if err != nil || vs != nil {
+		t.Errorf("Check without thresholds = %v, %v", vs, err)
+	}
+}
+
+func TestFormat(t *testing.T) {
+	for _, tt := range []struct {
+		v    store.Verdict
+		want string
+	}{
+		{store.Verdict{Lib: "gws", Threshold: "max_lost", Value: 7, Limit: 0, Unit: "messages", Broken: true}, "gws max_lost: 7 messages > limit 0 messages"},
+		{store.Verdict{Lib: "gws", Threshold: "max_reconnect_p99", Value: 0.25, Limit: 10, Unit: "s"}, "gws max_reconnect_p99: 250ms ≤ limit 10s"},
+		{store.Verdict{Lib: "coder", Threshold: "max_rss_growth", Value: 61.2e6, Limit: 50e6, Unit: "bytes", Broken: true}, "coder max_rss_growth: 61.2 MB > limit 50.0 MB"},
+		{store.Verdict{Lib: "coder", Threshold: "max_cpu_avg", Value: 3.14159, Limit: 5, Unit: "%"}, "coder max_cpu_avg: 3.14 % ≤ limit 5.00 %"},
+	} {
+		if got := Format(tt.v); got != tt.want {
+			t.Errorf("Format = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+func TestP99(t *testing.T) {
+	xs := make([]float64, 200)
+	for i := range xs {
+		xs[i] = float64(200 - i) // 1..200, unsorted
+	}
+	if got := p99(xs); got != 198 { // nearest rank: ceil(0.99 × 200) = 198th
+		t.Errorf("p99 = %v, want 198", got)
+	}
+	if got := p99([]float64{3}); got != 3 {
+		t.Errorf("p99 of one = %v", got)
+	}
+	if !strings.Contains(Format(store.Verdict{Unit: "bytes", Value: 12}), "12 B") {
+		t.Errorf("small sizes lose their bytes")
+	}
+}
