@@ -96,15 +96,6 @@ func (s *DB) HostBuckets(width int64) ([]HostBucket, error) {
 	})
 }
 
-// LastSec returns the highest second of the samples (0 = none).
-func (s *DB) LastSec() (int64, error) {
-	var sec sql.NullInt64
-	if err := s.db.QueryRow(`SELECT max(sec) FROM samples`).Scan(&sec); err != nil {
-		return 0, fmt.Errorf("read last second: %w", err)
-	}
-	return sec.Int64, nil
-}
-
 // LostAt returns lib's cumulative lost total at each of secs: the value of
 // the latest sample at or before that second that has one (0 before any).
 func (s *DB) LostAt(lib string, secs []int64) ([]int64, error) {

@@ -107,7 +107,7 @@ func fill(db *store.DB, c Config) error {
 	err := db.CreateRun(store.Run{ID: start.Format("20060102-150405") + "-synth", Name: "synth", Target: "ws://synthetic",
 		ProfileText: fmt.Sprintf("# a synthetic run written by soak synth\nname: synth\nduration: %s\n"+
 			"thresholds:\n  max_reconnects: 50\n  max_lost: 1000000\n", c.Duration),
-		Started:     start, Ended: start.Add(c.Duration + 2*time.Second), Planned: c.Duration, Status: "done", GoVersion: "go1.26",
+		Started: start, Ended: start.Add(c.Duration + 2*time.Second), Planned: c.Duration, Status: "done", GoVersion: "go1.26",
 		Host: map[string]string{"cpu_model": "synthetic CPU", "cpu_logical": "2", "kernel": "6.1.0", "arch": "x86_64",
 			"tcp_rmem": "4096 131072 6291456"},
 		Settings: map[string]string{"plan": plan, "keepalive": "20s/1m0s", "read_limit": "16777216", "rcvbuf": "0"}})
