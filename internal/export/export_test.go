@@ -3,6 +3,7 @@ package export
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"flag"
@@ -280,4 +281,31 @@ func TestREADMEDefinesEveryColumn(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkWriteDB exports the database named by SOAK_BENCH_DB (e.g. a
+// synthetic 24 h run from soak synth) as CSV, reporting rows per second.
+func BenchmarkWriteDB(b *testing.B) {
+	path := os.Getenv("SOAK_BENCH_DB")
+	if path == "" {
+		b.Skip("set SOAK_BENCH_DB to a run database")
+	}
+	db, err := store.OpenReadOnly(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	format := cmp.Or(os.Getenv("SOAK_EXPORT_FORMAT"), "csv")
+	var rows int64
+	for b.Loop() {
+		counts, err := Write(db, b.TempDir(), format)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows = 0
+		for _, n := range counts {
+			rows += n
+		}
+	}
+	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }

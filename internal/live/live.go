@@ -32,6 +32,7 @@ type lib struct {
 	cpu                                   float64 // counter: CPU seconds of the current process
 	up                                    float64 // 1: the worker's frame for the latest second arrived
 	hasWorker, hasProc                    bool
+	sec                                   int64 // run second of the newest row taken in
 }
 
 // Renderer writes the run's HTML report from the database at dbPath (opened
@@ -43,7 +44,7 @@ type Server struct {
 	mu         sync.Mutex
 	libs       map[string]*lib
 	order      []string
-	sec        int64 // run second of the latest committed sample row
+	sec        int64 // run second of the newest committed sample row, any library
 	dir, db    string
 	render     Renderer
 	renderMu   sync.Mutex // one render at a time
@@ -78,10 +79,10 @@ func (s *Server) Observe(b *store.Batch) {
 	for i := range b.Samples {
 		x := &b.Samples[i]
 		l := s.lib(x.Lib)
-		if x.Sec < s.sec {
-			continue // a late half of an older second: the state is already newer
+		if x.Sec < l.sec {
+			continue // a late half of an older second: the library's state is already newer
 		}
-		s.sec = x.Sec
+		l.sec, s.sec = x.Sec, max(s.sec, x.Sec)
 		if !seen[x.Lib] {
 			l.up = 0
 		}
@@ -161,7 +162,7 @@ var (
 		{desc("soak_cpu_seconds_total", "User plus system CPU seconds of the current worker process."), counter, func(l *lib) float64 { return l.cpu }, fromProc},
 		{desc("soak_worker_up", "1 when the worker's report for the latest second arrived, else 0."), gauge, func(l *lib) float64 { return l.up }, always},
 	}
-	secondDesc = prometheus.NewDesc("soak_run_second", "Run second of the latest sample row committed to the database; every value above is as of this second.", nil, nil)
+	secondDesc = prometheus.NewDesc("soak_run_second", "Run second of the newest sample row committed to the database; each library's values are those of its newest row up to this second.", nil, nil)
 )
 
 // Describe implements prometheus.Collector.

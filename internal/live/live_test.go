@@ -91,6 +91,13 @@ func TestObserve(t *testing.T) {
 	if v, _ := get(gather(t, s), "soak_worker_up", "coder"); v != 1 {
 		t.Errorf("coder back: up = %v", v)
 	}
+	// Each library keeps its own newest second: gws's row for second 4,
+	// committed after coder's second 5, is taken.
+	s.Observe(&store.Batch{Samples: []store.Sample{sample("coder", 5, true, true)}})
+	s.Observe(&store.Batch{Samples: []store.Sample{sample("gws", 4, true, false)}})
+	if v, _ := get(gather(t, s), "soak_messages_total", "gws"); v != 400 {
+		t.Errorf("gws after its second 4: messages %v, want 400", v)
+	}
 }
 
 func TestReportPage(t *testing.T) {

@@ -41,13 +41,14 @@ func (s *DB) EachSample(fn func(*Sample) error) error {
 }
 
 // EachStreamSample calls fn for every stored stream sample, ordered by sec,
-// then lib, group, slot and stream.
+// then stream id (the order in which subscriptions were first recorded):
+// the table's key order, so nothing is sorted.
 func (s *DB) EachStreamSample(fn func(*StreamSample) error) error {
 	rows, err := s.db.Query(`SELECT st.lib, st.slot, st.grp, st.stream, ss.sec, ss.msgs_total,
 			ss.bytes_total, ss.lost_total, ss.dup_total, ss.ooo_total, ss.max_silence_ms, ss.last_seq,
 			ss.stalls_total, ss.stalled
 		FROM stream_samples ss JOIN streams st ON st.id = ss.sid
-		ORDER BY ss.sec, st.lib, st.grp, st.slot, st.stream`)
+		ORDER BY ss.sec, ss.sid`)
 	if err != nil {
 		return fmt.Errorf("read stream samples: %w", err)
 	}

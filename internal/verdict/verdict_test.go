@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -139,5 +140,28 @@ func TestP99(t *testing.T) {
 	}
 	if !strings.Contains(Format(store.Verdict{Unit: "bytes", Value: 12}), "12 B") {
 		t.Errorf("small sizes lose their bytes")
+	}
+}
+
+// BenchmarkCheckDB checks every threshold against the database named by
+// SOAK_BENCH_DB (e.g. a synthetic 24 h run from soak synth).
+func BenchmarkCheckDB(b *testing.B) {
+	path := os.Getenv("SOAK_BENCH_DB")
+	if path == "" {
+		b.Skip("set SOAK_BENCH_DB to a run database")
+	}
+	db, err := store.OpenReadOnly(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	var ts []profile.Threshold
+	for _, k := range profile.ThresholdKeys {
+		ts = append(ts, profile.Threshold{Key: k.Key, Limit: 1})
+	}
+	for b.Loop() {
+		if _, err := Check(db, ts); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
