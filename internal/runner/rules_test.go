@@ -173,8 +173,11 @@ func testConnectionRules(t *testing.T, tr transport.Transport, plan Plan, srv *r
 		if len(c.Streams) != want {
 			t.Errorf("%s: %d streams subscribed on the server, want %d", c.Tag, len(c.Streams), want)
 		}
-		if c.ClosedBy != "client" || c.CloseCode != 1000 {
-			t.Errorf("%s: closed by %q with %d %q, want closed by the client with 1000", c.Tag, c.ClosedBy, c.CloseCode, c.CloseReason)
+		// Closed by the worker at the end, not by the server for breaking a rule. (The code
+		// may be 1006: gws closes its socket right after its close frame, and a server still
+		// writing data then sees a reset.)
+		if c.ClosedBy != "client" {
+			t.Errorf("%s: closed by %q with %d %q, want closed by the client", c.Tag, c.ClosedBy, c.CloseCode, c.CloseReason)
 		}
 		// Only a ping still in flight when the client closed may go unanswered.
 		if c.PingsSent < 3 || c.PongsReceived < c.PingsSent-1 {
