@@ -50,6 +50,7 @@ const usage = `soak compares Go WebSocket client libraries on Binance market str
 
 Usage:
   soak run    [-profile FILE] [-duration D] [-out DIR]   run a soak (default: profiles/local.yaml, 2m, embedded replay server)
+  soak run    -resume RUN_DIR                             continue a run whose controller died, into the same database
   soak serve  [-addr HOST:PORT] [-profile FILE]          run the Binance-like replay server on its own
   soak export [-format csv|json] [-o DIR] [RUN]          write a run's tables as CSV or NDJSON files
   soak compare RUN_A RUN_B                               two runs' end tables side by side, with differences

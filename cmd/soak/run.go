@@ -31,13 +31,25 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	libs := fs.String("libs", "", "comma-separated libraries, overrides the profile")
 	workerTimeout := fs.Duration("worker-timeout", 30*time.Second, "kill and restart a worker that sent nothing for this long")
 	verbose := fs.Bool("v", false, "log debug details")
+	resume := fs.String("resume", "", "continue the crashed run in `RUN_DIR` (same database) up to its original end")
 	httpAddr := fs.String("http", "", "serve the live view (the report at /, Prometheus /metrics) on this address, e.g. 127.0.0.1:8080")
 	httpPublic := fs.Bool("http-public", false, "allow -http on an address other than loopback (the live view has no authentication)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	p, err := loadProfile(*profilePath)
-	if err != nil {
+	var p *profile.Profile
+	var err error
+	if *resume != "" {
+		var set []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "profile" || f.Name == "duration" || f.Name == "libs" || f.Name == "out" {
+				set = append(set, "-"+f.Name)
+			}
+		})
+		if len(set) > 0 {
+			return usageError{fmt.Errorf("flag -resume: %s cannot be changed when resuming: the run keeps its own settings", strings.Join(set, ", "))}
+		}
+	} else if p, err = loadProfile(*profilePath); err != nil {
 		return err
 	}
 	if *duration != "" {
@@ -79,12 +91,16 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}()
 
-	fmt.Fprintf(stdout, "soak run: profile %s, %s, libraries %s\n", p.Path, time.Duration(p.Duration), strings.Join(p.Libraries, ", "))
 	if *workerTimeout < 2*time.Second {
 		return usageError{fmt.Errorf("flag -worker-timeout: %s is too short: workers report every second; want at least 2s", *workerTimeout)}
 	}
 	opts := runner.Options{Profile: p, OutDir: *out, Log: log, Progress: stdout, Abort: abort, WorkerTimeout: *workerTimeout,
-		ProgressInPlace: isTerminal(stdout)}
+		ProgressInPlace: isTerminal(stdout), Resume: *resume}
+	if p != nil {
+		fmt.Fprintf(stdout, "soak run: profile %s, %s, libraries %s\n", p.Path, time.Duration(p.Duration), strings.Join(p.Libraries, ", "))
+	} else {
+		fmt.Fprintf(stdout, "soak run: resuming %s\n", *resume)
+	}
 	if *httpAddr != "" {
 		lv, stop, err := startLive(*httpAddr, *httpPublic, log)
 		if err != nil {

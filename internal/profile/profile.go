@@ -49,6 +49,7 @@ type Profile struct {
 	RcvBuf           ByteSize    `yaml:"rcvbuf"`            // SO_RCVBUF; 0 = kernel default (autotuning)
 	Replay           Replay      `yaml:"replay"`            // only for target local
 	Thresholds       []Threshold `yaml:"-"`                 // pass/fail limits per library, in ThresholdKeys order
+	Faults           []Fault     `yaml:"-"`                 // injected by the replay server (target local only)
 	Proxy            string      `yaml:"proxy"`             // forward proxy for every connection (socks5, socks4, http, https URL); "" = direct
 	TLS              TLS         `yaml:"tls"`               // trust for wss targets and https proxies
 

@@ -93,6 +93,7 @@ func Summarize(db *store.DB) (*Table, error) {
 			d.streams = append(d.streams, s)
 		}
 	}
+	var outages []store.Event // run-wide: the controller was down
 	for _, c := range charges {
 		if d := data[c.Lib]; d != nil {
 			d.charges = append(d.charges, c)
@@ -104,6 +105,9 @@ func Summarize(db *store.DB) (*Table, error) {
 		}
 	}
 	for _, e := range events {
+		if e.Lib == "" && e.Kind == "outage" {
+			outages = append(outages, e)
+		}
 		d := data[e.Lib]
 		if d == nil {
 			continue
@@ -278,6 +282,44 @@ func Summarize(db *store.DB) (*Table, error) {
 			}
 		}
 		return fmt.Sprintf("%d / %d / %d", errs, stalls, unrep), float64(errs + stalls + unrep)
+	})
+	// Seconds of the window (up to the last second recorded for any library)
+	// without a worker row: a controller outage, a worker that was down, or
+	// rows lost to failed writes.
+	var lastSec int64
+	for _, d := range data {
+		for _, s := range d.samples {
+			lastSec = max(lastSec, s.Sec)
+		}
+	}
+	if t.Seconds > 0 {
+		lastSec = min(lastSec, t.Seconds)
+	}
+	row("Seconds missing", func(d *libData) (string, float64) {
+		have := map[int64]bool{}
+		for _, s := range d.samples {
+			if s.HasWorker && s.Sec >= 1 && s.Sec <= lastSec {
+				have[s.Sec] = true
+			}
+		}
+		miss := lastSec - int64(len(have))
+		var notes []string
+		for _, o := range outages {
+			notes = append(notes, fmt.Sprintf("outage at %.0f s: %s", o.Sec, dur(o.DurMs)))
+		}
+		var failed int
+		for _, e := range d.events {
+			if e.Kind == "write_failed" {
+				failed++
+			}
+		}
+		if failed > 0 {
+			notes = append(notes, fmt.Sprintf("%d failed writes", failed))
+		}
+		if len(notes) == 0 {
+			return fmt.Sprint(miss), float64(miss)
+		}
+		return fmt.Sprintf("%d (%s)", miss, strings.Join(notes, ", ")), float64(miss)
 	})
 	row("Dials / failed (status × n)", func(d *libData) (string, float64) {
 		if len(d.dials) == 0 {

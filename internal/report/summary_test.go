@@ -45,6 +45,9 @@ func knownRun(t *testing.T) *store.DB {
 				msgs = 0 // the outage
 			}
 			total += msgs
+			if lib == "gorilla" && sec == 7 {
+				continue // lost: the controller was down (the outage event below)
+			}
 			b.Samples = append(b.Samples, store.Sample{Lib: lib, Sec: sec, TS: start.Add(time.Duration(sec) * time.Second),
 				HasWorker: true, Msgs: msgs, Bytes: msgs * 200, MsgsTotal: total, BytesTotal: total * 200,
 				HasProc: true, RSS: int64(10e6 + sec*1e6), CPUPct: float64(sec)})
@@ -67,6 +70,7 @@ func knownRun(t *testing.T) *store.DB {
 		store.Event{Lib: "gws", TS: at(8.0), Sec: 8.0, Kind: "stall", Slot: 2, Group: "markets", Stream: "ethusdt@trade"},
 		store.Event{Lib: "gws", TS: at(3.0), Sec: 3.0, Kind: "stall", Slot: 0, Group: "arr", Stream: "!ticker@arr"},
 		store.Event{Lib: "gorilla", TS: at(10.5), Sec: 10.5, Kind: "closed", Slot: 1, Group: "markets", Code: 1000},
+		store.Event{TS: at(6), Sec: 6, Kind: "outage", Slot: -1, DurMs: 1400},
 		store.Event{Lib: "gws", TS: at(5.4), Sec: 5.4, Kind: "fault", Slot: -1, Detail: "reset"},
 		store.Event{Lib: "gorilla", TS: at(5.4), Sec: 5.4, Kind: "fault", Slot: -1, Detail: "reset"},
 		store.Event{Lib: "gws", TS: at(9.0), Sec: 9.0, Kind: "fault", Slot: -1, Detail: "drop n=3"},
@@ -99,9 +103,9 @@ func TestSummarizeKnownRun(t *testing.T) {
 	}
 	want := map[string][2]float64{ // row -> primary number per library
 		"Messages / data":                    {15000, 14000},
-		"Avg / peak msgs/s":                  {1400, 1300}, // window seconds 1..10 only
+		"Avg / peak msgs/s":                  {13000.0 / 9, 1300}, // window seconds 1..10 only, over the seconds recorded
 		"RSS start → end (peak)":             {20e6, 20e6},
-		"CPU avg (% of one core)":            {6, 6}, // seconds 2..10
+		"CPU avg (% of one core)":            {47.0 / 8, 6}, // seconds 2..10 (gorilla without 7)
 		"CPU s sampled / rusage":             {1.98, 1.98},
 		"Reconnects (arr / markets / depth)": {0, 2},
 		"Reconnect duration (median / max)":  {0, 2000},
@@ -114,6 +118,7 @@ func TestSummarizeKnownRun(t *testing.T) {
 		"Dials / failed (status × n)":        {0, 3},
 		"Unrepairable slots":                 {0, 1}, // two events, one slot
 		"Stalled subscriptions at end":       {0, 1},
+		"Seconds missing":                    {1, 0},
 	}
 	for _, r := range tbl.Rows {
 		w, ok := want[r.Name]

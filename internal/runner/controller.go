@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -46,6 +47,11 @@ type Options struct {
 	// WorkerTimeout: a worker that sent no frame for this long is killed
 	// (event worker_hung) and restarted. Default 30 s.
 	WorkerTimeout time.Duration
+	// Resume is the directory of a run whose controller died: the run goes
+	// on in the same database up to its original end instant, with an
+	// outage event for the time nothing was recorded. Profile is then
+	// taken from the run, and OutDir is not used.
+	Resume string
 	// ProgressInPlace rewrites one progress line (for a terminal) instead of
 	// printing a new line every 10 s.
 	ProgressInPlace bool
@@ -92,6 +98,8 @@ type ServeConfig struct {
 	KeyFile      string             `json:"key_file,omitempty"`
 	Start        time.Time          `json:"start"`
 	Stop         time.Time          `json:"stop"`
+	// Faults are injected by the server at Start+At on its own clock.
+	Faults []replay.ScheduledFault `json:"faults,omitempty"`
 }
 
 // ServeReady is the first line a child replay server prints on stdout.
@@ -118,8 +126,11 @@ type workerProc struct {
 	finalCPU float64 // CPU seconds of the last sample, taken after the final frame
 	acc      struct {
 		rusageUser, rusageSys, sampled float64 // over this worker's processes so far
-		msgs, bytes                    int64   // totals of the processes that died
+		// totals of the processes that died (or of the controller that crashed)
+		msgs, bytes, reconnects, lost, dup int64
+		subs                               map[subKey]SubStat // per subscription, cumulative
 	}
+	subs    map[subKey]SubStat // latest cumulative totals per subscription
 	started time.Time
 	res     WorkerResult
 
@@ -156,6 +167,7 @@ type controller struct {
 	host     *metrics.Host
 	server   *child
 	addr     string
+	resumed  *resumed // set when continuing a crashed run
 	// progressed: a progress line was printed
 	progressed bool
 	ca         *cert.Authority // the replay server's throwaway CA (replay.tls)
@@ -184,24 +196,40 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		o.Exe = exe
 	}
+	var (
+		runID, dir string
+		db         *store.DB
+		rs         *resumed
+		err        error
+	)
+	if o.Resume != "" {
+		if rs, err = openResumed(o.Resume); err != nil {
+			return nil, err
+		}
+		o.Profile, db, dir, runID = rs.profile, rs.db, o.Resume, rs.run.ID
+	}
 	p := o.Profile
 	if err := preflight(ctx, p.Target, p.Proxy); err != nil {
+		if db != nil {
+			db.Close()
+		}
 		return nil, err
 	}
-	runID := o.Now().UTC().Format("20060102-150405") + "-" + sanitize(p.Name)
-	dir := filepath.Join(o.OutDir, runID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create run dir: %w", err)
-	}
-	db, err := store.Open(filepath.Join(dir, "soak.db"))
-	if err != nil {
-		return nil, err
+	if rs == nil {
+		runID = o.Now().UTC().Format("20060102-150405") + "-" + sanitize(p.Name)
+		dir = filepath.Join(o.OutDir, runID)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create run dir: %w", err)
+		}
+		if db, err = store.Open(filepath.Join(dir, "soak.db")); err != nil {
+			return nil, err
+		}
 	}
 	if o.Observer != nil {
 		o.Observer.RunStarted(dir, filepath.Join(dir, "soak.db"))
 	}
 	c := &controller{o: o, db: db, dir: dir, frames: make(chan frameMsg, 1024), exits: make(chan *workerProc, 16), restarts: make(chan *workerProc, 16),
-		batch: new(store.Batch), writes: make(chan *store.Batch, 8), written: make(chan error, 1), host: metrics.NewHost()}
+		batch: new(store.Batch), writes: make(chan *store.Batch, 8), written: make(chan error, 1), host: metrics.NewHost(), resumed: rs}
 	go c.writer()
 	res, err := c.run(ctx, runID)
 	if c.progressed && o.ProgressInPlace {
@@ -268,6 +296,16 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 	warmup := time.Duration(p.Warmup)
 	start := c.o.Now().Add(warmup).Truncate(time.Millisecond)
 	end := start.Add(time.Duration(p.Duration))
+	serverStart := start
+	if rs := c.resumed; rs != nil {
+		// The window stays the original one; the replay server's schedule
+		// starts anew after the warm-up (it cannot replay the missed part).
+		start, end = rs.plan.Start, rs.plan.End
+		serverStart = c.o.Now().Add(warmup).Truncate(time.Millisecond)
+		if !serverStart.Before(end) {
+			return nil, fmt.Errorf("resume: run %s ended at %s; nothing is left to run", runID, end.Format(time.RFC3339))
+		}
+	}
 	c.epoch = time.Now().Add(time.Until(start))
 
 	hostInfo, err := metrics.HostInfo()
@@ -282,7 +320,7 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 				return nil, err
 			}
 		}
-		if err := c.startServer(ctx, start, end); err != nil {
+		if err := c.startServer(ctx, serverStart, end); err != nil {
 			return nil, err
 		}
 		defer c.stopServer()
@@ -294,33 +332,21 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 	for _, w := range p.Warnings {
 		c.o.Log.Warn("profile", "warning", w)
 	}
-	symbols, err := c.resolveSymbols(ctx)
-	if err != nil {
+	if c.resumed != nil {
+		c.plan = c.resumed.plan
+		c.plan.Target = target
+		if err := c.reopen(); err != nil {
+			return nil, err
+		}
+	} else if err := c.create(ctx, runID, target, local, start, end, hostInfo, caFile); err != nil {
 		return nil, err
 	}
-	plan, err := BuildPlan(p, runID, target, local)
-	if err != nil {
-		return nil, err
-	}
-	if caFile != "" {
-		plan.CAFiles = append(plan.CAFiles, caFile)
-	}
-	plan.Start, plan.End = start, end
-	c.plan = plan
-	planJSON, _ := json.Marshal(plan)
-	// Proxy credentials are in the plan the workers get, never in what is stored.
-	if err := c.db.CreateRun(store.Run{
-		ID: runID, Name: p.Name, Target: transport.Mask(target), ProfileText: transport.Mask(p.Text), Status: "running",
-		GoVersion: runtime.Version(), Started: start, Planned: time.Duration(p.Duration), Host: hostInfo,
-		Settings: map[string]string{"plan": transport.Mask(string(planJSON)), "profile_path": p.Path,
-			"keepalive":  fmt.Sprintf("%s/%s", plan.PingInterval, plan.PongTimeout),
-			"read_limit": fmt.Sprint(plan.ReadLimit), "rcvbuf": fmt.Sprint(plan.RcvBuf), "symbols": symbols,
-			"proxy": transport.Mask(plan.Proxy), "tls_ca": strings.Join(plan.CAFiles, ","), "tls_server_name": plan.ServerName},
-	}); err != nil {
-		return nil, err
-	}
+	plan := c.plan
 	for _, lib := range p.Libraries {
 		w := &workerProc{lib: lib, secs: map[int64]*SecStat{}, procs: map[int64]procAt{}, res: WorkerResult{Lib: lib}}
+		if c.resumed != nil {
+			c.resumed.carry(w)
+		}
 		if err := c.startWorker(w); err != nil {
 			c.killWorkers()
 			return nil, err
@@ -343,8 +369,41 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 			c.o.Log.Warn("server counts", "err", serr)
 		}
 	}
+	if local && c.addr != "" {
+		if ferr := c.saveFaults(); ferr != nil {
+			c.o.Log.Warn("server faults", "err", ferr)
+		}
+	}
 	c.flush()
 	return res, err
+}
+
+// create resolves the symbols, builds the plan and records the new run.
+func (c *controller) create(ctx context.Context, runID, target string, local bool, start, end time.Time, hostInfo map[string]string, caFile string) error {
+	p := c.o.Profile
+	symbols, err := c.resolveSymbols(ctx)
+	if err != nil {
+		return err
+	}
+	plan, err := BuildPlan(p, runID, target, local)
+	if err != nil {
+		return err
+	}
+	if caFile != "" {
+		plan.CAFiles = append(plan.CAFiles, caFile)
+	}
+	plan.Start, plan.End = start, end
+	c.plan = plan
+	planJSON, _ := json.Marshal(plan)
+	// Proxy credentials are in the plan the workers get, never in what is stored.
+	return c.db.CreateRun(store.Run{
+		ID: runID, Name: p.Name, Target: transport.Mask(target), ProfileText: transport.Mask(p.Text), Status: "running",
+		GoVersion: runtime.Version(), Started: start, Planned: time.Duration(p.Duration), Host: hostInfo,
+		Settings: map[string]string{"plan": transport.Mask(string(planJSON)), "profile_path": p.Path,
+			"keepalive":  fmt.Sprintf("%s/%s", plan.PingInterval, plan.PongTimeout),
+			"read_limit": fmt.Sprint(plan.ReadLimit), "rcvbuf": fmt.Sprint(plan.RcvBuf), "symbols": symbols,
+			"proxy": transport.Mask(plan.Proxy), "tls_ca": strings.Join(plan.CAFiles, ","), "tls_server_name": plan.ServerName},
+	})
 }
 
 // resolveSymbols turns every {top: N, quote: Q} of the profile into a symbol
@@ -388,7 +447,8 @@ func (c *controller) startServer(ctx context.Context, start, end time.Time) erro
 	r := c.o.Profile.Replay
 	cfg := ServeConfig{Seed: r.Seed, Speed: r.Speed, Rates: r.Rates, Symbols: r.Symbols,
 		PingInterval: time.Duration(r.PingInterval), PongTimeout: time.Duration(r.PongTimeout),
-		Lifetime: time.Duration(r.Lifetime), QueueSize: r.QueueSize, Start: start, Stop: end}
+		Lifetime: time.Duration(r.Lifetime), QueueSize: r.QueueSize, Start: start, Stop: end,
+		Faults: c.o.Profile.ScheduledFaults()}
 	if len(cfg.Symbols) == 0 {
 		cfg.Symbols = c.o.Profile.Symbols
 	}
@@ -579,8 +639,8 @@ func (c *controller) loop(ctx context.Context, end time.Time) error {
 	stopAt := c.epoch.Add(end.Sub(c.plan.Start) + drain)
 	stopTimer := time.NewTimer(time.Until(stopAt))
 	defer stopTimer.Stop()
-	k := int64(1)
-	tick := time.NewTimer(time.Until(c.epoch.Add(time.Second)))
+	k := max(int64(time.Since(c.epoch)/time.Second)+1, 1) // > 1 when a crashed run resumes
+	tick := time.NewTimer(time.Until(c.epoch.Add(time.Duration(k) * time.Second)))
 	defer tick.Stop()
 	stopping := false
 	var stopDeadline <-chan time.Time
@@ -634,6 +694,7 @@ func (c *controller) loop(ctx context.Context, end time.Time) error {
 				c.watchdog(now)
 			}
 			c.sample(k, now)
+			c.writeComplete(k)
 			c.writeRows(k, false)
 			if total := int64(c.plan.End.Sub(c.plan.Start) / time.Second); k <= total && (k%10 == 0 || k == total) {
 				c.progress(k, total)
@@ -724,9 +785,10 @@ func (c *controller) sample(k int64, now time.Time) {
 	}
 }
 
-// writeRows writes one row per worker for every complete second: second j is
-// complete at tick j+1 (its worker frame was sent at epoch + j s). With all set,
-// every pending second is written.
+// writeRows writes one row per worker for every second before k still
+// pending (at tick k, second k-1's frame may not have come, so it waits one
+// tick at most). With all set, every pending second is written. Most seconds
+// are written earlier, by writeComplete, as soon as both halves are in.
 func (c *controller) writeRows(k int64, all bool) {
 	for _, w := range c.workers {
 		var secs []int64
@@ -743,28 +805,58 @@ func (c *controller) writeRows(k int64, all bool) {
 			if s >= k && !all {
 				continue
 			}
-			row := store.Sample{Lib: w.lib, Sec: s, TS: c.epoch.Add(time.Duration(s) * time.Second)}
-			if st, ok := w.secs[s]; ok {
-				if s == k-1 {
-					w.last = st // the progress line shows the same second for every library
-				}
-				row.HasWorker = true
-				row.Msgs, row.Bytes, row.MsgsTotal, row.BytesTotal = st.Msgs, st.Bytes, st.MsgsTotal, st.BytesTotal
-				row.Goroutines, row.HeapBytes, row.ConnsUp = st.Goroutines, st.HeapBytes, st.ConnsUp
-				row.ReconnectsTotal, row.LostTotal, row.DupTotal = st.Reconnects, st.Lost, st.Dup
-				row.LatP50, row.LatP99, row.LatMax = st.LatP50, st.LatP99, st.LatMax
-			}
-			if pa, ok := w.procs[s]; ok {
-				row.HasProc = true
-				row.RSS, row.CPUUser, row.CPUSys, row.CPUPct = int64(pa.RSS), pa.CPUUser, pa.CPUSys, pa.pct
-				row.FDs, row.Threads = int(pa.FDs), int(pa.Threads)
-			}
-			c.batch.Samples = append(c.batch.Samples, row)
-			delete(w.secs, s)
-			delete(w.procs, s)
+			c.addRow(w, s)
 		}
 	}
 	c.flush()
+}
+
+// writeComplete writes second s at once when every running worker has both
+// its halves (its frame for s and the process sample taken at s), so that a
+// controller killed at any instant loses at most the second in progress.
+func (c *controller) writeComplete(s int64) {
+	n := 0
+	for _, w := range c.workers {
+		if w.exited {
+			continue
+		}
+		_, okW := w.secs[s]
+		_, okP := w.procs[s]
+		if !okW || !okP {
+			return
+		}
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	for _, w := range c.workers {
+		if !w.exited {
+			c.addRow(w, s)
+		}
+	}
+	c.flush()
+}
+
+// addRow moves second s of w (either half may be missing) into the batch.
+func (c *controller) addRow(w *workerProc, s int64) {
+	row := store.Sample{Lib: w.lib, Sec: s, TS: c.epoch.Add(time.Duration(s) * time.Second)}
+	if st, ok := w.secs[s]; ok {
+		w.last = st // the progress line shows the last written second
+		row.HasWorker = true
+		row.Msgs, row.Bytes, row.MsgsTotal, row.BytesTotal = st.Msgs, st.Bytes, st.MsgsTotal, st.BytesTotal
+		row.Goroutines, row.HeapBytes, row.ConnsUp = st.Goroutines, st.HeapBytes, st.ConnsUp
+		row.ReconnectsTotal, row.LostTotal, row.DupTotal = st.Reconnects, st.Lost, st.Dup
+		row.LatP50, row.LatP99, row.LatMax = st.LatP50, st.LatP99, st.LatMax
+	}
+	if pa, ok := w.procs[s]; ok {
+		row.HasProc = true
+		row.RSS, row.CPUUser, row.CPUSys, row.CPUPct = int64(pa.RSS), pa.CPUUser, pa.CPUSys, pa.pct
+		row.FDs, row.Threads = int(pa.FDs), int(pa.Threads)
+	}
+	c.batch.Samples = append(c.batch.Samples, row)
+	delete(w.secs, s)
+	delete(w.procs, s)
 }
 
 func (c *controller) onFrame(w *workerProc, f *Frame) {
@@ -779,14 +871,19 @@ func (c *controller) onFrame(w *workerProc, f *Frame) {
 		if st := f.Stat; st != nil {
 			st.MsgsTotal += w.acc.msgs // continue across a restart
 			st.BytesTotal += w.acc.bytes
+			st.Reconnects += w.acc.reconnects
+			st.Lost += w.acc.lost
+			st.Dup += w.acc.dup
 			w.secs[f.Sec] = st
 			w.latest = st
+			c.writeComplete(f.Sec)
 		}
 	case frameSubs:
 		if f.Slots != nil {
 			w.finalSubs, w.finalSlots = f.Subs, f.Slots
 		}
 		for _, s := range f.Subs {
+			s = w.carrySub(s)
 			c.batch.StreamSamples = append(c.batch.StreamSamples, store.StreamSample{Lib: w.lib, Slot: s.Slot, Group: s.Group,
 				Stream: s.Stream, Sec: f.Sec, MsgsTotal: s.Msgs, BytesTotal: s.Bytes, LostTotal: s.Lost, DupTotal: s.Dup,
 				OOOTotal: s.OOO, MaxSilenceMs: s.MaxSilenceMs, LastSeq: s.LastSeq, StallsTotal: s.Stalls, Stalled: s.Stalled})
@@ -861,6 +958,8 @@ func (c *controller) onExit(w *workerProc, stopping bool) {
 	w.res.Err = fmt.Errorf("worker %s died (%s) and was restarted %d times", w.lib, detail, w.restarts)
 	if w.latest != nil {
 		w.acc.msgs, w.acc.bytes = w.latest.MsgsTotal, w.latest.BytesTotal
+		w.acc.reconnects, w.acc.lost, w.acc.dup = w.latest.Reconnects, w.latest.Lost, w.latest.Dup
+		w.acc.subs = maps.Clone(w.subs)
 	}
 	if stopping || w.restarts >= maxRestarts {
 		return

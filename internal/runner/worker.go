@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -396,7 +397,12 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 		sb = s.byName[string(name)]
 	}
 	if sb == nil {
-		return // a control reply: counted for the slot, not for a stream
+		// A control reply (counted for the slot, not for a stream), or an
+		// unwrapped event such as serverShutdown.
+		if bytes.Contains(p, serverShutdown) {
+			s.w.emit(Event{Kind: "server_shutdown", Slot: s.Slot.ID, Group: s.Slot.Group})
+		}
+		return
 	}
 	if !s.gotFirst {
 		s.firstData(now)
@@ -447,6 +453,8 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 		s.w.emit(Event{Kind: "server_shutdown", Slot: s.Slot.ID, Group: s.Slot.Group})
 	}
 }
+
+var serverShutdown = []byte(`"serverShutdown"`)
 
 // OnPing is called after the adapter echoed the payload: the pong counts toward
 // Binance's 5 messages per second.

@@ -362,3 +362,24 @@ func (s *DB) Summary() ([]SummaryRow, error) {
 		return r, err
 	})
 }
+
+// LastSamples returns, per library, the last stored second that has its
+// worker half: where a resumed run continues the library's totals.
+func (s *DB) LastSamples() ([]Sample, error) {
+	rows, err := s.db.Query(`SELECT ` + sampleCols + ` FROM samples
+		WHERE (lib, sec) IN (SELECT lib, max(sec) FROM samples WHERE msgs IS NOT NULL GROUP BY lib)
+		ORDER BY lib`)
+	if err != nil {
+		return nil, fmt.Errorf("read last samples: %w", err)
+	}
+	return collect(rows, "read last samples", scanSample)
+}
+
+// LastSec is the latest second with any sample row, 0 when there is none.
+func (s *DB) LastSec() (int64, error) {
+	var sec sql.NullInt64
+	if err := s.db.QueryRow(`SELECT max(sec) FROM samples`).Scan(&sec); err != nil {
+		return 0, fmt.Errorf("read last second: %w", err)
+	}
+	return sec.Int64, nil
+}

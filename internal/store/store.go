@@ -370,3 +370,12 @@ func collect[T any](rows *sql.Rows, what string, scan func(*sql.Rows) (T, error)
 	}
 	return out, nil
 }
+
+// ReopenRun marks a run that a crashed controller left behind as running
+// again: its end instant is cleared and its status set.
+func (s *DB) ReopenRun(status string) error {
+	if _, err := s.db.Exec(`UPDATE runs SET ended_ns = NULL, status = ?`, status); err != nil {
+		return fmt.Errorf("reopen run: %w", err)
+	}
+	return nil
+}
