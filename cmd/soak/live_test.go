@@ -137,17 +137,6 @@ replay:
 		t.Fatalf("no live view address logged; stderr:\n%s", stderr.String())
 	}
 
-	// Before the report exists, / says so (and links /metrics).
-	resp, err := http.Get(base + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(page), "/metrics") {
-		t.Errorf("/ before a report: %s %q", resp.Status, page)
-	}
-
 	// waitSecond scrapes until the run second reaches at least sec.
 	waitSecond := func(sec float64) map[string]*dto.MetricFamily {
 		deadline := time.Now().Add(30 * time.Second)
@@ -165,12 +154,22 @@ replay:
 		}
 	}
 	first := waitSecond(2)
+	// / is the report, rendered from the database during the run.
+	resp, err := http.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
 	second := waitSecond(value2(first) + 2)
 
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
 	}
 	db := openRun(t, out)
+	if run, err := db.Run(); err != nil || resp.StatusCode != 200 || !strings.Contains(string(page), run.ID) || !strings.Contains(string(page), "echarts") {
+		t.Errorf("/ during the run: %s, %d bytes, run %q (%v); want the report naming the run", resp.Status, len(page), run.ID, err)
+	}
 	for _, fams := range []map[string]*dto.MetricFamily{first, second} {
 		sec := int64(value2(fams))
 		for _, lib := range []string{"gorilla", "coder"} {
