@@ -247,10 +247,10 @@ func (s *Server) Inject(f Fault) (Applied, error) {
 	a := &Applied{Fault: f, At: time.Now()}
 	switch {
 	case f.Kind == FaultReject:
+		a.Detail = fmt.Sprintf("armed: the next %d handshakes of each library get %d", f.N, f.Status)
 		s.mu.Lock()
 		s.rejects = append(s.rejects, &rejectRule{f: f, applied: a, used: map[string]int{}})
 		s.mu.Unlock()
-		a.Detail = fmt.Sprintf("armed: the next %d handshakes of each library get %d", f.N, f.Status)
 	case f.Kind.streamFault():
 		a.Conns = s.hub.injectStream(f, a.At)
 		a.Detail = fmt.Sprintf("%d connections", len(a.Conns))
@@ -406,10 +406,10 @@ func (c *Conn) injectConn(f Fault, now time.Time) bool {
 	if c.dead.Load() {
 		return false
 	}
-	select {
+	select { // never wait: the schedule must not stall on one busy writer
 	case c.fcmd <- cf:
 		return true
-	case <-c.quit:
+	default:
 		return false
 	}
 }
