@@ -162,6 +162,9 @@ func (d *decoder) profileFields(p *Profile) []field {
 				return err
 			}},
 		})},
+		{"report", d.sub("report", []field{
+			{"every", d.duration("report.every", &p.Report.Every, nonNegative)},
+		})},
 	}
 }
 

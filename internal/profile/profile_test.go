@@ -186,6 +186,9 @@ func TestParseDefaults(t *testing.T) {
 		{"keepalive off", "name: k\nkeepalive: {interval: 0}\n", func(p *Profile) {
 			p.Name, p.Keepalive.Interval = "k", 0
 		}},
+		{"report at the end only", "name: r\nreport: {every: 0}\n", func(p *Profile) {
+			p.Name, p.Report.Every = "r", 0
+		}},
 		{"sizes", "name: s\nread_limit: 1048576\nrcvbuf: 512KB\n", func(p *Profile) {
 			p.Name, p.ReadLimit, p.RcvBuf = "s", 1<<20, 512000
 		}},
@@ -281,6 +284,7 @@ var badProfiles = []struct{ name, yaml string }{
 	{"mapping for duration", "duration: {a: 1}\n"},
 	{"bad size", "read_limit: 16 megabytes\n"},
 	{"negative size", "rcvbuf: -4KiB\n"},
+	{"negative report interval", "report:\n  every: -5m\n"},
 	{"huge size", "read_limit: 9999999999GiB\n"},
 	{"rcvbuf over int32", "rcvbuf: 4GiB\n"},
 	{"uppercase symbol", "symbols: [btcusdt, ETHUSDT]\n"},
