@@ -97,7 +97,7 @@ func TestLiveMetrics(t *testing.T) {
 	}
 	dir := t.TempDir()
 	prof := writeProfile(t, dir, "live.yaml", `name: live
-duration: 6s
+duration: 8s
 warmup: 1s
 libraries: [gorilla, coder]
 symbols: [btcusdt, ethusdt]
@@ -202,7 +202,7 @@ replay:
 	}
 	// Not a terminal: plain progress lines, the last one for the final second.
 	o := stdout.String()
-	if strings.Contains(o, "\r") || !regexp.MustCompile(`(?m)^\[   6s/6s\] gorilla \d+ msg/s, 0 reconnects, 0 stalls \| coder \d+ msg/s, 0 reconnects, 0 stalls$`).MatchString(o) {
+	if strings.Contains(o, "\r") || !regexp.MustCompile(`(?m)^\[   8s/8s\] gorilla \d+ msg/s, 0 reconnects, 0 stalls \| coder \d+ msg/s, 0 reconnects, 0 stalls$`).MatchString(o) {
 		t.Errorf("progress lines:\n%q", o)
 	}
 }
