@@ -187,6 +187,7 @@ var better = []struct{ prefix, dir string }{
 	{"Dials", "lower"},
 	{"Unrepairable", "lower"},
 	{"Stalled", "lower"},
+	{"Seconds missing", "lower"},
 }
 
 // build reads the database into a page.
