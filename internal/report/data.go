@@ -580,6 +580,7 @@ var markerKinds = map[string]string{
 	"worker_exit":    "worker exit",
 	"worker_hung":    "worker hung",
 	"unrepairable":   "unrepairable",
+	"outage":         "outage", // the controller was down (a resumed run): nothing recorded
 }
 
 // maxMarkers bounds the markers of one group and library; beyond it events

@@ -102,6 +102,7 @@ func fixtureDB(t testing.TB) string {
 		{Lib: "gobwas", TS: at(70), Sec: 70, Kind: "stall", Slot: 1, Group: "markets", Stream: "ethusdt@trade", Detail: "silent 3s <b>"},
 		{Lib: "gorilla", TS: at(90), Sec: 90, Kind: "worker_exit", Slot: -1, Code: 2, Detail: "exit code 2"},
 		{Lib: "gorilla", TS: at(91), Sec: 91, Kind: "worker_restart", Slot: -1, Detail: "restart 1"},
+		{TS: at(110), Sec: 110, Kind: "outage", Slot: -1, DurMs: 1500, Detail: "controller down; resumed"},
 	}
 	if err := db.Write(b); err != nil {
 		t.Fatal(err)
@@ -250,13 +251,13 @@ func TestReportData(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range []string{"reconnect", "stall", "fault", "worker restart", "worker exit"} {
+	for _, k := range []string{"reconnect", "stall", "fault", "worker restart", "worker exit", "outage"} {
 		if kinds[k] != 1 {
 			t.Errorf("%d %q markers, want 1", kinds[k], k)
 		}
 	}
-	if d.Events.Total != 7 || d.Events.Shown != 7 {
-		t.Errorf("event log total %d shown %d, want 7 and 7", d.Events.Total, d.Events.Shown)
+	if d.Events.Total != 8 || d.Events.Shown != 8 {
+		t.Errorf("event log total %d shown %d, want 8 and 8", d.Events.Total, d.Events.Shown)
 	}
 }
 
