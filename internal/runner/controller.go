@@ -52,6 +52,10 @@ type Options struct {
 	// outage event for the time nothing was recorded. Profile is then
 	// taken from the run, and OutDir is not used.
 	Resume string
+	// WriteBacklog is how many batches (about one a second) are kept in
+	// memory while database writes fail; beyond it the oldest is dropped and
+	// recorded as missing. Default 600.
+	WriteBacklog int
 	// ProgressInPlace rewrites one progress line (for a terminal) instead of
 	// printing a new line every 10 s.
 	ProgressInPlace bool
@@ -187,6 +191,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.WorkerTimeout <= 0 {
 		o.WorkerTimeout = 30 * time.Second
 	}
+	if o.WriteBacklog <= 0 {
+		o.WriteBacklog = defaultWriteBacklog
+	}
 	if o.Exe == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -255,28 +262,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	res.RunID, res.Dir, res.DBPath = runID, dir, filepath.Join(dir, "soak.db")
 	return res, err
-}
-
-// writer is the one goroutine that writes to the database: one transaction per batch.
-func (c *controller) writer() {
-	var first error
-	n := 0
-	for b := range c.writes {
-		if err := c.db.Write(b); err != nil {
-			c.o.Log.Error("write batch", "err", err)
-			if first == nil {
-				first = fmt.Errorf("write batch: %w", err)
-			}
-		} else if c.o.Observer != nil {
-			c.o.Observer.Observe(b)
-		}
-		if n++; n%300 == 0 {
-			if err := c.db.Checkpoint(); err != nil {
-				c.o.Log.Warn("checkpoint", "err", err)
-			}
-		}
-	}
-	c.written <- first
 }
 
 func (c *controller) flush() {
