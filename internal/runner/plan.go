@@ -31,6 +31,11 @@ type Plan struct {
 	TimeUnit         string        `json:"time_unit"` // "MICROSECOND" or "" (milliseconds)
 	Start            time.Time     `json:"start"`     // measured window start
 	End              time.Time     `json:"end"`       // measured window end
+	// StartIn is the time from the controller handing this plan to a worker
+	// until Start, on the controller's monotonic clock: the worker anchors its
+	// seconds on it, so a wall-clock step between the controller deciding the
+	// start and a worker (re)starting shifts nothing. Nil: use Start.
+	StartIn *time.Duration `json:"start_in,omitempty"`
 	Slots            []Slot        `json:"slots"`
 	PingInterval     time.Duration `json:"ping_interval"`
 	PongTimeout      time.Duration `json:"pong_timeout"`
@@ -56,6 +61,14 @@ type Slot struct {
 	Group     string   `json:"group"`
 	Subscribe string   `json:"subscribe"` // "url" or "message"
 	Streams   []string `json:"streams"`
+}
+
+// epoch is the window's start on this process's monotonic clock.
+func (p *Plan) epoch() time.Time {
+	if p.StartIn != nil {
+		return time.Now().Add(*p.StartIn)
+	}
+	return time.Now().Add(time.Until(p.Start))
 }
 
 // URL returns the connection URL of the slot against base (ws://host:port).
