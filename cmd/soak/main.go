@@ -52,6 +52,7 @@ Usage:
   soak run    [-profile FILE] [-duration D] [-out DIR]   run a soak (default: profiles/local.yaml, 2m, embedded replay server)
   soak run    -resume RUN_DIR                             continue a run whose controller died, into the same database
   soak serve  [-addr HOST:PORT] [-profile FILE]          run the Binance-like replay server on its own
+  soak report [-o FILE] [RUN_DIR|DB]                     write report.html beside a run's database (default: the latest run)
   soak export [-format csv|json] [-o DIR] [RUN]          write a run's tables as CSV or NDJSON files
   soak compare RUN_A RUN_B                               two runs' end tables side by side, with differences
 
@@ -74,6 +75,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return compareCmd(ctx, rest, stdout, stderr)
 	case "serve":
 		return serveCmd(ctx, rest, stdin, stdout, stderr)
+	case "report":
+		return reportCmd(ctx, rest, stdout, stderr)
+	case "synth":
+		return synthCmd(ctx, rest, stdout, stderr)
 	case "worker":
 		return workerCmd(ctx, rest, stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -24,7 +26,7 @@ const (
 )
 
 const netProfile = `name: net
-duration: 4s
+duration: 3s
 warmup: 2s
 symbols: [btcusdt, ethusdt]
 keepalive:
@@ -230,12 +232,8 @@ func TestRunBadCAFile(t *testing.T) {
 
 func countEvents(t *testing.T, db *store.DB, kind string) int {
 	t.Helper()
-	events, err := db.Events("")
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := 0
-	for _, e := range events {
+	for _, e := range mustEvents(t, db) {
 		if e.Kind == kind {
 			n++
 		}
@@ -274,4 +272,102 @@ func checkNoSecret(t *testing.T, out, stdout, stderr string) {
 			}
 		}
 	}
+}
+
+// TestRunRemoteWSS: `soak serve -cert -key` serves wss:// with a certificate for a name
+// that resolves nowhere (replay.test); `soak run` reaches it as a remote target by IP with
+// the CA in the profile (tls.ca) and tls.server_name naming the certificate. All five
+// libraries receive data with no error; without the CA every dial is refused by
+// certificate verification, recorded as dial_error, and the run still ends normally.
+func TestRunRemoteWSS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end runs")
+	}
+	dir := t.TempDir()
+	ca, err := cert.New(time.Hour, "replay.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := ca.Write(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "serve", "-addr", "127.0.0.1:0", "-speed", "10", "-cert", files.Cert, "-key", files.Key)
+	cmd.Env = append(os.Environ(), "SOAK_TEST_AS_MAIN=1")
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	line, err := bufio.NewReader(pipe).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(line) // replay server listening on wss://127.0.0.1:PORT (stats: https://...)
+	if len(f) < 7 || !strings.HasPrefix(f[4], "wss://127.0.0.1:") || !strings.HasPrefix(f[6], "https://") {
+		t.Fatalf("unexpected first line %q", line)
+	}
+	base := "name: remote\nduration: 3s\nwarmup: 1s\ntarget: " + f[4] + "\nsymbols: [btcusdt]\n"
+
+	prof := writeProfile(t, dir, "remote.yaml", base+"tls:\n  ca: ca.pem\n  server_name: replay.test\n")
+	out := filepath.Join(dir, "out")
+	stdout, stderr, err := runSoak(t, "run", "-profile", prof, "-out", out)
+	if err != nil {
+		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	db := openRun(t, out)
+	checkNoErrorEvents(t, db)
+	streams, err := db.LatestStreamSamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, s := range streams {
+		if s.MsgsTotal > 0 {
+			got[s.Lib]++
+		}
+	}
+	for _, lib := range allLibs {
+		if got[lib] == 0 || got[lib] != got[allLibs[0]] {
+			t.Errorf("%s: %d subscriptions with data (gorilla %d)", lib, got[lib], got[allLibs[0]])
+		}
+	}
+
+	prof = writeProfile(t, dir, "untrusted.yaml", strings.Replace(base, "duration: 3s", "duration: 1s", 1)+
+		"libraries: [gorilla, coder]\ntls:\n  server_name: replay.test\n")
+	out = filepath.Join(dir, "out-untrusted")
+	if _, _, err := runSoak(t, "run", "-profile", prof, "-out", out); err != nil {
+		t.Fatalf("run without the CA: %v", err)
+	}
+	db = openRun(t, out)
+	fails := 0
+	for _, e := range mustEvents(t, db) {
+		switch e.Kind {
+		case "dial_error":
+			fails++
+			if !strings.Contains(e.Detail, "certificate signed by unknown authority") {
+				t.Errorf("%s dial_error %q: want the certificate refused", e.Lib, e.Detail)
+			}
+		case "connected":
+			t.Errorf("%s connected to a server whose certificate it cannot verify", e.Lib)
+		}
+	}
+	if fails < 2 {
+		t.Errorf("%d dial errors, want every dial refused", fails)
+	}
+}
+
+func mustEvents(t *testing.T, db *store.DB) []store.Event {
+	t.Helper()
+	events, err := db.Events("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
 }

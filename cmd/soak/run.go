@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -97,29 +99,91 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	opts := runner.Options{Profile: p, OutDir: *out, Log: log, Progress: stdout, Abort: abort, WorkerTimeout: *workerTimeout,
 		ProgressInPlace: isTerminal(stdout), Resume: *resume, WriteBacklog: *backlog}
+	every := profile.Default().Report.Every // a resumed run: the default
 	if p != nil {
 		fmt.Fprintf(stdout, "soak run: profile %s, %s, libraries %s\n", p.Path, time.Duration(p.Duration), strings.Join(p.Libraries, ", "))
+		every = p.Report.Every
 	} else {
 		fmt.Fprintf(stdout, "soak run: resuming %s\n", *resume)
 	}
+	// report.html is rewritten every report.every during the run (from a
+	// read-only connection) and written once more at the end.
+	refresh := &reportRefresher{every: time.Duration(every), log: log}
+	refresh.ctx, refresh.stop = context.WithCancel(ctx)
+	defer refresh.close()
+	observers := fanOut{refresh}
 	if *httpAddr != "" {
 		lv, stop, err := startLive(*httpAddr, *httpPublic, log)
 		if err != nil {
 			return err
 		}
 		defer stop()
-		opts.Observer = lv
+		observers = append(observers, lv)
 	}
+	opts.Observer = observers
 	res, err := runner.Run(ctx, opts)
+	refresh.close()
 	if res != nil && res.DBPath != "" {
 		if terr := printTable(stdout, res); terr != nil && err == nil {
 			err = terr
 		}
 		if err == nil {
-			err = checkThresholds(stdout, res.DBPath)
+			err = checkThresholds(stdout, res.DBPath) // stores the verdicts the report shows
+		}
+		html := filepath.Join(res.Dir, "report.html")
+		if rerr := report.WriteFile(context.Background(), res.DBPath, html, report.Options{}); rerr != nil {
+			if err == nil {
+				err = rerr
+			}
+		} else {
+			fmt.Fprintf(stdout, "report: %s\n", html)
 		}
 	}
 	return err
+}
+
+// reportRefresher rewrites the run's report.html every interval while the
+// run goes on (a runner.Observer: it starts when the run directory exists).
+type reportRefresher struct {
+	every time.Duration
+	log   *slog.Logger
+	ctx   context.Context
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
+}
+
+func (r *reportRefresher) RunStarted(dir, dbPath string) {
+	if r.every <= 0 {
+		return
+	}
+	r.wg.Go(func() {
+		report.Refresh(r.ctx, dbPath, filepath.Join(dir, "report.html"), r.every, func(err error) {
+			r.log.Warn("refresh report", "err", err)
+		})
+	})
+}
+
+func (r *reportRefresher) Observe(*store.Batch) {}
+
+// close stops the refresher and waits for a rewrite in progress.
+func (r *reportRefresher) close() {
+	r.stop()
+	r.wg.Wait()
+}
+
+// fanOut hands the run's notifications to several observers in turn.
+type fanOut []runner.Observer
+
+func (f fanOut) RunStarted(dir, dbPath string) {
+	for _, o := range f {
+		o.RunStarted(dir, dbPath)
+	}
+}
+
+func (f fanOut) Observe(b *store.Batch) {
+	for _, o := range f {
+		o.Observe(b)
+	}
 }
 
 func loadProfile(path string) (*profile.Profile, error) {

@@ -51,7 +51,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		cfg = replay.Config{Seed: sc.Seed, Speed: sc.Speed, Rates: sc.Rates, Symbols: sc.Symbols,
 			PingInterval: sc.PingInterval, PongTimeout: sc.PongTimeout, Lifetime: sc.Lifetime,
-			QueueSize: sc.QueueSize, Start: sc.Start, Stop: sc.Stop}
+			QueueSize: sc.QueueSize, Start: sc.Start, Stop: sc.Stop, Faults: sc.Faults}
 		*certFile, *keyFile = sc.CertFile, sc.KeyFile
 		signal.Ignore(syscall.SIGINT)
 	} else {
@@ -65,7 +65,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		r := p.Replay
 		cfg = replay.Config{Seed: r.Seed, Speed: r.Speed, Rates: r.Rates, Symbols: r.Symbols,
 			PingInterval: time.Duration(r.PingInterval), PongTimeout: time.Duration(r.PongTimeout),
-			Lifetime: time.Duration(r.Lifetime), QueueSize: r.QueueSize}
+			Lifetime: time.Duration(r.Lifetime), QueueSize: r.QueueSize, Faults: p.ScheduledFaults()}
 		if len(cfg.Symbols) == 0 {
 			cfg.Symbols = p.Symbols
 		}
@@ -99,11 +99,11 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		_, _ = io.Copy(io.Discard, stdin) // until the controller closes stdin (or dies)
 		return nil
 	}
-	stats := "http://" + srv.Addr() + "/_soak/stats"
+	base := "http://" + srv.Addr()
 	if cfg.TLS != nil {
-		stats = "https://" + srv.Addr() + "/_soak/stats"
+		base = "https://" + srv.Addr()
 	}
-	fmt.Fprintf(stdout, "replay server listening on %s (stats: %s)\n", srv.URL(), stats)
+	fmt.Fprintf(stdout, "replay server listening on %s (stats: %s/_soak/stats, faults: %s/_soak/faults)\n", srv.URL(), base, base)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	<-ctx.Done()

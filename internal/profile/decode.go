@@ -141,6 +141,7 @@ func (d *decoder) profileFields(p *Profile) []field {
 		{"read_limit", d.size("read_limit", &p.ReadLimit, positive)},
 		{"rcvbuf", d.size("rcvbuf", &p.RcvBuf, nonNegative)},
 		{"thresholds", func(v *yaml.Node) error { return d.thresholds(v, &p.Thresholds) }},
+		{"faults", func(v *yaml.Node) error { return d.faults(v, &p.Faults) }},
 		{"replay", d.sub("replay", []field{
 			{"seed", d.integer("replay.seed", &p.Replay.Seed, math.MinInt64, math.MaxInt64)},
 			{"speed", d.float("replay.speed", &p.Replay.Speed, positive)},
@@ -160,6 +161,9 @@ func (d *decoder) profileFields(p *Profile) []field {
 				p.TLS.ServerName = s
 				return err
 			}},
+		})},
+		{"report", d.sub("report", []field{
+			{"every", d.duration("report.every", &p.Report.Every, nonNegative)},
 		})},
 	}
 }
@@ -666,6 +670,7 @@ func (d *decoder) validate(p *Profile) error {
 			}
 		}
 	}
+	d.validateFaults(p, add)
 	if len(errs) == 0 {
 		return nil
 	}

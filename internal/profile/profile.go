@@ -49,12 +49,19 @@ type Profile struct {
 	RcvBuf           ByteSize    `yaml:"rcvbuf"`            // SO_RCVBUF; 0 = kernel default (autotuning)
 	Replay           Replay      `yaml:"replay"`            // only for target local
 	Thresholds       []Threshold `yaml:"-"`                 // pass/fail limits per library, in ThresholdKeys order
+	Faults           []Fault     `yaml:"-"`                 // injected by the replay server (target local only)
 	Proxy            string      `yaml:"proxy"`             // forward proxy for every connection (socks5, socks4, http, https URL); "" = direct
 	TLS              TLS         `yaml:"tls"`               // trust for wss targets and https proxies
+	Report           Report      `yaml:"report"`            // the HTML report written during and after the run
 
 	// Warnings are problems that do not stop the run, as "<path>:<line>: <text>":
 	// e.g. a stream Binance retired, which will be reported as stalled.
 	Warnings []string `yaml:"-"`
+}
+
+// Report configures report.html in the run directory.
+type Report struct {
+	Every Duration `yaml:"every"` // rewrite it this often during the run; 0 = only at the end
 }
 
 // TLS adds trust to the system roots; certificates are always verified.
@@ -226,6 +233,7 @@ func Default() *Profile {
 			Lifetime:     Duration(24 * time.Hour),
 			QueueSize:    8192,
 		},
+		Report: Report{Every: Duration(5 * time.Minute)},
 	}
 	p.Replay.Symbols = append([]string(nil), p.Symbols...)
 	return p

@@ -26,6 +26,10 @@ func strip(p *Profile) *Profile {
 	for i := range q.Groups {
 		q.Groups[i].Line = 0
 	}
+	q.Faults = append([]Fault(nil), p.Faults...)
+	for i := range q.Faults {
+		q.Faults[i].lines = nil
+	}
 	return &q
 }
 
@@ -182,6 +186,9 @@ func TestParseDefaults(t *testing.T) {
 		{"keepalive off", "name: k\nkeepalive: {interval: 0}\n", func(p *Profile) {
 			p.Name, p.Keepalive.Interval = "k", 0
 		}},
+		{"report at the end only", "name: r\nreport: {every: 0}\n", func(p *Profile) {
+			p.Name, p.Report.Every = "r", 0
+		}},
 		{"sizes", "name: s\nread_limit: 1048576\nrcvbuf: 512KB\n", func(p *Profile) {
 			p.Name, p.ReadLimit, p.RcvBuf = "s", 1<<20, 512000
 		}},
@@ -215,6 +222,16 @@ func TestParseDefaults(t *testing.T) {
 			func(p *Profile) {
 				p.Name = "t"
 				p.Thresholds = []Threshold{{"max_lost", 0, 4}, {"max_reconnect_p99", 1.5, 5}, {"max_rss_growth", 50e6, 3}, {"max_cpu_avg", 12.5, 6}}
+			}},
+		{"faults", "name: f\nfaults:\n  - at: 15s\n    kind: close\n    code: 1011\n    reason: boom\n  - every: 20s\n    kind: drop\n    n: 3\n    streams: ['{symbol}@trade']\n  - every: 30s\n    at: 5s\n    kind: reject\n    n: 2\n    status: 429\n    retry_after: 2s\n  - at: 1m\n    kind: oversize\n    size: 2MiB\n",
+			func(p *Profile) {
+				p.Name = "f"
+				p.Faults = []Fault{
+					{At: Duration(15 * time.Second), Kind: "close", Code: 1011, Reason: "boom", Line: 3},
+					{At: Duration(20 * time.Second), Every: Duration(20 * time.Second), Kind: "drop", N: 3, Streams: []string{"{symbol}@trade"}, Line: 7},
+					{At: Duration(5 * time.Second), Every: Duration(30 * time.Second), Kind: "reject", N: 2, Status: 429, RetryAfter: Duration(2 * time.Second), Line: 11},
+					{At: Duration(time.Minute), Kind: "oversize", Size: 2 << 20, Line: 17},
+				}
 			}},
 		{"anchors", "name: a\nsymbols: &s [btcusdt]\nreplay: {symbols: *s}\n", func(p *Profile) {
 			p.Name, p.Symbols, p.Replay.Symbols = "a", []string{"btcusdt"}, []string{"btcusdt"}
@@ -267,6 +284,7 @@ var badProfiles = []struct{ name, yaml string }{
 	{"mapping for duration", "duration: {a: 1}\n"},
 	{"bad size", "read_limit: 16 megabytes\n"},
 	{"negative size", "rcvbuf: -4KiB\n"},
+	{"negative report interval", "report:\n  every: -5m\n"},
 	{"huge size", "read_limit: 9999999999GiB\n"},
 	{"rcvbuf over int32", "rcvbuf: 4GiB\n"},
 	{"uppercase symbol", "symbols: [btcusdt, ETHUSDT]\n"},
@@ -332,6 +350,26 @@ var badProfiles = []struct{ name, yaml string }{
 	{"threshold negative percent", "thresholds:\n  max_cpu_avg: -3\n"},
 	{"thresholds a list", "thresholds: [max_lost]\n"},
 	{"threshold duplicate", "thresholds:\n  max_lost: 0\n  max_lost: 1\n"},
+	{"faults not a list", "faults: {at: 1s}\n"},
+	{"fault unknown kind", "faults:\n  - at: 10s\n    kind: clsoe\n    code: 1000\n"},
+	{"fault unknown kind far", "faults:\n  - at: 10s\n    kind: explode\n"},
+	{"fault no kind", "faults:\n  - at: 10s\n"},
+	{"fault no instant", "faults:\n  - kind: reset\n"},
+	{"fault unknown key", "faults:\n  - at: 10s\n    kind: reject\n    n: 1\n    status: 429\n    retry-after: 2s\n"},
+	{"fault bad code", "faults:\n  - at: 10s\n    kind: close\n    code: 1002\n"},
+	{"fault code missing", "faults:\n  - every: 10s\n    kind: close\n"},
+	{"fault parameter not taken", "faults:\n  - at: 10s\n    kind: reset\n    n: 2\n"},
+	{"fault drop without ids", "faults:\n  - at: 10s\n    kind: drop\n    n: 3\n    streams: [btcusdt@bookTicker]\n"},
+	{"fault duplicate depth", "faults:\n  - at: 10s\n    kind: duplicate\n    n: 3\n    streams: ['{symbol}@depth@100ms']\n"},
+	{"fault stream not subscribed", "faults:\n  - at: 10s\n    kind: drop\n    n: 3\n    streams: [dogeusdt@trade]\n"},
+	{"fault bad template", "faults:\n  - at: 10s\n    kind: silence\n    for: 1s\n    streams: ['{sym}@trade']\n"},
+	{"fault at outside", "duration: 2m\nfaults:\n  - at: 2m\n    kind: reset\n"},
+	{"fault for over every", "faults:\n  - every: 10s\n    kind: zombie\n    for: 10s\n"},
+	{"fault live target", "target: wss://stream.binance.com:9443\nfaults:\n  - at: 10s\n    kind: reset\n"},
+	{"fault reject streams", "faults:\n  - at: 10s\n    kind: reject\n    n: 1\n    status: 503\n    streams: [btcusdt@trade]\n"},
+	{"fault status", "faults:\n  - at: 10s\n    kind: reject\n    n: 1\n    status: 302\n"},
+	{"fault template with top", "symbols: {top: 5, quote: USDT}\nfaults:\n  - at: 10s\n    kind: drop\n    n: 1\n    streams: ['{symbol}@trade']\n"},
+	{"fault oversize small", "faults:\n  - at: 10s\n    kind: oversize\n    size: 10B\n"},
 }
 
 func TestParseErrors(t *testing.T) {
@@ -564,8 +602,10 @@ func TestSuggest(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	if data, err := os.ReadFile("../../profiles/local.yaml"); err == nil {
-		f.Add(data)
+	for _, name := range []string{"local.yaml", "faults.yaml"} {
+		if data, err := os.ReadFile("../../profiles/" + name); err == nil {
+			f.Add(data)
+		}
 	}
 	for _, b := range badProfiles {
 		f.Add([]byte(b.yaml))
@@ -584,6 +624,12 @@ func FuzzParse(f *testing.F) {
 		// A profile that parses must expand.
 		if _, err := p.Expand(); err != nil {
 			t.Fatalf("parsed but Expand fails: %v", err)
+		}
+		// and its faults must be accepted by the replay server
+		for _, sf := range p.ScheduledFaults() {
+			if err := sf.Validate(); err != nil {
+				t.Fatalf("parsed but the replay server rejects fault %v: %v", sf.Fault, err)
+			}
 		}
 	})
 }

@@ -2,7 +2,6 @@ package replay
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -128,71 +127,82 @@ func (f Fault) String() string {
 	return b.String()
 }
 
-// Validate reports the first problem of f: an unknown kind, a missing or
-// out-of-range parameter, a parameter its kind does not use, a stream name
-// that is invalid, or a sequence fault on a stream without message ids.
+// FaultError is a problem of one Fault: Field names the parameter at fault
+// ("kind", "streams", "code", "n", ...), so a profile can point at its line.
+type FaultError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FaultError) Error() string { return e.Msg }
+
+// Validate reports the first problem of f as a *FaultError: an unknown kind,
+// a missing or out-of-range parameter, a parameter its kind does not use, an
+// invalid stream name, or a sequence fault on a stream without message ids.
 func (f Fault) Validate() error {
+	bad := func(field, format string, args ...any) error {
+		return &FaultError{Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
 	if !slices.Contains(FaultKinds, f.Kind) {
-		return fmt.Errorf("unknown fault kind %q", f.Kind)
+		return bad("kind", "unknown fault kind %q", f.Kind)
 	}
 	for _, name := range f.Streams {
 		st, err := binance.ParseStream(name)
 		if err != nil {
-			return err
+			return bad("streams", "%v", err)
 		}
-		if f.Kind == FaultDrop || f.Kind == FaultDuplicate || f.Kind == FaultReorder {
-			if !MessageIDs(st) {
-				return fmt.Errorf("%s needs a stream whose ids count messages (trade, aggTrade, blockTrade); %s has %s ids",
-					f.Kind, name, seqWord(st.Seq()))
-			}
+		if (f.Kind == FaultDrop || f.Kind == FaultDuplicate || f.Kind == FaultReorder) && !MessageIDs(st) {
+			return bad("streams", "%s needs a stream whose ids count messages (trade, aggTrade, blockTrade); %s has %s ids",
+				f.Kind, name, seqWord(st.Seq()))
 		}
 	}
-	used := map[string]bool{}
-	need := func(name string, ok bool, why string) error {
-		used[name] = true
-		if !ok {
-			return fmt.Errorf("%s: %s %s", f.Kind, name, why)
-		}
-		return nil
+	// each check: the parameter, whether its value is right, and what is wrong otherwise
+	type check struct {
+		field string
+		ok    bool
+		why   string
 	}
-	var err error
+	var checks []check
 	switch f.Kind {
 	case FaultClose:
-		err = errors.Join(need("code", slices.Contains(FaultCloseCodes, f.Code), fmt.Sprintf("%d is not one of %v", f.Code, FaultCloseCodes)),
-			need("reason", len(f.Reason) <= 123, "is longer than 123 bytes"))
+		checks = []check{{"code", slices.Contains(FaultCloseCodes, f.Code), fmt.Sprintf("%d is not one of %v", f.Code, FaultCloseCodes)},
+			{"reason", len(f.Reason) <= 123, "is longer than 123 bytes"}}
 	case FaultHalfOpen, FaultZombie:
-		err = need("for", f.For >= 0, "is negative")
-	case FaultSilence, FaultLatency:
-		err = errors.Join(need("for", f.For > 0, "must be positive"), need("streams", f.Kind != FaultSilence || len(f.Streams) > 0, "must name the streams to silence"))
-		if f.Kind == FaultLatency {
-			err = errors.Join(err, need("delay", f.Delay > 0, "must be positive"))
-		}
+		checks = []check{{"for", f.For >= 0, "is negative"}}
+	case FaultSilence:
+		checks = []check{{"for", f.For > 0, "must be positive"}, {"streams", len(f.Streams) > 0, "must name the streams to silence"}}
+	case FaultLatency:
+		checks = []check{{"for", f.For > 0, "must be positive"}, {"delay", f.Delay > 0, "must be positive"}}
 	case FaultDrip:
-		err = errors.Join(need("for", f.For > 0, "must be positive"), need("delay", f.Delay >= 0 && f.Delay <= time.Second, "must be between 0 (1ms) and 1s"))
-	case FaultDrop, FaultDuplicate, FaultFragment:
-		err = need("n", f.N > 0, "must be positive")
-		if f.Kind != FaultFragment {
-			err = errors.Join(err, need("streams", len(f.Streams) > 0, "must name the streams"))
-		}
+		checks = []check{{"for", f.For > 0, "must be positive"}, {"delay", f.Delay >= 0 && f.Delay <= time.Second, "must be between 0 (1ms) and 1s"}}
+	case FaultDrop, FaultDuplicate:
+		checks = []check{{"n", f.N > 0, "must be positive"}, {"streams", len(f.Streams) > 0, "must name the streams"}}
+	case FaultFragment:
+		checks = []check{{"n", f.N > 0, "must be positive"}}
 	case FaultReorder:
-		err = need("streams", len(f.Streams) > 0, "must name the streams")
+		checks = []check{{"streams", len(f.Streams) > 0, "must name the streams"}}
 	case FaultReject:
-		err = errors.Join(need("n", f.N > 0, "must be positive"),
-			need("status", f.Status >= 400 && f.Status <= 599, fmt.Sprintf("%d is not an HTTP error status", f.Status)),
-			need("retry_after", f.RetryAfter >= 0, "is negative"),
-			need("streams", len(f.Streams) == 0, "does not apply (a handshake is rejected before it subscribes)"))
+		checks = []check{{"n", f.N > 0, "must be positive"},
+			{"status", f.Status >= 400 && f.Status <= 599, fmt.Sprintf("%d is not an HTTP error status", f.Status)},
+			{"retry_after", f.RetryAfter >= 0, "is negative"},
+			{"streams", len(f.Streams) == 0, "does not apply (a handshake is rejected before it subscribes)"}}
 	case FaultOversize:
-		err = need("size", f.Size >= len(oversizeHead)+2 && f.Size <= 64<<20, fmt.Sprintf("must be between %d and 64 MiB", len(oversizeHead)+2))
+		checks = []check{{"size", f.Size >= len(oversizeHead)+2 && f.Size <= 64<<20, fmt.Sprintf("must be between %d and 64 MiB", len(oversizeHead)+2)}}
 	}
-	if err != nil {
-		return err
+	used := map[string]bool{}
+	for _, c := range checks {
+		used[c.field] = true
+		if !c.ok {
+			return bad(c.field, "%s: %s %s", f.Kind, c.field, c.why)
+		}
 	}
-	for name, set := range map[string]bool{
-		"code": f.Code != 0, "reason": f.Reason != "", "n": f.N != 0, "status": f.Status != 0,
-		"retry_after": f.RetryAfter != 0, "size": f.Size != 0, "for": f.For != 0, "delay": f.Delay != 0,
-	} {
-		if set && !used[name] {
-			return fmt.Errorf("%s does not take %s", f.Kind, name)
+	for _, p := range []struct {
+		field string
+		set   bool
+	}{{"code", f.Code != 0}, {"reason", f.Reason != ""}, {"n", f.N != 0}, {"status", f.Status != 0},
+		{"retry_after", f.RetryAfter != 0}, {"size", f.Size != 0}, {"for", f.For != 0}, {"delay", f.Delay != 0}} {
+		if p.set && !used[p.field] {
+			return bad(p.field, "%s does not take %s", f.Kind, p.field)
 		}
 	}
 	return nil

@@ -108,7 +108,10 @@ func TestFaultSequence(t *testing.T) {
 		}
 	}
 	want := map[string]binance.SeqCounts{"btcusdt@trade": {Lost: 3}, "ethusdt@trade": {Dup: 2}, "btcusdt@aggTrade": {OutOfOrder: 1}}
-	st := s.Stats()
+	byTag := map[string]ConnStats{}
+	for _, cs := range s.Stats().Conns {
+		byTag[cs.Tag] = cs
+	}
 	for i, c := range []*client{hit, other} {
 		msgs, _ := readFor(c, 2*time.Second)
 		msgs = append(before[i], msgs...)
@@ -126,7 +129,7 @@ func TestFaultSequence(t *testing.T) {
 			states[name].Observe(rule, &f)
 			got[name]++
 		}
-		cs := st.Conns[i]
+		cs := byTag[[]string{"gorilla/0/0", "gws/0/0"}[i]]
 		for name, w := range want {
 			if i == 1 {
 				w = binance.SeqCounts{}

@@ -20,6 +20,11 @@ var numUnits = []struct{ prefix, unit string }{
 	{"Unrepairable slots", "slots"},   // slots the unrepairable rule fired for
 	{"Latency p50 / p99", "ms"},       // whole-run p99
 	{"Errors / stalls", "count"},      // errors + stalls + unrepairable
+	{"Faults seen", "faults"},
+	{"Lost charged to library", "messages"}, // lost by this library alone
+	{"Dials / failed", "dials"},             // failed dials
+	{"Unrepairable slots", "slots"},
+	{"Stalled subscriptions at end", "subscriptions"},
 }
 
 // NumUnit returns the unit of the number behind a summary metric, or "" when

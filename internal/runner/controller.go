@@ -102,6 +102,8 @@ type ServeConfig struct {
 	KeyFile      string             `json:"key_file,omitempty"`
 	Start        time.Time          `json:"start"`
 	Stop         time.Time          `json:"stop"`
+	// Faults are injected by the server at Start+At on its own clock.
+	Faults []replay.ScheduledFault `json:"faults,omitempty"`
 }
 
 // ServeReady is the first line a child replay server prints on stdout.
@@ -355,6 +357,11 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 			c.o.Log.Warn("server counts", "err", serr)
 		}
 	}
+	if local && c.addr != "" {
+		if ferr := c.saveFaults(); ferr != nil {
+			c.o.Log.Warn("server faults", "err", ferr)
+		}
+	}
 	c.flush()
 	return res, err
 }
@@ -428,7 +435,8 @@ func (c *controller) startServer(ctx context.Context, start, end time.Time) erro
 	r := c.o.Profile.Replay
 	cfg := ServeConfig{Seed: r.Seed, Speed: r.Speed, Rates: r.Rates, Symbols: r.Symbols,
 		PingInterval: time.Duration(r.PingInterval), PongTimeout: time.Duration(r.PongTimeout),
-		Lifetime: time.Duration(r.Lifetime), QueueSize: r.QueueSize, Start: start, Stop: end}
+		Lifetime: time.Duration(r.Lifetime), QueueSize: r.QueueSize, Start: start, Stop: end,
+		Faults: c.o.Profile.ScheduledFaults()}
 	if len(cfg.Symbols) == 0 {
 		cfg.Symbols = c.o.Profile.Symbols
 	}

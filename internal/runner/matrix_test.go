@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,28 +34,51 @@ import (
 // expectedDeviations with what it does, the test logs it and checks that it
 // still does exactly that, and the run goes on.
 
-// expectedDeviations maps "lib/scenario" to the documented deviation.
-var expectedDeviations = map[string]string{}
+// expectedDeviations maps "lib/scenario" to the documented deviation (a
+// substring of the error the scenario returns).
+var expectedDeviations = map[string]string{
+	// RFC 6455 §8.1: a text message that is not UTF-8 fails the connection
+	// (1007). gorilla, fasthttp and coder do not check; the gobwas and gws
+	// adapters turn their check off (CheckUTF8, CheckUtf8Enabled) for speed.
+	// The tool counts the message and goes on.
+	"gorilla/inject-invalid-utf8":  "passed invalid UTF-8",
+	"gobwas/inject-invalid-utf8":   "passed invalid UTF-8",
+	"coder/inject-invalid-utf8":    "passed invalid UTF-8",
+	"gws/inject-invalid-utf8":      "passed invalid UTF-8",
+	"fasthttp/inject-invalid-utf8": "passed invalid UTF-8",
+}
 
 type matrixScenario struct {
 	name string
 	plan func(p *Plan)                  // adjusts the scenario's plan
 	run  func(m *matrixEnv) (err error) // drives the server and asserts; nil = as specified
+	live bool                           // the generator runs: btcusdt@trade and @aggTrade at 10× speed, faults by replay.Inject
 }
 
 var matrixScenarios = []matrixScenario{
-	{"server-close", nil, mxServerClose},
-	{"fragmented", nil, mxFragmented},
-	{"large-450KB", nil, mxLarge},
-	{"above-read-limit", func(p *Plan) { p.ReadLimit = 64 << 10 }, mxReadLimit},
-	{"server-ping", nil, mxServerPing},
-	{"unicode", nil, mxUnicode},
-	{"handshake-429", nil, mxReject429},
-	{"handshake-404", nil, mxReject404},
-	{"keepalive-timeout", keepaliveFast, mxKeepaliveTimeout},
-	{"half-open", keepaliveFast, mxHalfOpen},
-	{"zombie", func(p *Plan) { p.StallRealTime = 400 * time.Millisecond }, mxZombie},
-	{"dropped-events", nil, mxDropped},
+	{"server-close", nil, mxServerClose, false},
+	{"fragmented", nil, mxFragmented, false},
+	{"large-450KB", nil, mxLarge, false},
+	{"above-read-limit", func(p *Plan) { p.ReadLimit = 64 << 10 }, mxReadLimit, false},
+	{"server-ping", nil, mxServerPing, false},
+	{"unicode", nil, mxUnicode, false},
+	{"handshake-429", nil, mxReject429, false},
+	{"handshake-404", nil, mxReject404, false},
+	{"keepalive-timeout", keepaliveFast, mxKeepaliveTimeout, false},
+	{"half-open", keepaliveFast, mxHalfOpen, false},
+	{"zombie", func(p *Plan) { p.StallRealTime = 400 * time.Millisecond }, mxZombie, false},
+	{"dropped-events", nil, mxDropped, false},
+	// Faults the replay server injects into its generated streams.
+	{"inject-drop", nil, mxInjectDrop, true},
+	{"inject-duplicate", nil, mxInjectDuplicate, true},
+	{"inject-reorder", nil, mxInjectReorder, true},
+	{"inject-half-open", keepaliveFast, mxInjectHalfOpen, true},
+	{"inject-zombie", func(p *Plan) { p.StallRealTime = 500 * time.Millisecond }, mxInjectZombie, true},
+	{"inject-silence-one", func(p *Plan) { p.StallRealTime = time.Second }, mxInjectSilence, true},
+	{"inject-server-shutdown", nil, mxInjectShutdown, true},
+	{"inject-reject-418", func(p *Plan) { p.BackoffMax = 600 * time.Millisecond }, mxInjectReject418, true},
+	{"inject-invalid-utf8", nil, mxInjectInvalidUTF8, true},
+	{"inject-drip", nil, mxInjectDrip, false},
 }
 
 // keepaliveFast: client pings every 100 ms, no pong for 500 ms = lost.
@@ -73,10 +97,10 @@ func TestFailureMatrix(t *testing.T) {
 			for _, sc := range matrixScenarios {
 				t.Run(sc.name, func(t *testing.T) {
 					key := tr.Name() + "/" + sc.name
-					m := newMatrixEnv(t, tr, sc.plan)
+					m := newMatrixEnv(t, tr, sc.plan, sc.live)
 					err := sc.run(m)
 					m.stop()
-					if err == nil && !t.Failed() {
+					if err == nil && !t.Failed() && !m.checked {
 						err = m.checkFinal()
 					}
 					want, deviates := expectedDeviations[key]
@@ -120,12 +144,21 @@ type matrixEnv struct {
 	nextID   int64 // next trade id the test sends
 	expected int64 // messages the test expects the stream to receive in total
 	stopped  bool
+	live     bool
+	checked  bool // the scenario compared the final totals itself
 }
 
-func newMatrixEnv(t *testing.T, tr transport.Transport, adjust func(*Plan)) *matrixEnv {
+func newMatrixEnv(t *testing.T, tr transport.Transport, adjust func(*Plan), live bool) *matrixEnv {
 	t.Helper()
-	// The generator's window starts in an hour: only the test's own messages flow.
-	srv, err := replay.New(replay.Config{Seed: 1, Start: time.Now().Add(time.Hour), Symbols: []string{"btcusdt"}, MaxControlPerSec: 1000})
+	// The generator's window starts in an hour: only the test's own messages
+	// flow. Live: it runs at 10× (~200 trades/s, ~120 aggTrades/s).
+	cfg := replay.Config{Seed: 1, Start: time.Now().Add(time.Hour), Symbols: []string{"btcusdt"}, MaxControlPerSec: 1000}
+	streams := []string{"btcusdt@trade"}
+	if live {
+		cfg.Start, cfg.Speed = time.Now(), 10
+		streams = append(streams, "btcusdt@aggTrade")
+	}
+	srv, err := replay.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +172,7 @@ func newMatrixEnv(t *testing.T, tr transport.Transport, adjust func(*Plan)) *mat
 		Start: now, End: now.Add(time.Minute), PingInterval: time.Second, PongTimeout: 10 * time.Second,
 		BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond, HandshakeTimeout: 2 * time.Second,
 		ReadLimit: 1 << 20, StallFactor: 10, StallMin: 3 * time.Second, StallRealTime: time.Minute, UnrepairableDial: 20, SubsEvery: 10,
-		Slots: []Slot{{ID: 0, Group: "g", Subscribe: "url", Streams: []string{"btcusdt@trade"}}}}
+		Slots: []Slot{{ID: 0, Group: "g", Subscribe: "url", Streams: streams}}}
 	if adjust != nil {
 		adjust(plan)
 	}
@@ -156,7 +189,7 @@ func newMatrixEnv(t *testing.T, tr transport.Transport, adjust func(*Plan)) *mat
 			m.mu.Unlock()
 		}
 	}
-	m.w, m.sb = w, w.slots[0].subs[0]
+	m.w, m.sb, m.live = w, w.slots[0].subs[0], live
 	go func() {
 		m.read <- readFrames(pr, func(f *Frame) error {
 			m.mu.Lock()
@@ -305,8 +338,12 @@ func (m *matrixEnv) loss(since time.Time, code int, cause string, bound time.Dur
 	return nil
 }
 
-// checkFinal compares the worker's final totals with what the test sent.
+// checkFinal compares the worker's final totals with what the test sent,
+// or (live) with what the server sent.
 func (m *matrixEnv) checkFinal() error {
+	if m.live {
+		return m.checkServerTruth(0, 0)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.final) != 1 {
@@ -790,4 +827,313 @@ func (p *tcpProxy) close() {
 	p.mu.Unlock()
 	p.ln.Close()
 	p.wg.Wait()
+}
+
+// checkServerTruth stops the worker and compares every subscription's final
+// totals with the server's own counts over all of the slot's connections.
+// The server counts a message once it is on the socket, so some may still
+// have been in flight when a connection ended: at the end of the last one
+// (the tail: ids above the last the client saw; trade and aggTrade ids are
+// contiguous) and on a connection that was lost. So: received = sent − in
+// flight − tail; lost = ids the server did not send inside a connection
+// (drop, silence) + ids it skipped between connections + in flight; dup and
+// out-of-order exactly as injected (on trade; a duplicate is sent twice).
+func (m *matrixEnv) checkServerTruth(dup, ooo int64) error {
+	m.stop()
+	m.checked = true
+	type connStat struct {
+		id int64
+		st replay.StreamStats
+	}
+	byStream := map[string][]connStat{}
+	for _, c := range m.srv.Stats().Conns {
+		if replay.LibOf(c.Tag) != m.lib {
+			continue
+		}
+		for name, st := range c.Streams {
+			byStream[name] = append(byStream[name], connStat{int64(c.ID), st})
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.final) != 2 {
+		return fmt.Errorf("%d final subscription totals, want 2", len(m.final))
+	}
+	var errs []error
+	for _, s := range m.final {
+		cs := byStream[s.Stream]
+		slices.SortFunc(cs, func(a, b connStat) int { return int(a.id - b.id) })
+		wantDup, wantOOO := int64(0), int64(0)
+		if s.Stream == "btcusdt@trade" {
+			wantDup, wantOOO = dup, ooo
+		}
+		var sent, unsent, skipped, last int64
+		for i, c := range cs {
+			sent += c.st.Sent
+			if c.st.Sent > 0 {
+				unsent += c.st.LastSeq - c.st.FirstSeq + 1 - c.st.Sent
+				last = c.st.LastSeq
+			}
+			if i > 0 && c.st.Sent > 0 && cs[i-1].st.Sent > 0 {
+				skipped += c.st.FirstSeq - cs[i-1].st.LastSeq - 1
+			}
+		}
+		unsent += wantDup
+		tail := last - s.LastSeq
+		inflight := sent - tail - s.Msgs
+		detail := fmt.Sprintf("%+v", cs)
+		switch {
+		case s.Msgs == 0:
+			errs = append(errs, fmt.Errorf("%s: nothing received", s.Stream))
+		case tail < 0 || inflight < 0 || inflight > 0 && len(cs) == 1:
+			errs = append(errs, fmt.Errorf("%s: received %d (lost %d, last id %d), the server sent %d over %d connections %s",
+				s.Stream, s.Msgs, s.Lost, s.LastSeq, sent, len(cs), detail))
+		case s.Lost != unsent+skipped+inflight || s.Dup != wantDup || s.OOO != wantOOO:
+			errs = append(errs, fmt.Errorf("%s: lost %d dup %d ooo %d; want lost %d (unsent %d + skipped %d + in flight %d), dup %d, ooo %d; conns %s",
+				s.Stream, s.Lost, s.Dup, s.OOO, unsent+skipped+inflight, unsent, skipped, inflight, wantDup, wantOOO, detail))
+		}
+		if tail > 0 {
+			m.t.Logf("%s: %d in flight at the end", s.Stream, tail)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// flowing waits until the trade stream has received n more messages.
+func (m *matrixEnv) flowing(n int64) error {
+	from := m.sb.msgs.Load()
+	return waitFor(5*time.Second, fmt.Sprintf("%d more trades", n), func() bool { return m.sb.msgs.Load() >= from+n })
+}
+
+func (m *matrixEnv) inject(f replay.Fault) error {
+	f.Libs = []string{m.lib}
+	a, err := m.srv.Inject(f)
+	if err != nil {
+		return err
+	}
+	if f.Kind != replay.FaultReject && len(a.Conns) != 1 {
+		return fmt.Errorf("fault %s hit %v, want the slot's one connection", f, a.Conns)
+	}
+	return nil
+}
+
+// liveLoss expects one disconnect with code and cause within bound of since,
+// then a reconnect with both subscriptions delivering again.
+func (m *matrixEnv) liveLoss(since time.Time, code int, cause string, bound time.Duration) error {
+	ev, err := m.waitEvent("disconnected", 0, bound+2*time.Second)
+	if err != nil {
+		return err
+	}
+	if ev.Code != code || !strings.HasPrefix(ev.Detail, cause+": ") {
+		return fmt.Errorf("disconnected with %d %q, want %d %s", ev.Code, ev.Detail, code, cause)
+	}
+	if took := time.Unix(0, ev.TS).Sub(since); took > bound {
+		return fmt.Errorf("loss detected after %s, bound %s", took.Round(time.Millisecond), bound)
+	}
+	rec, err := m.waitEvent("reconnect", 0, 3*time.Second)
+	if err != nil {
+		return err
+	}
+	if rec.DurMs <= 0 || rec.DurMs > 3000 || !strings.Contains(rec.Detail, "back=2/2") {
+		return fmt.Errorf("reconnect %+v: want a duration under 3 s with both subscriptions back", rec)
+	}
+	return m.flowing(20)
+}
+
+func (m *matrixEnv) noLoss() error {
+	if n := len(m.eventsOf("disconnected")); n != 0 {
+		return fmt.Errorf("%d disconnects, want none", n)
+	}
+	return nil
+}
+
+// Drop 5 trades: exactly 5 lost, as one range, and the server counts them as not sent.
+func mxInjectDrop(m *matrixEnv) error {
+	if err := m.flowing(20); err != nil {
+		return err
+	}
+	if err := m.inject(replay.Fault{Kind: replay.FaultDrop, Streams: []string{"btcusdt@trade"}, N: 5}); err != nil {
+		return err
+	}
+	if err := m.flowing(20); err != nil {
+		return err
+	}
+	if err := m.noLoss(); err != nil {
+		return err
+	}
+	if err := m.checkServerTruth(0, 0); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range m.final {
+		if s.Stream == "btcusdt@trade" && (s.Lost != 5 || len(s.Gaps) != 1 || s.Gaps[0][1]-s.Gaps[0][0] != 4) {
+			return fmt.Errorf("trade lost %d gaps %v, want 5 as one range", s.Lost, s.Gaps)
+		}
+	}
+	return nil
+}
+
+func mxInjectDuplicate(m *matrixEnv) error {
+	if err := m.flowing(20); err != nil {
+		return err
+	}
+	if err := m.inject(replay.Fault{Kind: replay.FaultDuplicate, Streams: []string{"btcusdt@trade"}, N: 3}); err != nil {
+		return err
+	}
+	if err := m.flowing(20); err != nil {
+		return err
+	}
+	return errors.Join(m.noLoss(), m.checkServerTruth(3, 0))
+}
+
+// Two neighbours swapped: one out of order, nothing lost.
+func mxInjectReorder(m *matrixEnv) error {
+	if err := m.flowing(20); err != nil {
+		return err
+	}
+	if err := m.inject(replay.Fault{Kind: replay.FaultReorder, Streams: []string{"btcusdt@trade"}}); err != nil {
+		return err
+	}
+	if err := m.flowing(20); err != nil {
+		return err
+	}
+	return errors.Join(m.noLoss(), m.checkServerTruth(0, 1))
+}
+
+// Half-open from the server: nothing either way, no FIN; the pong timeout
+// (500 ms, pings every 100 ms) must catch it.
+func mxInjectHalfOpen(m *matrixEnv) error {
+	if err := m.flowing(20); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	if err := m.inject(replay.Fault{Kind: replay.FaultHalfOpen}); err != nil {
+		return err
+	}
+	return m.liveLoss(t0, 1006, causePongTimeout, 1200*time.Millisecond)
+}
+
+// Zombie: pings answered, no data; the silence watchdog (500 ms) must abort.
+func mxInjectZombie(m *matrixEnv) error {
+	if err := m.flowing(20); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	if err := m.inject(replay.Fault{Kind: replay.FaultZombie}); err != nil {
+		return err
+	}
+	return m.liveLoss(t0, 1006, causeStallAbort, 1200*time.Millisecond)
+}
+
+// One subscription silent for 2.5 s while the other goes on: a stall and its
+// end for that subscription only, and the connection stays.
+func mxInjectSilence(m *matrixEnv) error {
+	if err := m.flowing(20); err != nil {
+		return err
+	}
+	if err := m.inject(replay.Fault{Kind: replay.FaultSilence, Streams: []string{"btcusdt@trade"}, For: 2500 * time.Millisecond}); err != nil {
+		return err
+	}
+	st, err := m.waitEvent("stall", 0, 3*time.Second)
+	if err != nil {
+		return err
+	}
+	end, err := m.waitEvent("stall_end", 0, 3*time.Second)
+	if err != nil {
+		return err
+	}
+	if st.Stream != "btcusdt@trade" || end.Stream != "btcusdt@trade" || end.DurMs <= 0 || end.DurMs > 2500 {
+		return fmt.Errorf("stall %+v, end %+v: want btcusdt@trade, ended within the 2.5 s silence", st, end)
+	}
+	if err := m.flowing(10); err != nil {
+		return err
+	}
+	if n := len(m.eventsOf("stall")); n != 1 {
+		return fmt.Errorf("%d stalls, want 1 (the other subscription went on)", n)
+	}
+	return m.noLoss()
+}
+
+// serverShutdown then close 1001: the event recorded, a reconnect.
+func mxInjectShutdown(m *matrixEnv) error {
+	if err := m.flowing(20); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	if err := m.inject(replay.Fault{Kind: replay.FaultShutdown}); err != nil {
+		return err
+	}
+	if err := m.liveLoss(t0, 1001, causeServerClose, time.Second); err != nil {
+		return err
+	}
+	if len(m.eventsOf("server_shutdown")) != 1 {
+		return errors.New("no server_shutdown event")
+	}
+	return nil
+}
+
+// 418 without Retry-After: the slot waits the backoff maximum (600 ms here)
+// before it dials again.
+func mxInjectReject418(m *matrixEnv) error {
+	if err := m.flowing(20); err != nil {
+		return err
+	}
+	if err := m.inject(replay.Fault{Kind: replay.FaultReject, N: 1, Status: http.StatusTeapot}); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	if err := m.inject(replay.Fault{Kind: replay.FaultClose, Code: 1001, Reason: "going away"}); err != nil {
+		return err
+	}
+	de, err := m.waitEvent("dial_error", 0, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	next, err := m.waitEvent("dial", 2, 3*time.Second)
+	if err != nil {
+		return err
+	}
+	if gap := time.Duration(next.TS - de.TS); de.Code != 418 || gap < 600*time.Millisecond || gap > 1500*time.Millisecond {
+		return fmt.Errorf("dial_error %d, next dial after %s; want 418 and the backoff maximum 600ms", de.Code, gap.Round(time.Millisecond))
+	}
+	return m.liveLoss(t0, 1001, causeServerClose, time.Second)
+}
+
+// An invalid UTF-8 text frame: RFC 6455 says fail the connection (1007). The
+// tool must go on either way: the slot delivers again within 3 s. A library
+// that passes the message to the application deviates (see expectedDeviations).
+func mxInjectInvalidUTF8(m *matrixEnv) error {
+	if err := m.flowing(20); err != nil {
+		return err
+	}
+	if err := m.inject(replay.Fault{Kind: replay.FaultInvalidUTF8}); err != nil {
+		return err
+	}
+	if err := m.flowing(40); err != nil {
+		return err
+	}
+	if ds := m.eventsOf("disconnected"); len(ds) > 0 {
+		if ds[0].Code != 1007 {
+			return fmt.Errorf("invalid UTF-8 → disconnected %d %q, want 1007", ds[0].Code, ds[0].Detail)
+		}
+		return nil
+	}
+	return errors.New("passed invalid UTF-8 to the application, connection kept")
+}
+
+// Drip: for 1 s every byte is its own write, 1 ms apart; two messages sent
+// then arrive whole and in order.
+func mxInjectDrip(m *matrixEnv) error {
+	c, err := m.conn(0)
+	if err != nil {
+		return err
+	}
+	if _, err := m.srv.Inject(replay.Fault{Kind: replay.FaultDrip, For: time.Second}); err != nil {
+		return err
+	}
+	if err := m.sendTapped(c, tapTrades(0, 2, func(int) string { return "" }), 1); err != nil {
+		return err
+	}
+	return m.noLoss()
 }

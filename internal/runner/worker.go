@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -94,6 +95,7 @@ type slot struct {
 	connMono   atomic.Int64 // mono ns of the current connection's handshake
 	subscribed atomic.Int64 // ns from connected until the SUBSCRIBE messages were written; 0 for URL subscriptions
 	abortWhy   atomic.Pointer[abortReason]
+	ctl        ctlBudget // messages toward Binance's 5 per second on this connection
 }
 
 type phases struct {
@@ -396,7 +398,12 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 		sb = s.byName[string(name)]
 	}
 	if sb == nil {
-		return // a control reply: counted for the slot, not for a stream
+		// A control reply (counted for the slot, not for a stream), or an
+		// unwrapped event such as serverShutdown.
+		if bytes.Contains(p, serverShutdown) {
+			s.w.emit(Event{Kind: "server_shutdown", Slot: s.Slot.ID, Group: s.Slot.Group})
+		}
+		return
 	}
 	if !s.gotFirst {
 		s.firstData(now)
@@ -448,8 +455,11 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 	}
 }
 
-// OnPing is called after the adapter echoed the payload.
-func (s *slot) OnPing([]byte) {}
+var serverShutdown = []byte(`"serverShutdown"`)
+
+// OnPing is called after the adapter echoed the payload: the pong counts toward
+// Binance's 5 messages per second.
+func (s *slot) OnPing([]byte) { s.ctl.note(time.Now()) }
 
 // OnPong records liveness for the keepalive.
 func (s *slot) OnPong([]byte) { s.lastPong.Store(int64(time.Since(s.w.epoch))) }
@@ -622,6 +632,7 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	}
 	s.subscribed.Store(0)
 	s.abortWhy.Store(nil)
+	s.ctl.reset()
 	s.lastPong.Store(int64(now.Sub(w.epoch)))
 	s.connMono.Store(int64(now.Sub(w.epoch)))
 	ev.Kind, ev.Detail, ev.DurMs = "connected", "", ms(now.Sub(t0))
@@ -717,7 +728,10 @@ func (s *slot) keepalive(conn transport.Conn, done <-chan struct{}) {
 				_ = conn.Abort()
 				return
 			}
-			if err := conn.Ping(strconv.AppendInt(nil, now.UnixMilli(), 10)); err != nil {
+			if !s.ctl.wait(done) {
+				return
+			}
+			if err := conn.Ping(strconv.AppendInt(nil, time.Now().UnixMilli(), 10)); err != nil {
 				return
 			}
 		}
@@ -778,8 +792,9 @@ func (s *slot) watchSilence(conn transport.Conn, done <-chan struct{}) {
 	}
 }
 
-// subscribe sends SUBSCRIBE messages for the slot's streams, at most 4 per
-// second (Binance allows 5 incoming messages per second, pings and pongs included).
+// subscribe sends SUBSCRIBE messages for the slot's streams, 250 ms apart and within the
+// connection's ctlBudget shared with the keepalive pings and the library's pongs (Binance
+// allows 5 incoming messages per second, pings and pongs included).
 func (s *slot) subscribe(conn transport.Conn, done <-chan struct{}) {
 	const perMsg = 200
 	t0 := time.Now()
@@ -790,6 +805,9 @@ func (s *slot) subscribe(conn transport.Conn, done <-chan struct{}) {
 				return
 			case <-time.After(250 * time.Millisecond):
 			}
+		}
+		if !s.ctl.wait(done) {
+			return
 		}
 		names := s.Slot.Streams[i:min(i+perMsg, len(s.Slot.Streams))]
 		msg, _ := json.Marshal(map[string]any{"method": "SUBSCRIBE", "params": names, "id": id})

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wssoak/wssoak/internal/binance"
+)
+
+const faultsProfile = `name: faults-e2e
+duration: 5s
+warmup: 2s
+symbols: [btcusdt, ethusdt]
+groups:
+  - name: markets
+    streams: ['{symbol}@trade', '{symbol}@aggTrade']
+replay:
+  seed: 9
+  speed: 10
+faults:
+  - at: 1s
+    kind: drop
+    n: 3
+    streams: [btcusdt@trade]
+  - at: 1s
+    kind: duplicate
+    n: 2
+    streams: [ethusdt@trade]
+  - at: 2s
+    kind: reorder
+    streams: [btcusdt@aggTrade]
+  - every: 2s
+    kind: drop
+    n: 1
+    streams: [ethusdt@aggTrade]
+  - at: 3s
+    kind: reject
+    n: 1
+    status: 503
+`
+
+// TestRunFaults runs a real soak with a fault schedule: the replay server
+// injects each fault into every library's connection at the same instant,
+// every library accounts exactly for it, and the run records each as a
+// fault event.
+func TestRunFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run")
+	}
+	dir := t.TempDir()
+	prof := writeProfile(t, dir, "faults.yaml", faultsProfile)
+	out := filepath.Join(dir, "out")
+	if stdout, stderr, err := runSoak(t, "run", "-profile", prof, "-out", out); err != nil {
+		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	db := openRun(t, out)
+	libs := []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}
+	want := map[string]binance.SeqCounts{
+		"btcusdt@trade": {Lost: 3}, "ethusdt@trade": {Dup: 2}, "btcusdt@aggTrade": {OutOfOrder: 1}, "ethusdt@aggTrade": {Lost: 2},
+	}
+	counts, err := db.ServerCounts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := map[string]int64{} // lib/stream
+	for _, c := range counts {
+		sent[strings.SplitN(c.Tag, "/", 2)[0]+"/"+c.Stream] += c.Sent
+	}
+	streams, err := db.LatestStreamSamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, s := range streams {
+		w, ok := want[s.Stream]
+		if !ok {
+			continue
+		}
+		seen++
+		got := binance.SeqCounts{Lost: s.LostTotal, Dup: s.DupTotal, OutOfOrder: s.OOOTotal}
+		if got != w {
+			t.Errorf("%s %s: lost/dup/ooo %+v, want %+v", s.Lib, s.Stream, got, w)
+		}
+		if n := sent[s.Lib+"/"+s.Stream]; s.MsgsTotal != n {
+			t.Errorf("%s %s: received %d, server sent %d", s.Lib, s.Stream, s.MsgsTotal, n)
+		}
+	}
+	if seen != len(libs)*len(want) {
+		t.Fatalf("%d stream samples, want %d", seen, len(libs)*len(want))
+	}
+	events, err := db.Events("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	faults := map[string][]float64{} // lib -> instants
+	for _, e := range events {
+		if e.Kind == "fault" {
+			faults[e.Lib] = append(faults[e.Lib], e.Sec)
+			if !strings.Contains(e.Detail, "drop n=") && !strings.Contains(e.Detail, "duplicate n=2") &&
+				!strings.Contains(e.Detail, "reorder") && !strings.Contains(e.Detail, "reject n=1 status=503") {
+				t.Errorf("fault detail %q", e.Detail)
+			}
+		}
+	}
+	wantAt := []float64{1, 1, 2, 2, 4}
+	for _, lib := range libs {
+		if got := faults[lib]; len(got) != len(wantAt) || !near(got, wantAt) {
+			t.Errorf("%s: fault events at %v, want %v", lib, got, wantAt)
+		}
+	}
+	// nobody reconnected, so the reject hit no connection: one run-wide event
+	if got := faults[""]; len(got) != 1 || !near(got, []float64{3}) {
+		t.Errorf("run-wide fault events at %v, want [3]", got)
+	}
+}
+
+// near reports whether each of got is within 0.2 s of want.
+func near(got, want []float64) bool {
+	for i := range got {
+		if math.Abs(got[i]-want[i]) > 0.2 {
+			return false
+		}
+	}
+	return true
+}

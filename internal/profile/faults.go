@@ -1,0 +1,219 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/wssoak/wssoak/internal/replay"
+)
+
+// Fault is one item of "faults:": what the replay server injects, and when,
+// into every library's connections at the same instant (target local only).
+type Fault struct {
+	At    Duration // offset from the window's start; with Every, the first instant (default Every)
+	Every Duration // repeat period; 0 = once
+	// Kind and parameters as replay.Fault takes them. Streams are stream
+	// names or templates ("{symbol}@trade" expands over the profile's
+	// symbols); each must be subscribed by some group.
+	Kind       string
+	Streams    []string
+	Code       int
+	Reason     string
+	N          int
+	Status     int
+	RetryAfter Duration
+	Size       ByteSize
+	For        Duration
+	Delay      Duration
+	Line       int            // line of the item in the file
+	lines      map[string]int // key → line, for validation messages
+}
+
+func (d *decoder) faults(v *yaml.Node, dst *[]Fault) error {
+	v = deref(v)
+	if v.Kind != yaml.SequenceNode {
+		return d.errf(v.Line, "faults must be a list, got %s", kindName(v))
+	}
+	out := make([]Fault, len(v.Content))
+	for i, fn := range v.Content {
+		f := &out[i]
+		f.Line, f.lines = deref(fn).Line, map[string]int{}
+		key := func(k string, dec func(*yaml.Node) error) field {
+			return field{k, func(v *yaml.Node) error {
+				f.lines[k] = deref(v).Line
+				return dec(v)
+			}}
+		}
+		fs := []field{
+			key("at", d.duration("fault at", &f.At, nonNegative)),
+			key("every", d.duration("fault every", &f.Every, positive)),
+			key("kind", func(v *yaml.Node) error {
+				s, err := d.scalar(v, "fault kind")
+				if err != nil {
+					return err
+				}
+				if !slices.Contains(replay.FaultKinds, replay.FaultKind(s)) {
+					kinds := kindNames()
+					hint := suggest(s, kinds)
+					if hint == "" {
+						hint = " (known: " + strings.Join(kinds, ", ") + ")"
+					}
+					return d.errf(deref(v).Line, "unknown fault kind %q%s", s, hint)
+				}
+				f.Kind = s
+				return nil
+			}),
+			key("streams", func(v *yaml.Node) error {
+				ss, _, err := d.list(v, "fault streams")
+				if err == nil && len(ss) == 0 {
+					err = d.errf(deref(v).Line, "fault streams is empty: leave it out to mean every connection")
+				}
+				f.Streams = ss
+				return err
+			}),
+			key("code", d.int("fault code", &f.Code, 0, 4999)),
+			key("reason", func(v *yaml.Node) error {
+				s, err := d.scalar(v, "fault reason")
+				f.Reason = s
+				return err
+			}),
+			key("n", d.int("fault n", &f.N, 1, 1<<20)),
+			key("status", d.int("fault status", &f.Status, 100, 599)),
+			key("retry_after", d.duration("fault retry_after", &f.RetryAfter, nonNegative)),
+			key("size", d.size("fault size", &f.Size, positive)),
+			key("for", d.duration("fault for", &f.For, nonNegative)),
+			key("delay", d.duration("fault delay", &f.Delay, positive)),
+		}
+		if err := d.mapping(fn, "fault", fs); err != nil {
+			return err
+		}
+		switch {
+		case f.Kind == "":
+			return d.errf(f.Line, "fault has no kind (one of %s)", strings.Join(kindNames(), ", "))
+		case f.lines["at"] == 0 && f.lines["every"] == 0:
+			return d.errf(f.Line, "fault %s has neither at: nor every:", f.Kind)
+		case f.lines["at"] == 0:
+			f.At = f.Every
+		}
+	}
+	*dst = out
+	return nil
+}
+
+func kindNames() []string {
+	out := make([]string, len(replay.FaultKinds))
+	for i, k := range replay.FaultKinds {
+		out[i] = string(k)
+	}
+	return out
+}
+
+// replayFault returns the fault as the replay server takes it, its streams
+// expanded over symbols.
+func (f *Fault) replayFault(symbols []string) replay.Fault {
+	var streams []string
+	for _, t := range f.Streams {
+		if !strings.Contains(t, SymbolPlaceholder) {
+			streams = append(streams, t)
+			continue
+		}
+		for _, s := range symbols {
+			streams = append(streams, strings.ReplaceAll(t, SymbolPlaceholder, s))
+		}
+	}
+	size := int(min(f.Size, math.MaxInt32)) // Validate rejects anything that large
+	return replay.Fault{Kind: replay.FaultKind(f.Kind), Streams: streams, Code: f.Code, Reason: f.Reason, N: f.N,
+		Status: f.Status, RetryAfter: f.RetryAfter.Std(), Size: size, For: f.For.Std(), Delay: f.Delay.Std()}
+}
+
+// ScheduledFaults returns the faults for the replay server's schedule.
+func (p *Profile) ScheduledFaults() []replay.ScheduledFault {
+	out := make([]replay.ScheduledFault, len(p.Faults))
+	for i := range p.Faults {
+		f := &p.Faults[i]
+		out[i] = replay.ScheduledFault{Fault: f.replayFault(p.Symbols), At: f.At.Std(), Every: f.Every.Std()}
+	}
+	return out
+}
+
+// validateFaults checks what the fault items need from the rest of the
+// profile: a local target, instants inside the window, the kind's parameters
+// and streams that some group subscribes.
+func (d *decoder) validateFaults(p *Profile, add func(*Error)) {
+	if len(p.Faults) == 0 {
+		return
+	}
+	if p.Target != TargetLocal {
+		add(d.errf(d.lines["faults"], "faults need target %q: only the replay server can inject them, not %q", TargetLocal, p.Target))
+		return
+	}
+	// With symbols as {top: N} the groups' streams are known only at the start.
+	resolve := p.NeedsResolve()
+	subscribed := map[string]bool{}
+	if groups, err := p.Expand(); err == nil && !resolve {
+		for _, g := range groups {
+			for _, st := range g.Streams {
+				subscribed[st.Name] = true
+			}
+		}
+	}
+	for i := range p.Faults {
+		f := &p.Faults[i]
+		at := func(k string) int {
+			if l := f.lines[k]; l > 0 {
+				return l
+			}
+			return f.Line
+		}
+		if f.At >= p.Duration {
+			add(d.errf(at("at"), "fault at %v is not inside the run's duration (%v)", f.At, p.Duration))
+			continue
+		}
+		if err := checkFaultTemplates(p, f.Streams); err != nil {
+			add(d.errf(at("streams"), "fault %v", err))
+			continue
+		}
+		rf := f.replayFault(p.Symbols)
+		if err := rf.Validate(); err != nil {
+			field := "kind"
+			if fe := (*replay.FaultError)(nil); errors.As(err, &fe) {
+				field = fe.Field
+			}
+			add(d.errf(at(field), "fault %s", err))
+			continue
+		}
+		for _, n := range rf.Streams {
+			if !resolve && !subscribed[n] {
+				add(d.errf(at("streams"), "fault stream %q is not subscribed by any group", n))
+				break
+			}
+		}
+		if f.For > 0 && f.Every > 0 && f.For >= f.Every {
+			add(d.errf(at("for"), "fault for %v must be shorter than every %v", f.For, f.Every))
+		}
+	}
+}
+
+// checkFaultTemplates checks the {symbol} templates among a fault's streams.
+// They expand over the profile's symbols list, so they need one: with
+// symbols given as {top: N} the server's schedule is fixed before the
+// symbols are known.
+func checkFaultTemplates(p *Profile, streams []string) error {
+	for _, t := range streams {
+		if !strings.ContainsAny(t, "{}") {
+			continue
+		}
+		if p.Top != nil || len(p.Symbols) == 0 {
+			return fmt.Errorf("streams template %q needs a symbols list; with symbols: {top: N} name the streams", t)
+		}
+		if _, err := checkTemplate(t, p.Symbols[0]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,450 @@
+package report
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// chromiumPath finds Debian's chromium (installed by .ci/run).
+func chromiumPath() string {
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// TestReportInBrowser opens the fixture's report from file:// in headless
+// Chromium with networking disabled, and asserts that every chart drew
+// (colored pixels inside its plot area, and as many points as the data
+// holds), that zoom is synchronised, that the event filter works, that the
+// page asked for nothing over the network and that the console shows no
+// error.
+func TestReportInBrowser(t *testing.T) {
+	bin := chromiumPath()
+	if bin == "" {
+		t.Skip("chromium not installed (apt-get install chromium; .ci/run installs it): browser test skipped")
+	}
+	htmlPath, html := renderFile(t, fixtureDB(t))
+	var data struct {
+		Charts []struct {
+			ID     string
+			Series []struct {
+				Name   string
+				Points [][2]*float64
+			}
+		}
+	}
+	if err := json.Unmarshal(embeddedData(t, html), &data); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	b := startBrowser(ctx, t, bin)
+	s, err := b.newPage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"Runtime.enable", "Log.enable", "Page.enable", "Network.enable"} {
+		if _, err := b.call(ctx, s, m, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	url := "file://" + htmlPath
+	if _, err := b.call(ctx, s, "Page.navigate", map[string]any{"url": url}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.waitEvent(ctx, "Page.loadEventFired"); err != nil {
+		t.Fatal(err)
+	}
+
+	// Each chart: its plot rectangle (grid), colored pixels inside it, and
+	// the points echarts holds per series. Two animation frames first, so
+	// that zrender has painted.
+	const probe = `new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
+	  const out = {charts: {}, plots: document.querySelectorAll('.plot').length};
+	  for (const [id, c] of Object.entries(window.soakCharts || {})) {
+	    const el = document.getElementById('chart-' + id);
+	    const canvas = el.querySelector('canvas');
+	    const r = c.getModel().getComponent('grid').coordinateSystem.getRect();
+	    const k = canvas.width / el.clientWidth;
+	    const img = canvas.getContext('2d').getImageData(Math.round(r.x * k), Math.round(r.y * k), Math.round(r.width * k), Math.round(r.height * k)).data;
+	    let colored = 0, painted = 0;
+	    for (let i = 0; i < img.length; i += 4) {
+	      if (img[i + 3] === 0) continue;
+	      painted++;
+	      if (Math.max(img[i], img[i + 1], img[i + 2]) - Math.min(img[i], img[i + 1], img[i + 2]) > 60) colored++;
+	    }
+	    out.charts[id] = {colored, painted, group: c.group,
+	      counts: c.getModel().getSeries().filter(s => s.subType === 'line').map(s => s.getData().count())};
+	  }
+	  done(JSON.stringify(out));
+	})))`
+	var res struct {
+		Plots  int `json:"plots"`
+		Charts map[string]struct {
+			Colored, Painted int
+			Group            string
+			Counts           []int
+		} `json:"charts"`
+	}
+	if err := b.eval(ctx, s, probe, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Plots != len(data.Charts) || len(res.Charts) != len(data.Charts) {
+		t.Errorf("%d plot containers and %d charts drawn, want %d (the data's charts)", res.Plots, len(res.Charts), len(data.Charts))
+	}
+	for _, c := range data.Charts {
+		got, ok := res.Charts[c.ID]
+		if !ok {
+			t.Errorf("chart %s was not created", c.ID)
+			continue
+		}
+		if got.Colored < 50 {
+			t.Errorf("chart %s: %d colored pixels in its plot area (%d painted): nothing drawn", c.ID, got.Colored, got.Painted)
+		}
+		if got.Group != "soak" {
+			t.Errorf("chart %s is not in the connected group", c.ID)
+		}
+		if len(got.Counts) != len(c.Series) {
+			t.Errorf("chart %s: %d line series, want %d", c.ID, len(got.Counts), len(c.Series))
+			continue
+		}
+		for i, s := range c.Series {
+			if got.Counts[i] != len(s.Points) {
+				t.Errorf("chart %s series %s: echarts holds %d points, the data %d", c.ID, s.Name, got.Counts[i], len(s.Points))
+			}
+		}
+	}
+
+	// Zoom one chart: every other follows (echarts.connect).
+	const zoom = `(() => {
+	  soakCharts.msgs.dispatchAction({type: 'dataZoom', start: 20, end: 40});
+	  return JSON.stringify(Object.entries(soakCharts).map(([id, c]) => [id, c.getOption().dataZoom[0].start, c.getOption().dataZoom[0].end]));
+	})()`
+	var zooms [][3]any
+	if err := b.eval(ctx, s, zoom, &zooms); err != nil {
+		t.Fatal(err)
+	}
+	for _, z := range zooms {
+		if z[1] != 20.0 || z[2] != 40.0 {
+			t.Errorf("chart %v zoom %v–%v after zooming msgs to 20–40 %%: not synchronised", z[0], z[1], z[2])
+		}
+	}
+
+	// The event log lists every event; the library filter narrows it.
+	const filter = `(() => {
+	  const all = document.querySelectorAll('#ev-body tr').length;
+	  const sel = document.getElementById('ev-lib');
+	  sel.value = 'gws'; sel.dispatchEvent(new Event('change'));
+	  const gws = document.querySelectorAll('#ev-body tr').length;
+	  const kinds = document.getElementById('ev-kind').options.length - 1;
+	  return JSON.stringify([all, gws, kinds]);
+	})()`
+	var rows [3]int
+	if err := b.eval(ctx, s, filter, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != [3]int{7, 3, 7} {
+		t.Errorf("event log rows all/gws/kinds = %v, want [7 3 7]", rows)
+	}
+
+	for _, p := range b.problems() {
+		t.Errorf("browser: %s", p)
+	}
+}
+
+// browser is headless Chromium driven over the DevTools protocol.
+type browser struct {
+	t    testing.TB
+	cmd  *exec.Cmd
+	conn *websocket.Conn
+
+	mu       sync.Mutex
+	next     int
+	pending  map[int]chan cdpMsg
+	events   []cdpMsg
+	eventsCh chan struct{}
+	errs     []string
+}
+
+type cdpMsg struct {
+	ID        int             `json:"id,omitempty"`
+	Method    string          `json:"method,omitempty"`
+	Params    json.RawMessage `json:"params,omitempty"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	SessionID string          `json:"sessionId,omitempty"`
+	Error     *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error,omitempty"`
+}
+
+var devtoolsRE = regexp.MustCompile(`DevTools listening on (ws://\S+)`)
+
+// startBrowser starts Chromium with every network path closed: a proxy
+// that refuses, a resolver that finds nothing, no background traffic.
+func startBrowser(ctx context.Context, t *testing.T, bin string) *browser {
+	t.Helper()
+	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--no-default-browser-check", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-extensions", "--disable-default-apps", "--metrics-recording-only", "--mute-audio",
+		"--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>", "--host-resolver-rules=MAP * ~NOTFOUND",
+		"--user-data-dir="+t.TempDir(), "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
+		"--window-size=1280,900", "about:blank")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its helpers die with it
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	b := &browser{t: t, cmd: cmd, pending: map[int]chan cdpMsg{}, eventsCh: make(chan struct{}, 1)}
+	t.Cleanup(b.close)
+	found := make(chan string, 1)
+	var logMu sync.Mutex
+	var log strings.Builder
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			logMu.Lock()
+			log.WriteString(sc.Text() + "\n")
+			logMu.Unlock()
+			if m := devtoolsRE.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	var wsURL string
+	select {
+	case wsURL = <-found:
+	case <-ctx.Done():
+		logMu.Lock()
+		defer logMu.Unlock()
+		t.Fatalf("chromium did not announce its DevTools endpoint:\n%s", log.String())
+	}
+	conn, _, err := websocket.DefaultDialer.DialContext(ctx, wsURL, nil)
+	if err != nil {
+		t.Fatalf("connect to chromium: %v", err)
+	}
+	conn.SetReadLimit(64 << 20)
+	b.conn = conn
+	go b.read()
+	return b
+}
+
+func (b *browser) read() {
+	for {
+		var m cdpMsg
+		if err := b.conn.ReadJSON(&m); err != nil {
+			b.mu.Lock()
+			for id, ch := range b.pending {
+				close(ch)
+				delete(b.pending, id)
+			}
+			b.mu.Unlock()
+			return
+		}
+		b.mu.Lock()
+		if m.ID != 0 {
+			if ch := b.pending[m.ID]; ch != nil {
+				ch <- m
+				delete(b.pending, m.ID)
+			}
+		} else {
+			b.events = append(b.events, m)
+			b.record(m)
+			select {
+			case b.eventsCh <- struct{}{}:
+			default:
+			}
+		}
+		b.mu.Unlock()
+	}
+}
+
+// record keeps what counts as a problem: console errors, exceptions, error
+// log entries, and any request that is not for a file: or data: URL.
+func (b *browser) record(m cdpMsg) {
+	switch m.Method {
+	case "Runtime.consoleAPICalled":
+		var p struct {
+			Type string `json:"type"`
+			Args []struct {
+				Value       any    `json:"value"`
+				Description string `json:"description"`
+			} `json:"args"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && (p.Type == "error" || p.Type == "assert" || p.Type == "warning") {
+			b.errs = append(b.errs, fmt.Sprintf("console.%s %v", p.Type, p.Args))
+		}
+	case "Runtime.exceptionThrown":
+		b.errs = append(b.errs, "exception: "+string(m.Params))
+	case "Log.entryAdded":
+		var p struct {
+			Entry struct {
+				Level, Text, URL string
+			} `json:"entry"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && (p.Entry.Level == "error" || p.Entry.Level == "warning") {
+			b.errs = append(b.errs, fmt.Sprintf("log %s: %s %s", p.Entry.Level, p.Entry.Text, p.Entry.URL))
+		}
+	case "Network.requestWillBeSent":
+		var p struct {
+			Request struct{ URL string } `json:"request"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && !strings.HasPrefix(p.Request.URL, "file:") && !strings.HasPrefix(p.Request.URL, "data:") {
+			b.errs = append(b.errs, "network request: "+p.Request.URL)
+		}
+	}
+}
+
+func (b *browser) problems() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.errs...)
+}
+
+// call sends one command (to a page session, or the browser when session
+// is "") and returns its result.
+func (b *browser) call(ctx context.Context, session, method string, params any) (json.RawMessage, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	if params == nil {
+		raw = nil
+	}
+	ch := make(chan cdpMsg, 1)
+	b.mu.Lock()
+	b.next++
+	id := b.next
+	b.pending[id] = ch
+	err = b.conn.WriteJSON(cdpMsg{ID: id, Method: method, Params: raw, SessionID: session})
+	b.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", method, err)
+	}
+	select {
+	case m, ok := <-ch:
+		if !ok {
+			return nil, fmt.Errorf("%s: connection to chromium closed", method)
+		}
+		if m.Error != nil {
+			return nil, fmt.Errorf("%s: %s (%d)", method, m.Error.Message, m.Error.Code)
+		}
+		return m.Result, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s: %w", method, ctx.Err())
+	}
+}
+
+// newPage opens a tab and returns its session id.
+func (b *browser) newPage(ctx context.Context) (string, error) {
+	res, err := b.call(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank"})
+	if err != nil {
+		return "", err
+	}
+	var tgt struct {
+		TargetID string `json:"targetId"`
+	}
+	if err := json.Unmarshal(res, &tgt); err != nil {
+		return "", err
+	}
+	res, err = b.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": tgt.TargetID, "flatten": true})
+	if err != nil {
+		return "", err
+	}
+	var att struct {
+		SessionID string `json:"sessionId"`
+	}
+	err = json.Unmarshal(res, &att)
+	return att.SessionID, err
+}
+
+// waitEvent waits until an event named method has arrived.
+func (b *browser) waitEvent(ctx context.Context, method string) error {
+	for {
+		b.mu.Lock()
+		for _, e := range b.events {
+			if e.Method == method {
+				b.mu.Unlock()
+				return nil
+			}
+		}
+		b.mu.Unlock()
+		select {
+		case <-b.eventsCh:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w", method, ctx.Err())
+		}
+	}
+}
+
+// eval evaluates expr (a string, or a promise of one, holding JSON) in the
+// page and decodes that JSON into out.
+func (b *browser) eval(ctx context.Context, session, expr string, out any) error {
+	res, err := b.call(ctx, session, "Runtime.evaluate", map[string]any{
+		"expression": expr, "awaitPromise": true, "returnByValue": true})
+	if err != nil {
+		return err
+	}
+	var r struct {
+		Result struct {
+			Type  string `json:"type"`
+			Value any    `json:"value"`
+		} `json:"result"`
+		ExceptionDetails json.RawMessage `json:"exceptionDetails"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		return err
+	}
+	if r.ExceptionDetails != nil {
+		return fmt.Errorf("evaluate: %s", r.ExceptionDetails)
+	}
+	s, ok := r.Result.Value.(string)
+	if !ok {
+		return fmt.Errorf("evaluate: got %s %v, want a JSON string", r.Result.Type, r.Result.Value)
+	}
+	return json.Unmarshal([]byte(s), out)
+}
+
+// close ends Chromium: politely, then its whole process group.
+func (b *browser) close() {
+	if b.conn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, _ = b.call(ctx, "", "Browser.close", nil)
+		cancel()
+		b.conn.Close()
+	}
+	done := make(chan error, 1)
+	go func() { done <- b.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
+		if err := <-done; err != nil && !errors.Is(err, os.ErrProcessDone) {
+			b.t.Logf("chromium: %v", err)
+		}
+	}
+	// Helpers that outlived the browser process (same group) go too.
+	_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
+}

@@ -1,0 +1,962 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/verdict"
+)
+
+// page is everything the HTML report shows. Data is embedded in the page as
+// JSON for the charts and the event log; the rest is rendered as HTML.
+type page struct {
+	Run      store.Run
+	Duration time.Duration // started → ended (or → last sample while running)
+	Status   string
+	Host     []kv
+	Settings []kv
+	Workers  []store.Worker
+	Table    *Table
+	Best     []bestRow
+	Groups   []groupRow
+	Subs     []subRow
+	Faults   []faultRow
+	Verdicts []verdictRow
+	Data     pageData
+}
+
+type kv struct{ K, V string }
+
+// pageData is the JSON embedded in the page (id "soak-data"): the charts
+// and the event log. Its layout is fixed by the golden test.
+type pageData struct {
+	StartMs int64         `json:"start_ms"` // the window's start, Unix ms; chart X values are seconds after it
+	Libs    []string      `json:"libs"`
+	Charts  []chart       `json:"charts"`
+	Events  eventLog      `json:"events"`
+	Kinds   []string      `json:"kinds"`
+	Counts  []eventCounts `json:"counts"` // every event, counted by library and kind
+}
+
+// chart is one echarts chart; ID is fixed (the browser test and the golden
+// file find charts by it).
+type chart struct {
+	ID      string   `json:"id"`
+	Title   string   `json:"title"`
+	Unit    string   `json:"unit"`   // of the Y axis
+	Basis   string   `json:"basis"`  // per second, per interval, cumulative, sampled …
+	Bucket  float64  `json:"bucket"` // downsampling bucket in seconds (0 = every point)
+	Step    bool     `json:"step,omitempty"`
+	Series  []series `json:"series"`
+	Markers []marker `json:"markers,omitempty"`
+}
+
+type series struct {
+	Name   string  `json:"name"`
+	Points points  `json:"points"`
+	Bucket float64 `json:"bucket,omitempty"`
+}
+
+// points marshal as [[x,y],…] with y null for a gap, numbers kept short.
+type points []point
+
+func (ps points) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 16*len(ps)+2)
+	b = append(b, '[')
+	for i, p := range ps {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = appendNum(b, p.X)
+		b = append(b, ',')
+		b = appendNum(b, p.Y)
+		b = append(b, ']')
+	}
+	return append(b, ']'), nil
+}
+
+// appendNum writes f with at most 3 decimals (NaN as null).
+func appendNum(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	return strconv.AppendFloat(b, math.Round(f*1000)/1000, 'f', -1, 64)
+}
+
+// marker is an event drawn on the reconnects chart: kind, at X on the line
+// of library Lib (-1 = run-wide, drawn at 0), N events folded into it.
+type marker struct {
+	Kind string  `json:"kind"`
+	X    float64 `json:"x"`
+	Y    float64 `json:"y"`
+	Lib  int     `json:"lib"`
+	N    int     `json:"n"`
+}
+
+type eventLog struct {
+	Total int      `json:"total"`
+	Shown int      `json:"shown"`
+	Cap   int      `json:"cap"` // per library and kind
+	Rows  [][]any  `json:"rows"`
+	Cols  []string `json:"cols"`
+}
+
+type eventCounts struct {
+	Lib    string         `json:"lib"`
+	ByKind map[string]int `json:"by_kind"`
+}
+
+// bestRow marks the best cell of a reference-table row and the deltas.
+type bestRow struct {
+	Name   string
+	Better string // "higher", "lower" or "" (not ranked)
+	Cells  []bestCell
+}
+
+type bestCell struct {
+	Text  string
+	Best  bool
+	Delta string // against the best, "" for the best itself
+}
+
+type groupRow struct {
+	Group, Lib           string
+	Subs                 int
+	Msgs, Lost, Dup, OOO int64
+	MaxSilence           float64 // seconds
+	Reconnects           int
+	Short                bool // fewer messages than the group's best library
+}
+
+type subRow struct {
+	Group, Stream        string
+	Slot                 int
+	Lib                  string
+	Msgs, Lost, Dup, OOO int64
+	MaxSilence           float64 // seconds
+	Reconnects           int     // of the subscription's connection (slot)
+	Sec                  int64   // second of the last stored total
+	Short, First         bool    // fewer messages than the best library; first row of its subscription
+	LibsOfSub            int     // rows of this subscription (for the row span)
+}
+
+// faultRow is what one library did in the faultWindow after the faults of
+// one kind: how many of them, reconnects, their durations, stalls and lost
+// messages (from the per-second totals).
+type faultRow struct {
+	Fault, Lib           string
+	Faults               int
+	Disconnects, Reconns int
+	RecMedian, RecMax    float64 // ms
+	Stalls               int
+	Lost                 int64
+}
+
+// faultWindow is how long after a fault its consequences are charged to it.
+const faultWindow = 30 * time.Second
+
+// eventCap is how many events of one library and kind the log lists.
+const eventCap = 500
+
+// verdictRow is one threshold checked for one library.
+type verdictRow struct {
+	Lib, Threshold, Text string
+	Broken               bool
+}
+
+// better says which way a reference-table row improves; rows not listed
+// are shown without a best mark.
+var better = []struct{ prefix, dir string }{
+	{"Messages", "higher"},
+	{"Avg / peak msgs/s", "higher"},
+	{"RSS", "lower"},
+	{"CPU avg", "lower"},
+	{"Reconnects", "lower"},
+	{"Reconnect duration", "lower"},
+	{"Max seconds without data", "lower"},
+	{"Lost", "lower"},
+	{"Latency", "lower"},
+	{"Errors", "lower"},
+	{"Dials", "lower"},
+	{"Unrepairable", "lower"},
+	{"Stalled", "lower"},
+}
+
+// build reads the database into a page.
+func build(db *store.DB) (*page, error) {
+	run, err := db.Run()
+	if err != nil {
+		return nil, err
+	}
+	workers, err := db.Workers()
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := table(db, run)
+	if err != nil {
+		return nil, err
+	}
+	p := &page{Run: run, Workers: workers, Table: tbl, Status: run.Status}
+	vs, err := db.Verdicts()
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range vs {
+		p.Verdicts = append(p.Verdicts, verdictRow{Lib: v.Lib, Threshold: v.Threshold, Text: verdict.Format(v), Broken: v.Broken})
+	}
+	libs := tbl.Libs
+	slices.SortStableFunc(p.Workers, func(a, b store.Worker) int { return cmp.Compare(rank(a.Lib), rank(b.Lib)) })
+	p.Data = pageData{StartMs: run.Started.UnixMilli(), Libs: libs}
+	libIdx := map[string]int{}
+	for i, l := range libs {
+		libIdx[l] = i
+	}
+
+	lastSec, err := db.LastSec()
+	if err != nil {
+		return nil, err
+	}
+	events, err := db.Events("")
+	if err != nil {
+		return nil, err
+	}
+	streams, err := db.LatestStreamSamples()
+	if err != nil {
+		return nil, err
+	}
+
+	switch {
+	case !run.Ended.IsZero() && !run.Started.IsZero():
+		p.Duration = run.Ended.Sub(run.Started)
+	default:
+		p.Duration = time.Duration(lastSec) * time.Second
+	}
+	p.Host = hostRows(run)
+	p.Settings = settingRows(run)
+	p.Best = bestRows(tbl)
+	if p.Data.Charts, err = charts(db, lastSec, libs, libIdx, events); err != nil {
+		return nil, err
+	}
+	p.Data.Events, p.Data.Kinds, p.Data.Counts = eventRows(libs, events)
+	p.Groups, p.Subs = streamTables(libs, run, streams, events)
+	if p.Faults, err = faultRows(db, libs, events); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func hostRows(run store.Run) []kv {
+	h := run.Host
+	cores := h["cpu_logical"]
+	if h["cpu_physical"] != "" {
+		cores += " logical / " + h["cpu_physical"] + " physical"
+	}
+	mem := h["mem_total"]
+	if n, err := strconv.ParseFloat(mem, 64); err == nil {
+		mem = fmt.Sprintf("%.1f GB", n/1e9)
+	}
+	rows := []kv{
+		{"CPU", h["cpu_model"]}, {"cores", cores}, {"kernel", h["kernel"]}, {"arch", h["arch"]},
+		{"OS", h["os"]}, {"virtualization", h["virtualization"]}, {"memory", mem}, {"Go", run.GoVersion},
+	}
+	return nonEmpty(rows)
+}
+
+func settingRows(run store.Run) []kv {
+	s, h := run.Settings, run.Host
+	rcv := s["rcvbuf"]
+	if rcv == "0" {
+		rcv = "0 (kernel default, autotuning)"
+	} else if rcv != "" {
+		rcv += " bytes"
+	}
+	lim := s["read_limit"]
+	if lim != "" {
+		lim += " bytes"
+	}
+	rows := []kv{
+		{"keepalive (ping interval / pong timeout)", s["keepalive"]},
+		{"read limit", lim},
+		{"SO_RCVBUF", rcv},
+		{"net.ipv4.tcp_rmem (min default max, bytes)", h["tcp_rmem"]},
+		{"net.core.rmem_max (bytes)", h["rmem_max"]},
+		{"net.core.rmem_default (bytes)", h["rmem_default"]},
+		{"profile file", s["profile_path"]},
+	}
+	// Settings other helpers record are shown as they are, after the known ones.
+	var extra []string
+	for k := range s {
+		switch k {
+		case "plan", "keepalive", "read_limit", "rcvbuf", "profile_path":
+			continue
+		}
+		extra = append(extra, k)
+	}
+	sort.Strings(extra)
+	for _, k := range extra {
+		rows = append(rows, kv{k, s[k]})
+	}
+	return nonEmpty(rows)
+}
+
+func nonEmpty(rows []kv) []kv {
+	return slices.DeleteFunc(rows, func(r kv) bool { return strings.TrimSpace(r.V) == "" })
+}
+
+// bestRows marks the best value of every ranked row and the other cells'
+// deltas against it, from the row's primary numbers.
+func bestRows(t *Table) []bestRow {
+	var out []bestRow
+	for _, r := range t.Rows {
+		br := bestRow{Name: r.Name}
+		for _, b := range better {
+			if strings.HasPrefix(r.Name, b.prefix) {
+				br.Better = b.dir
+				break
+			}
+		}
+		best := math.NaN()
+		if br.Better != "" && len(r.Nums) > 1 && !allEqual(r.Nums) {
+			for _, n := range r.Nums {
+				if math.IsNaN(n) {
+					continue
+				}
+				if math.IsNaN(best) || br.Better == "higher" && n > best || br.Better == "lower" && n < best {
+					best = n
+				}
+			}
+		}
+		for i, text := range r.Cells {
+			c := bestCell{Text: text}
+			if !math.IsNaN(best) && i < len(r.Nums) && !math.IsNaN(r.Nums[i]) {
+				if r.Nums[i] == best {
+					c.Best = true
+				} else {
+					c.Delta = delta(r.Nums[i], best, NumUnit(r.Name))
+				}
+			}
+			br.Cells = append(br.Cells, c)
+		}
+		out = append(out, br)
+	}
+	return out
+}
+
+// allEqual says a row ranks nothing: every library has the same number.
+func allEqual(ns []float64) bool {
+	for _, n := range ns {
+		if n != ns[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// delta is v against the best b, in the row's unit (NumUnit) and, when b
+// is not zero, relative to it.
+func delta(v, b float64, unit string) string {
+	d := v - b
+	var abs string
+	switch unit {
+	case "bytes":
+		abs = fmt.Sprintf("%+.1f MB", d/1e6)
+	case "%":
+		abs = fmt.Sprintf("%+.2f points", d)
+	case "ms":
+		abs = fmt.Sprintf("%+.0f ms", d)
+	case "s":
+		abs = fmt.Sprintf("%+.1f s", d)
+	case "msgs/s":
+		abs = fmt.Sprintf("%+.1f msgs/s", d)
+	case "":
+		abs = fmt.Sprintf("%+g", d)
+	default:
+		abs = fmt.Sprintf("%+.0f %s", d, unit)
+	}
+	if b == 0 {
+		return abs
+	}
+	rel := 100 * d / math.Abs(b)
+	if math.Abs(rel) < 1 {
+		return fmt.Sprintf("%s (%+.2g %%)", abs, rel)
+	}
+	return fmt.Sprintf("%s (%+.1f %%)", abs, rel)
+}
+
+// metric is one per-library chart: how to read it from a raw sample and
+// from a bucket (min, max).
+type metric struct {
+	id, title, unit, basis string
+	step                   bool
+	worker                 bool // from the worker half of the sample (else the process half)
+	raw                    func(s *store.Sample) float64
+	bucket                 func(b *store.Bucket) (lo, hi float64, ok bool)
+}
+
+func i2(v [2]int64, scale float64) (float64, float64, bool) {
+	return float64(v[0]) / scale, float64(v[1]) / scale, true
+}
+
+var chartMetrics = []metric{
+	{"msgs", "Messages received", "msgs/s", "per second: messages received in the second ending at t", false, true,
+		func(s *store.Sample) float64 { return float64(s.Msgs) },
+		func(b *store.Bucket) (float64, float64, bool) { return i2(b.Msgs, 1) }},
+	{"rss", "Resident memory (RSS) of the worker process", "MB", "sampled every second (10^6 bytes)", false, false,
+		func(s *store.Sample) float64 { return float64(s.RSS) / 1e6 },
+		func(b *store.Bucket) (float64, float64, bool) { return i2(b.RSS, 1e6) }},
+	{"cpu", "CPU of the worker process", "% of one core", "per 1 s interval: CPU time / wall time", false, false,
+		func(s *store.Sample) float64 { return s.CPUPct },
+		func(b *store.Bucket) (float64, float64, bool) { return i2(b.CPUPct100, 100) }},
+	{"lat_p50", "Latency p50 (receive time − event time E)", "ms", "per 1 s interval: median of that second's messages (none in a second without messages)", false, true,
+		func(s *store.Sample) float64 { return latMs(s, s.LatP50) },
+		func(b *store.Bucket) (float64, float64, bool) {
+			lo, hi, _ := i2(b.LatP50, 1000)
+			return lo, hi, b.HasLat
+		}},
+	{"lat_p99", "Latency p99 (receive time − event time E)", "ms", "per 1 s interval: 99th percentile of that second's messages", false, true,
+		func(s *store.Sample) float64 { return latMs(s, s.LatP99) },
+		func(b *store.Bucket) (float64, float64, bool) {
+			lo, hi, _ := i2(b.LatP99, 1000)
+			return lo, hi, b.HasLat
+		}},
+	{"heap", "Go heap in use (runtime HeapAlloc) of the worker", "MB", "sampled every second (10^6 bytes)", false, true,
+		func(s *store.Sample) float64 { return float64(s.HeapBytes) / 1e6 },
+		func(b *store.Bucket) (float64, float64, bool) { return i2(b.Heap, 1e6) }},
+	{"goroutines", "Goroutines of the worker", "count", "sampled every second", false, true,
+		func(s *store.Sample) float64 { return float64(s.Goroutines) },
+		func(b *store.Bucket) (float64, float64, bool) { return i2(b.Goroutines, 1) }},
+	{"reconnects", "Reconnects, with events as markers", "count", "cumulative since the start (markers: events at their instant)", true, true,
+		func(s *store.Sample) float64 { return float64(s.ReconnectsTotal) },
+		func(b *store.Bucket) (float64, float64, bool) { return i2(b.Reconnects, 1) }},
+}
+
+// hostMetrics are the host charts: series names and their values.
+var hostMetrics = []struct {
+	id, title, unit, basis string
+	names                  []string
+	raw                    func(h *store.HostSample) []float64
+	bucket                 func(h *store.HostBucket) [][2]float64
+}{
+	{"host_cpu", "Host CPU: steal, iowait and busy", "% of all CPUs", "per 1 s interval", []string{"steal", "iowait", "busy"},
+		func(h *store.HostSample) []float64 { return []float64{h.StealPct, h.IOWaitPct, h.CPUPct} },
+		func(h *store.HostBucket) [][2]float64 { return [][2]float64{h.Steal, h.IOWait, h.CPU} }},
+	{"host_load", "Host load average", "runnable tasks", "sampled every second (the kernel's 1, 5 and 15 min averages)", []string{"load1", "load5", "load15"},
+		func(h *store.HostSample) []float64 { return []float64{h.Load1, h.Load5, h.Load15} },
+		func(h *store.HostBucket) [][2]float64 { return [][2]float64{h.Load1, h.Load5, h.Load15} }},
+}
+
+// charts builds the charts over time. A run of at most 2×maxBuckets
+// seconds is drawn from every row (runs of equal values shortened, which
+// is exact); a longer one from maxBuckets buckets that SQLite folds to
+// their minimum and maximum, so no spike is lost.
+func charts(db *store.DB, lastSec int64, libs []string, libIdx map[string]int, events []store.Event) ([]chart, error) {
+	var width int64
+	if lastSec > 2*maxBuckets {
+		width = (lastSec + maxBuckets - 1) / maxBuckets
+	}
+	perLib := make([][][]point, len(chartMetrics)) // metric → lib → points
+	for i := range perLib {
+		perLib[i] = make([][]point, len(libs))
+	}
+	hostPts := make([][][]point, len(hostMetrics))
+	for i, h := range hostMetrics {
+		hostPts[i] = make([][]point, len(h.names))
+	}
+	if width == 0 {
+		samples, err := db.Samples("")
+		if err != nil {
+			return nil, err
+		}
+		for i := range samples {
+			s := &samples[i]
+			li, ok := libIdx[s.Lib]
+			if !ok {
+				continue
+			}
+			for mi, m := range chartMetrics {
+				if m.worker && s.HasWorker || !m.worker && s.HasProc {
+					perLib[mi][li] = append(perLib[mi][li], point{float64(s.Sec), m.raw(s)})
+				}
+			}
+		}
+		host, err := db.HostSamples()
+		if err != nil {
+			return nil, err
+		}
+		for j := range host {
+			for i, h := range hostMetrics {
+				for k, v := range h.raw(&host[j]) {
+					hostPts[i][k] = append(hostPts[i][k], point{float64(host[j].Sec), v})
+				}
+			}
+		}
+		for i := range perLib {
+			for li := range perLib[i] {
+				perLib[i][li] = dedupRuns(perLib[i][li], 1)
+			}
+		}
+		for i := range hostPts {
+			for k := range hostPts[i] {
+				hostPts[i][k] = dedupRuns(hostPts[i][k], 1)
+			}
+		}
+	} else {
+		buckets, err := db.SampleBuckets(width)
+		if err != nil {
+			return nil, err
+		}
+		for i := range buckets {
+			b := &buckets[i]
+			li, ok := libIdx[b.Lib]
+			if !ok {
+				continue
+			}
+			for mi, m := range chartMetrics {
+				if m.worker && !b.HasWorker || !m.worker && !b.HasProc {
+					continue
+				}
+				lo, hi, ok := m.bucket(b)
+				if !ok {
+					lo, hi = math.NaN(), math.NaN()
+				}
+				perLib[mi][li] = envelope(perLib[mi][li], b.From, b.To, width, lo, hi)
+			}
+		}
+		hb, err := db.HostBuckets(width)
+		if err != nil {
+			return nil, err
+		}
+		for j := range hb {
+			for i, h := range hostMetrics {
+				for k, v := range h.bucket(&hb[j]) {
+					hostPts[i][k] = envelope(hostPts[i][k], hb[j].From, hb[j].To, width, v[0], v[1])
+				}
+			}
+		}
+	}
+	var out []chart
+	for mi, m := range chartMetrics {
+		c := chart{ID: m.id, Title: m.title, Unit: m.unit, Basis: m.basis, Step: m.step, Bucket: float64(width)}
+		for li, lib := range libs {
+			c.Series = append(c.Series, series{Name: lib, Points: perLib[mi][li]})
+		}
+		if m.id == "reconnects" {
+			c.Markers = markers(libIdx, perLib[mi], events)
+		}
+		out = append(out, c)
+	}
+	for i, h := range hostMetrics {
+		c := chart{ID: h.id, Title: h.title, Unit: h.unit, Basis: h.basis, Bucket: float64(width)}
+		for k, name := range h.names {
+			c.Series = append(c.Series, series{Name: name, Points: hostPts[i][k]})
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// latMs is a latency in ms, or NaN for a second without messages (no latency).
+func latMs(s *store.Sample, us int64) float64 {
+	if s.Msgs == 0 {
+		return math.NaN()
+	}
+	return float64(us) / 1000
+}
+
+// markerKinds maps event kinds to the marker groups of the reconnects chart.
+var markerKinds = map[string]string{
+	"reconnect":      "reconnect",
+	"stall":          "stall",
+	"fault":          "fault",
+	"worker_restart": "worker restart",
+	"worker_exit":    "worker exit",
+	"worker_hung":    "worker hung",
+	"unrepairable":   "unrepairable",
+}
+
+// maxMarkers bounds the markers of one group and library; beyond it events
+// are folded per time bucket (the marker's N counts them).
+const maxMarkers = 1000
+
+// markers places events on the reconnects chart on their library's line
+// (run-wide events at 0).
+func markers(libIdx map[string]int, recon [][]point, events []store.Event) []marker {
+	y := func(li int, x float64) float64 {
+		if li < 0 {
+			return 0
+		}
+		ps := recon[li]
+		i, _ := slices.BinarySearchFunc(ps, x, func(p point, x float64) int { return cmp.Compare(p.X, x) })
+		for i = min(i, len(ps)-1); i >= 0; i-- {
+			if !math.IsNaN(ps[i].Y) && ps[i].X <= math.Ceil(x) {
+				return ps[i].Y
+			}
+		}
+		return 0
+	}
+	type key struct {
+		kind string
+		lib  int
+	}
+	byKey := map[key][]store.Event{}
+	var keys []key
+	var span float64
+	for _, e := range events {
+		kind, ok := markerKinds[e.Kind]
+		if !ok {
+			continue
+		}
+		li := -1
+		if e.Lib != "" {
+			var known bool
+			if li, known = libIdx[e.Lib]; !known {
+				continue
+			}
+		}
+		k := key{kind, li}
+		if _, seen := byKey[k]; !seen {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], e)
+		span = max(span, e.Sec)
+	}
+	w := math.Max(1, math.Ceil(span/maxMarkers))
+	var out []marker
+	for _, k := range keys {
+		evs := byKey[k]
+		if len(evs) <= maxMarkers {
+			for _, e := range evs {
+				out = append(out, marker{Kind: k.kind, X: e.Sec, Y: y(k.lib, e.Sec), Lib: k.lib, N: 1})
+			}
+			continue
+		}
+		for i := 0; i < len(evs); {
+			b := math.Floor(evs[i].Sec / w)
+			j := i
+			for j < len(evs) && math.Floor(evs[j].Sec/w) == b {
+				j++
+			}
+			out = append(out, marker{Kind: k.kind, X: evs[i].Sec, Y: y(k.lib, evs[i].Sec), Lib: k.lib, N: j - i})
+			i = j
+		}
+	}
+	return out
+}
+
+// eventRows lists at most eventCap events per library and kind (in time
+// order) and counts all of them.
+func eventRows(libs []string, events []store.Event) (eventLog, []string, []eventCounts) {
+	log := eventLog{Total: len(events), Cap: eventCap,
+		Cols: []string{"t (s after start)", "library", "kind", "group", "slot", "stream", "code", "duration (ms)", "detail"}}
+	type key struct{ lib, kind string }
+	seen := map[key]int{}
+	counts := map[string]map[string]int{}
+	var kinds []string
+	for _, e := range events {
+		k := key{e.Lib, e.Kind}
+		seen[k]++
+		if counts[e.Lib] == nil {
+			counts[e.Lib] = map[string]int{}
+		}
+		counts[e.Lib][e.Kind]++
+		if !slices.Contains(kinds, e.Kind) {
+			kinds = append(kinds, e.Kind)
+		}
+		if seen[k] > eventCap {
+			continue
+		}
+		slot := any(e.Slot)
+		if e.Slot < 0 {
+			slot = ""
+		}
+		code := any(e.Code)
+		if e.Code == 0 {
+			code = ""
+		}
+		dur := any(math.Round(e.DurMs*10) / 10)
+		if e.DurMs == 0 {
+			dur = ""
+		}
+		lib := e.Lib
+		if lib == "" {
+			lib = "(run)"
+		}
+		log.Rows = append(log.Rows, []any{math.Round(e.Sec*1000) / 1000, lib, e.Kind, e.Group, slot, e.Stream, code, dur, e.Detail})
+	}
+	log.Shown = len(log.Rows)
+	if log.Rows == nil {
+		log.Rows = [][]any{}
+	}
+	sort.Strings(kinds)
+	var cs []eventCounts
+	for _, l := range append([]string{""}, libs...) {
+		if m := counts[l]; m != nil {
+			name := l
+			if name == "" {
+				name = "(run)"
+			}
+			cs = append(cs, eventCounts{Lib: name, ByKind: m})
+		}
+	}
+	return log, kinds, cs
+}
+
+// streamTables builds the per-group and per-subscription tables from each
+// subscription's latest totals; reconnects are the 'disconnected' events of
+// the subscription's connection (slot), as in the reference table.
+func streamTables(libs []string, run store.Run, streams []store.StreamSample, events []store.Event) ([]groupRow, []subRow) {
+	type slotKey struct {
+		lib  string
+		slot int
+	}
+	recon := map[slotKey]int{}
+	groupRecon := map[[2]string]int{}
+	for _, e := range events {
+		if e.Kind == "disconnected" {
+			recon[slotKey{e.Lib, e.Slot}]++
+			groupRecon[[2]string{e.Group, e.Lib}]++
+		}
+	}
+	groups := planGroups(run.Settings["plan"])
+	for _, s := range streams {
+		if !slices.Contains(groups, s.Group) {
+			groups = append(groups, s.Group)
+		}
+	}
+	libRank := func(l string) int {
+		if i := slices.Index(libs, l); i >= 0 {
+			return i
+		}
+		return len(libs) + rank(l)
+	}
+	ss := slices.Clone(streams)
+	slices.SortStableFunc(ss, func(a, b store.StreamSample) int {
+		return cmp.Or(cmp.Compare(slices.Index(groups, a.Group), slices.Index(groups, b.Group)),
+			cmp.Compare(a.Slot, b.Slot), strings.Compare(a.Stream, b.Stream), cmp.Compare(libRank(a.Lib), libRank(b.Lib)))
+	})
+	var subs []subRow
+	for i := 0; i < len(ss); {
+		j := i
+		var most int64
+		for j < len(ss) && ss[j].Group == ss[i].Group && ss[j].Slot == ss[i].Slot && ss[j].Stream == ss[i].Stream {
+			most = max(most, ss[j].MsgsTotal)
+			j++
+		}
+		for k := i; k < j; k++ {
+			s := ss[k]
+			subs = append(subs, subRow{Group: s.Group, Stream: s.Stream, Slot: s.Slot, Lib: s.Lib, Msgs: s.MsgsTotal,
+				Lost: s.LostTotal, Dup: s.DupTotal, OOO: s.OOOTotal, MaxSilence: float64(s.MaxSilenceMs) / 1000,
+				Reconnects: recon[slotKey{s.Lib, s.Slot}], Sec: s.Sec, Short: s.MsgsTotal < most, First: k == i, LibsOfSub: j - i})
+		}
+		i = j
+	}
+
+	type gk struct{ group, lib string }
+	agg := map[gk]*groupRow{}
+	var order []gk
+	for _, s := range subs {
+		k := gk{s.Group, s.Lib}
+		g := agg[k]
+		if g == nil {
+			g = &groupRow{Group: s.Group, Lib: s.Lib, Reconnects: groupRecon[[2]string{s.Group, s.Lib}]}
+			agg[k] = g
+			order = append(order, k)
+		}
+		g.Subs++
+		g.Msgs += s.Msgs
+		g.Lost += s.Lost
+		g.Dup += s.Dup
+		g.OOO += s.OOO
+		g.MaxSilence = max(g.MaxSilence, s.MaxSilence)
+	}
+	slices.SortStableFunc(order, func(a, b gk) int {
+		return cmp.Or(cmp.Compare(slices.Index(groups, a.group), slices.Index(groups, b.group)), cmp.Compare(libRank(a.lib), libRank(b.lib)))
+	})
+	var out []groupRow
+	mostByGroup := map[string]int64{}
+	for _, k := range order {
+		mostByGroup[k.group] = max(mostByGroup[k.group], agg[k].Msgs)
+	}
+	for _, k := range order {
+		g := agg[k]
+		g.Short = g.Msgs < mostByGroup[k.group]
+		out = append(out, *g)
+	}
+	return out, subs
+}
+
+// faultRows charges to each fault kind what every library did within
+// faultWindow after each fault of that kind.
+func faultRows(db *store.DB, libs []string, events []store.Event) ([]faultRow, error) {
+	var faults []store.Event
+	for _, e := range events {
+		if e.Kind == "fault" {
+			faults = append(faults, e)
+		}
+	}
+	if len(faults) == 0 {
+		return nil, nil
+	}
+	// The events that count as consequences, per library, in time order.
+	conseq := map[string][]store.Event{}
+	for _, e := range events {
+		switch e.Kind {
+		case "disconnected", "reconnect", "stall":
+			conseq[e.Lib] = append(conseq[e.Lib], e)
+		}
+	}
+	for _, evs := range conseq {
+		slices.SortStableFunc(evs, func(a, b store.Event) int { return cmp.Compare(a.Sec, b.Sec) })
+	}
+	type fk struct{ fault, lib string }
+	rows := map[fk]*faultRow{}
+	lostFrom, lostTo, lostRow := map[string][]int64{}, map[string][]int64{}, map[string][]*faultRow{}
+	durs := map[fk][]float64{}
+	var kinds []string
+	w := faultWindow.Seconds()
+	for fi, f := range faults {
+		name := faultName(f)
+		if !slices.Contains(kinds, name) {
+			kinds = append(kinds, name)
+		}
+		end := f.Sec + w
+		if fi+1 < len(faults) && faults[fi+1].Sec > f.Sec {
+			end = min(end, faults[fi+1].Sec) // the next fault's consequences are its own
+		}
+		for _, lib := range libs {
+			if f.Lib != "" && f.Lib != lib {
+				continue
+			}
+			k := fk{name, lib}
+			r := rows[k]
+			if r == nil {
+				r = &faultRow{Fault: name, Lib: lib}
+				rows[k] = r
+			}
+			r.Faults++
+			// Lost totals at whole seconds, so that windows do not overlap.
+			lostFrom[lib] = append(lostFrom[lib], int64(math.Floor(f.Sec)))
+			lostTo[lib] = append(lostTo[lib], int64(math.Floor(end)))
+			lostRow[lib] = append(lostRow[lib], r)
+			evs := conseq[lib]
+			i, _ := slices.BinarySearchFunc(evs, f.Sec, func(e store.Event, t float64) int { return cmp.Compare(e.Sec, t) })
+			for ; i < len(evs) && evs[i].Sec < end; i++ {
+				switch evs[i].Kind {
+				case "disconnected":
+					r.Disconnects++
+				case "reconnect":
+					r.Reconns++
+					durs[k] = append(durs[k], evs[i].DurMs)
+				case "stall":
+					r.Stalls++
+				}
+			}
+		}
+	}
+	for lib, rs := range lostRow {
+		from, err := db.LostAt(lib, lostFrom[lib])
+		if err != nil {
+			return nil, err
+		}
+		to, err := db.LostAt(lib, lostTo[lib])
+		if err != nil {
+			return nil, err
+		}
+		for i, r := range rs {
+			r.Lost += to[i] - from[i]
+		}
+	}
+	var out []faultRow
+	for _, name := range kinds {
+		for _, lib := range libs {
+			r := rows[fk{name, lib}]
+			if r == nil {
+				continue
+			}
+			if d := durs[fk{name, lib}]; len(d) > 0 {
+				slices.Sort(d)
+				r.RecMedian, r.RecMax = d[len(d)/2], d[len(d)-1]
+			}
+			out = append(out, *r)
+		}
+	}
+	return out, nil
+}
+
+// faultName is the kind of a fault event: its detail's first word.
+func faultName(e store.Event) string {
+	if f := strings.Fields(e.Detail); len(f) > 0 {
+		return strings.TrimRight(f[0], ":,")
+	}
+	if e.Code != 0 {
+		return "code " + strconv.Itoa(e.Code)
+	}
+	return "fault"
+}
+
+// table is the reference table: the one stored when the run finished (what
+// soak run printed), else computed now from the samples.
+func table(db *store.DB, run store.Run) (*Table, error) {
+	if run.Status != "running" {
+		rows, err := db.Summary()
+		if err != nil {
+			return nil, err
+		}
+		if len(rows) > 0 {
+			return tableFromRows(run, rows), nil
+		}
+	}
+	t, err := Summarize(db)
+	if err != nil {
+		return nil, fmt.Errorf("summarize: %w", err)
+	}
+	return t, nil
+}
+
+// tableFromRows is the inverse of Table.SummaryRows.
+func tableFromRows(run store.Run, rows []store.SummaryRow) *Table {
+	t := &Table{RunID: run.ID, Seconds: int64(run.Planned.Seconds())}
+	for _, r := range rows {
+		if r.Lib != "" && !slices.Contains(t.Libs, r.Lib) {
+			t.Libs = append(t.Libs, r.Lib)
+		}
+	}
+	slices.SortStableFunc(t.Libs, func(a, b string) int { return cmp.Compare(rank(a), rank(b)) })
+	byOrd := map[int]int{} // ord → index in t.Rows
+	for _, r := range rows {
+		li := slices.Index(t.Libs, r.Lib)
+		if li < 0 {
+			continue
+		}
+		i, ok := byOrd[r.Ord]
+		if !ok {
+			i = len(t.Rows)
+			byOrd[r.Ord] = i
+			row := Row{Name: r.Metric, Cells: make([]string, len(t.Libs)), Nums: make([]float64, len(t.Libs))}
+			for j := range row.Cells {
+				row.Cells[j], row.Nums[j] = "-", math.NaN()
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		t.Rows[i].Cells[li], t.Rows[i].Nums[li] = r.Value, r.Num
+	}
+	return t
+}
+
+// SummarizeAndSave computes the table and stores it in db (the writer), as
+// soak run does when a run ends; the report then shows the stored table.
+func SummarizeAndSave(db *store.DB) (*Table, error) {
+	t, err := Summarize(db)
+	if err != nil {
+		return nil, fmt.Errorf("summarize: %w", err)
+	}
+	return t, db.SaveSummary(t.SummaryRows())
+}

@@ -1,0 +1,401 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/store"
+)
+
+var fixtureStart = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+// fixtureDB writes a two-minute run of three libraries whose every value is
+// a known function of the second, with a gap, a missing process half, a
+// reconnect, a stall, a fault and a worker restart. It returns the path of
+// the closed database.
+func fixtureDB(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "soak.db")
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	start := fixtureStart
+	at := func(s float64) time.Time { return start.Add(time.Duration(s * float64(time.Second))) }
+	plan := `{"slots":[{"group":"arr"},{"group":"markets"}]}`
+	if err := db.CreateRun(store.Run{ID: "20261101-120000-fixture", Name: "fixture", Target: "ws://127.0.0.1:9443",
+		ProfileText: "name: fixture\nduration: 2m\n# <script>alert(1)</script> stays text\n",
+		Started:     start, Ended: at(122), Planned: 120 * time.Second, Status: "done", GoVersion: "go1.26.8",
+		Host:     map[string]string{"cpu_model": "Test CPU", "cpu_logical": "2", "kernel": "6.1.0-test", "tcp_rmem": "4096 131072 6291456"},
+		Settings: map[string]string{"plan": plan, "keepalive": "20s/1m0s", "read_limit": "16777216", "rcvbuf": "0", "profile_path": "fixture.yaml"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	libs := []string{"gws", "gorilla", "gobwas"} // out of report order on purpose
+	b := &store.Batch{}
+	for li, lib := range libs {
+		if err := db.UpsertWorker(store.Worker{Lib: lib, Module: "example.com/" + lib, Version: "v1.2.3", Pid: 100 + li,
+			Started: start, Ended: at(122), RusageUser: 1, RusageSys: 0.5, SampledCPU: 1.5, MaxRSS: 20e6,
+			LatCount: 1000, LatP50: 800, LatP99: 4000, LatMax: 9000}); err != nil {
+			t.Fatal(err)
+		}
+		var total, rec int64
+		for sec := int64(1); sec <= 122; sec++ {
+			if lib == "gobwas" && sec >= 50 && sec < 55 {
+				continue // five seconds without a row: the lines must break
+			}
+			msgs := 1000 + 10*sec
+			if sec == 77 {
+				msgs = 9000 // a spike
+			}
+			if lib == "gws" && sec == 41 {
+				msgs = 0 // the reconnect second: no latency
+				rec = 1
+			}
+			total += msgs
+			s := store.Sample{Lib: lib, Sec: sec, TS: at(float64(sec)), HasWorker: true, Msgs: msgs, Bytes: msgs * 200,
+				MsgsTotal: total, BytesTotal: total * 200, Goroutines: 10 + li, HeapBytes: (2 + sec/30) * 1e6, ConnsUp: 2,
+				ReconnectsTotal: rec, LatP50: 700 + 10*sec, LatP99: 3000 + 100*int64(li), LatMax: 9000,
+				HasProc: !(lib == "gws" && sec == 30), RSS: int64(15e6 + float64(li)*1e6 + float64(sec)*1e4),
+				CPUUser: 0.01 * float64(sec), CPUSys: 0.002 * float64(sec), CPUPct: float64(2 + li), FDs: 9, Threads: 7}
+			b.Samples = append(b.Samples, s)
+		}
+		for _, sec := range []int64{60, 120} {
+			for _, st := range []struct {
+				grp, name string
+				slot      int
+			}{{"arr", "!miniTicker@arr", 0}, {"markets", "btcusdt@trade", 1}, {"markets", "ethusdt@trade", 1}} {
+				msgs := sec * 10
+				var lost int64
+				if lib == "gws" && st.name == "btcusdt@trade" && sec == 120 {
+					msgs -= 3
+					lost = 3
+				}
+				b.StreamSamples = append(b.StreamSamples, store.StreamSample{Lib: lib, Slot: st.slot, Group: st.grp, Stream: st.name,
+					Sec: sec, MsgsTotal: msgs, BytesTotal: msgs * 100, LostTotal: lost, MaxSilenceMs: 1200 + int64(li)*100, LastSeq: msgs})
+			}
+		}
+	}
+	for sec := int64(1); sec <= 122; sec++ {
+		b.Host = append(b.Host, store.HostSample{Sec: sec, TS: at(float64(sec)), Load1: 0.5 + float64(sec%10)/10, Load5: 0.6,
+			Load15: 0.55, CPUPct: 20 + float64(sec%7), StealPct: float64(sec%5) / 2, IOWaitPct: 0.1, MemUsed: 1e9, MemAvail: 3e9})
+	}
+	b.Events = []store.Event{
+		{Lib: "gws", TS: at(-1.5), Sec: -1.5, Kind: "connected", Slot: 1, Group: "markets"},
+		{TS: at(40), Sec: 40, Kind: "fault", Slot: -1, Detail: "reset markets"},
+		{Lib: "gws", TS: at(40.2), Sec: 40.2, Kind: "disconnected", Slot: 1, Group: "markets", Code: 1006, Detail: "connection reset by peer"},
+		{Lib: "gws", TS: at(41.3), Sec: 41.3, Kind: "reconnect", Slot: 1, Group: "markets", DurMs: 1100, Detail: "detect=1ms backoff=600ms"},
+		{Lib: "gobwas", TS: at(70), Sec: 70, Kind: "stall", Slot: 1, Group: "markets", Stream: "ethusdt@trade", Detail: "silent 3s <b>"},
+		{Lib: "gorilla", TS: at(90), Sec: 90, Kind: "worker_exit", Slot: -1, Code: 2, Detail: "exit code 2"},
+		{Lib: "gorilla", TS: at(91), Sec: 91, Kind: "worker_restart", Slot: -1, Detail: "restart 1"},
+	}
+	if err := db.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// renderFile renders the database at dbPath into dir/report.html.
+func renderFile(t testing.TB, dbPath string) (string, []byte) {
+	t.Helper()
+	out := filepath.Join(filepath.Dir(dbPath), "report.html")
+	if err := WriteFile(context.Background(), dbPath, out, Options{Now: fixtureStart.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	html, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, html
+}
+
+var pointRE = regexp.MustCompile(`\[\n\s+(-?[0-9.e+-]+|null),\n\s+(-?[0-9.e+-]+|null)\n\s+\]`)
+
+var dataRE = regexp.MustCompile(`(?s)<script type="application/json" id="soak-data">(.*?)</script>`)
+
+// embeddedData returns the report's data JSON from the page.
+func embeddedData(t testing.TB, html []byte) []byte {
+	t.Helper()
+	m := dataRE.FindSubmatch(html)
+	if m == nil {
+		t.Fatal("no soak-data script in the page")
+	}
+	return m[1]
+}
+
+// TestReportData checks the data embedded in the report of the fixture
+// against testdata/report-data.golden (rewrite with -update after checking),
+// and the values that matter against the fixture's known truth.
+func TestReportData(t *testing.T) {
+	_, html := renderFile(t, fixtureDB(t))
+	raw := embeddedData(t, html)
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, raw, "", " "); err != nil {
+		t.Fatalf("embedded data is not JSON: %v", err)
+	}
+	// One [x, y] point per line keeps the file readable.
+	pretty = *bytes.NewBuffer(pointRE.ReplaceAll(pretty.Bytes(), []byte("[$1, $2]")))
+	golden := filepath.Join("testdata", "report-data.golden")
+	if *update {
+		if err := os.WriteFile(golden, pretty.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(pretty.Bytes(), want) {
+		t.Errorf("report data differs from %s (run with -update after checking)", golden)
+	}
+
+	var d struct {
+		StartMs int64    `json:"start_ms"`
+		Libs    []string `json:"libs"`
+		Charts  []struct {
+			ID     string  `json:"id"`
+			Unit   string  `json:"unit"`
+			Basis  string  `json:"basis"`
+			Bucket float64 `json:"bucket"`
+			Series []struct {
+				Name   string        `json:"name"`
+				Points [][2]*float64 `json:"points"`
+			} `json:"series"`
+			Markers []marker `json:"markers"`
+		} `json:"charts"`
+		Events eventLog `json:"events"`
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.StartMs != fixtureStart.UnixMilli() {
+		t.Errorf("start_ms %d, want %d", d.StartMs, fixtureStart.UnixMilli())
+	}
+	if strings.Join(d.Libs, ",") != "gorilla,gobwas,gws" {
+		t.Errorf("libs %v, want the report order gorilla,gobwas,gws", d.Libs)
+	}
+	var ids []string
+	for _, c := range d.Charts {
+		ids = append(ids, c.ID)
+		if c.Unit == "" || c.Basis == "" {
+			t.Errorf("chart %s does not state its unit and basis", c.ID)
+		}
+		if c.Bucket != 0 {
+			t.Errorf("chart %s of a 2-minute run is bucketed (%v s)", c.ID, c.Bucket)
+		}
+	}
+	if got := strings.Join(ids, ","); got != "msgs,rss,cpu,lat_p50,lat_p99,heap,goroutines,reconnects,host_cpu,host_load" {
+		t.Errorf("chart ids %s", got)
+	}
+	series := func(chart, name string) [][2]*float64 {
+		for _, c := range d.Charts {
+			if c.ID == chart {
+				for _, s := range c.Series {
+					if s.Name == name {
+						return s.Points
+					}
+				}
+			}
+		}
+		t.Fatalf("no series %s in chart %s", name, chart)
+		return nil
+	}
+	at := func(ps [][2]*float64, x float64) (float64, bool) {
+		for _, p := range ps {
+			if *p[0] == x {
+				if p[1] == nil {
+					return math.NaN(), true
+				}
+				return *p[1], true
+			}
+		}
+		return 0, false
+	}
+	if v, ok := at(series("msgs", "gorilla"), 77); !ok || v != 9000 {
+		t.Errorf("msgs/s spike at 77 s: %v %v, want 9000", v, ok)
+	}
+	if v, ok := at(series("msgs", "gobwas"), 50); !ok || !math.IsNaN(v) {
+		t.Errorf("gobwas's missing seconds 50–54 do not break its line: %v %v", v, ok)
+	}
+	if v, ok := at(series("lat_p50", "gws"), 41); !ok || !math.IsNaN(v) {
+		t.Errorf("gws's second without messages has a latency: %v %v", v, ok)
+	}
+	if v, ok := at(series("rss", "gobwas"), 100); !ok || v != 18 { // 15 + 2 (third written) + 100 × 0.01
+		t.Errorf("gobwas RSS at 100 s: %v MB, want 18", v)
+	}
+	// Goroutines are flat: a run of equal values keeps its two ends only.
+	if ps := series("goroutines", "gorilla"); len(ps) != 2 {
+		t.Errorf("flat goroutines series has %d points, want 2", len(ps))
+	}
+	kinds := map[string]int{}
+	for _, c := range d.Charts {
+		for _, m := range c.Markers {
+			kinds[m.Kind]++
+			if m.Kind == "reconnect" && (d.Libs[m.Lib] != "gws" || m.Y != 1) {
+				t.Errorf("reconnect marker on %s at y=%v, want gws's line at 1", d.Libs[m.Lib], m.Y)
+			}
+		}
+	}
+	for _, k := range []string{"reconnect", "stall", "fault", "worker restart", "worker exit"} {
+		if kinds[k] != 1 {
+			t.Errorf("%d %q markers, want 1", kinds[k], k)
+		}
+	}
+	if d.Events.Total != 7 || d.Events.Shown != 7 {
+		t.Errorf("event log total %d shown %d, want 7 and 7", d.Events.Total, d.Events.Shown)
+	}
+}
+
+// TestReportPage checks the HTML around the data: header, escaping, the
+// reference table's marks, the tables, and that nothing is loaded from
+// elsewhere.
+func TestReportPage(t *testing.T) {
+	_, html := renderFile(t, fixtureDB(t))
+	page := string(html)
+	for _, want := range []string{
+		"soak report: fixture", "ws://127.0.0.1:9443", "2026-11-01 12:00:00 UTC", "Test CPU", "6.1.0-test", "go1.26.8",
+		"example.com/gws", "v1.2.3", "20s/1m0s", "16777216 bytes", "4096 131072 6291456", "<details>",
+		"&lt;script&gt;alert(1)&lt;/script&gt; stays text", // the profile text is escaped
+		`id="chart-msgs"`, `id="chart-host_load"`,
+		"Fault outcomes", "reset", // the fault's kind
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "<script>alert(1)") {
+		t.Error("profile text is not escaped")
+	}
+	for _, bad := range []string{"src=\"http", "href=\"http", "@import", "src=\"//", "<link "} {
+		if strings.Contains(page, bad) {
+			t.Errorf("page refers to something outside itself: %q", bad)
+		}
+	}
+	if n := strings.Count(page, `<td class="best">★`); n == 0 {
+		t.Error("no best value marked in the reference table")
+	}
+	// Lost: gws lost 3 on btcusdt@trade; the others 0: gws's cell shows "+3 messages".
+	if !strings.Contains(page, "<small>&#43;3 messages</small>") { // html/template writes + as &#43;
+		t.Error("lost row lacks gws's delta against the best (0)")
+	}
+	if !strings.Contains(page, `class="n short">1,197`) {
+		t.Error("gws's short subscription (1,197 of 1,200 messages) is not highlighted")
+	}
+}
+
+// TestReportBucketsLongRun renders a run longer than 2×maxBuckets seconds:
+// the charts are bucketed, the spike and the dip survive, a gap stays a
+// gap, and no series exceeds 2×maxBuckets points (plus gap markers).
+func TestReportBucketsLongRun(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "soak.db")
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secs = 6000
+	if err := db.CreateRun(store.Run{ID: "long", Name: "long", Target: "x", Started: fixtureStart, Planned: secs * time.Second,
+		Status: "running"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.UpsertWorker(store.Worker{Lib: "gorilla"}); err != nil {
+		t.Fatal(err)
+	}
+	b := &store.Batch{}
+	for sec := int64(1); sec <= secs; sec++ {
+		if sec >= 3000 && sec < 3100 {
+			continue // a gap longer than a bucket
+		}
+		msgs := int64(500 + sec%7)
+		switch sec {
+		case 1234:
+			msgs = 99999 // a one-second spike
+		case 4321:
+			msgs = 1 // a one-second dip
+		}
+		b.Samples = append(b.Samples, store.Sample{Lib: "gorilla", Sec: sec, TS: fixtureStart.Add(time.Duration(sec) * time.Second),
+			HasWorker: true, Msgs: msgs, MsgsTotal: sec * 500, HasProc: true, RSS: 1e7})
+	}
+	if err := db.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, html := renderFile(t, path)
+	var raw struct {
+		Charts []struct {
+			ID     string                           `json:"id"`
+			Bucket float64                          `json:"bucket"`
+			Series []struct{ Points [][2]*float64 } `json:"series"`
+		} `json:"charts"`
+	}
+	if err := json.Unmarshal(embeddedData(t, html), &raw); err != nil {
+		t.Fatal(err)
+	}
+	c := raw.Charts[0]
+	if c.ID != "msgs" || c.Bucket != 6 {
+		t.Fatalf("first chart %s bucket %v s, want msgs in 6 s buckets", c.ID, c.Bucket)
+	}
+	ps := c.Series[0].Points
+	if len(ps) > 2*maxBuckets+1 {
+		t.Errorf("%d points, want at most %d", len(ps), 2*maxBuckets+1)
+	}
+	var hi, lo = 0.0, math.Inf(1)
+	gap := false
+	for _, p := range ps {
+		if p[1] == nil {
+			if x := *p[0]; x >= 3000 && x < 3100 {
+				gap = true
+			}
+			continue
+		}
+		hi, lo = max(hi, *p[1]), min(lo, *p[1])
+	}
+	if hi != 99999 || lo != 1 {
+		t.Errorf("bucketed series max %v min %v, want the spike 99999 and the dip 1", hi, lo)
+	}
+	if !gap {
+		t.Error("the 100 s gap does not break the bucketed line")
+	}
+}
+
+// TestEchartsAsset checks the vendored echarts against the checksums that
+// scripts/update-echarts.sh recorded, and that its license travels with it.
+func TestEchartsAsset(t *testing.T) {
+	sums, err := os.ReadFile(filepath.Join("assets", "echarts.sha256"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(sums)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			t.Fatalf("bad checksum line %q", line)
+		}
+		b, err := os.ReadFile(filepath.Join("assets", f[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		if got := hex.EncodeToString(sum[:]); got != f[0] {
+			t.Errorf("%s: sha256 %s, recorded %s (run scripts/update-echarts.sh)", f[1], got, f[0])
+		}
+		seen++
+	}
+	if seen != 3 {
+		t.Errorf("%d files checksummed, want echarts.min.js, LICENSE and NOTICE", seen)
+	}
+	v := strings.TrimSpace(echartsVersion)
+	if !strings.HasPrefix(v, "5.") || !strings.Contains(echartsJS, `version="`+v+`"`) {
+		t.Errorf("embedded echarts does not declare the recorded version %q", v)
+	}
+}
