@@ -586,8 +586,9 @@ func (c *controller) saveTruth() error {
 func (c *controller) startWorker(w *workerProc) error {
 	pl := *c.plan
 	pl.Lib = w.lib
-	startIn := time.Until(c.epoch)
-	pl.StartIn = &startIn
+	if m, ok := monoNow(); ok {
+		pl.StartMono = m + int64(time.Until(c.epoch))
+	}
 	b, _ := json.Marshal(&pl)
 	ch, err := startChild("worker "+w.lib, c.o.Exe, []string{"worker", "-lib", w.lib}, b, filepath.Join(c.dir, "worker-"+w.lib+".log"))
 	if err != nil {

@@ -31,28 +31,28 @@ type Plan struct {
 	TimeUnit string    `json:"time_unit"` // "MICROSECOND" or "" (milliseconds)
 	Start    time.Time `json:"start"`     // measured window start
 	End      time.Time `json:"end"`       // measured window end
-	// StartIn is the time from the controller handing this plan to a worker
-	// until Start, on the controller's monotonic clock: the worker anchors its
-	// seconds on it, so a wall-clock step between the controller deciding the
-	// start and a worker (re)starting shifts nothing. Nil: use Start.
-	StartIn          *time.Duration `json:"start_in,omitempty"`
-	Slots            []Slot         `json:"slots"`
-	PingInterval     time.Duration  `json:"ping_interval"`
-	PongTimeout      time.Duration  `json:"pong_timeout"`
-	BackoffMin       time.Duration  `json:"backoff_min"`
-	BackoffMax       time.Duration  `json:"backoff_max"`
-	HandshakeTimeout time.Duration  `json:"handshake_timeout"`
-	ReadLimit        int64          `json:"read_limit"`
-	RcvBuf           int            `json:"rcvbuf"`
-	StallFactor      float64        `json:"stall_factor"`
-	StallMin         time.Duration  `json:"stall_min"`
-	StallRealTime    time.Duration  `json:"stall_realtime"`
-	UnrepairableDial int            `json:"unrepairable_dials"`    // failed dials in a row; 0 = rule by duration
-	UnrepairableFor  time.Duration  `json:"unrepairable_for"`      // failing dials for this long; 0 = rule by count
-	SubsEvery        int64          `json:"subs_every"`            // seconds between per-subscription totals
-	Proxy            string         `json:"proxy,omitempty"`       // forward proxy URL, credentials included: stored only through transport.Mask
-	CAFiles          []string       `json:"ca_files,omitempty"`    // PEM files trusted besides the system roots (wss target, https proxy)
-	ServerName       string         `json:"server_name,omitempty"` // TLS server name instead of the target's host
+	// StartMono is Start on the machine's CLOCK_MONOTONIC (ns), shared by
+	// the controller and its workers: a worker anchors its seconds on it, so
+	// a wall-clock step between the controller deciding the start and a
+	// worker (re)starting shifts nothing. 0: use Start (wall clock).
+	StartMono        int64         `json:"start_mono,omitempty"`
+	Slots            []Slot        `json:"slots"`
+	PingInterval     time.Duration `json:"ping_interval"`
+	PongTimeout      time.Duration `json:"pong_timeout"`
+	BackoffMin       time.Duration `json:"backoff_min"`
+	BackoffMax       time.Duration `json:"backoff_max"`
+	HandshakeTimeout time.Duration `json:"handshake_timeout"`
+	ReadLimit        int64         `json:"read_limit"`
+	RcvBuf           int           `json:"rcvbuf"`
+	StallFactor      float64       `json:"stall_factor"`
+	StallMin         time.Duration `json:"stall_min"`
+	StallRealTime    time.Duration `json:"stall_realtime"`
+	UnrepairableDial int           `json:"unrepairable_dials"`    // failed dials in a row; 0 = rule by duration
+	UnrepairableFor  time.Duration `json:"unrepairable_for"`      // failing dials for this long; 0 = rule by count
+	SubsEvery        int64         `json:"subs_every"`            // seconds between per-subscription totals
+	Proxy            string        `json:"proxy,omitempty"`       // forward proxy URL, credentials included: stored only through transport.Mask
+	CAFiles          []string      `json:"ca_files,omitempty"`    // PEM files trusted besides the system roots (wss target, https proxy)
+	ServerName       string        `json:"server_name,omitempty"` // TLS server name instead of the target's host
 }
 
 // Slot is one connection of the plan: a group's share of streams.
@@ -65,10 +65,11 @@ type Slot struct {
 
 // epoch is the window's start on this process's monotonic clock.
 func (p *Plan) epoch() time.Time {
-	if p.StartIn != nil {
-		return time.Now().Add(*p.StartIn)
+	now := time.Now()
+	if m, ok := monoNow(); ok && p.StartMono != 0 {
+		return now.Add(time.Duration(p.StartMono - m))
 	}
-	return time.Now().Add(time.Until(p.Start))
+	return now.Add(time.Until(p.Start))
 }
 
 // URL returns the connection URL of the slot against base (ws://host:port).
