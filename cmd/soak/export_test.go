@@ -204,15 +204,6 @@ func TestExportErrors(t *testing.T) {
 	}
 }
 
-func dbPath(t *testing.T, out string) string {
-	t.Helper()
-	dbs, _ := filepath.Glob(filepath.Join(out, "*", "soak.db"))
-	if len(dbs) != 1 {
-		t.Fatalf("want one database under %s, got %v", out, dbs)
-	}
-	return dbs[0]
-}
-
 func readCSVFile(t *testing.T, path string) [][]string {
 	t.Helper()
 	f, err := os.Open(path)

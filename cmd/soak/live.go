@@ -14,6 +14,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/wssoak/wssoak/internal/live"
+	"github.com/wssoak/wssoak/internal/report"
+	"github.com/wssoak/wssoak/internal/store"
 )
 
 // checkLoopback refuses a listen address outside loopback unless public is
@@ -44,7 +46,7 @@ func startLive(addr string, public bool, log *slog.Logger) (*live.Server, func()
 	if err != nil {
 		return nil, nil, fmt.Errorf("live view: %w", err)
 	}
-	lv := live.New(nil)
+	lv := live.New(renderReport)
 	srv := &http.Server{Handler: lv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {
@@ -61,6 +63,17 @@ func startLive(addr string, public bool, log *slog.Logger) (*live.Server, func()
 		<-done
 	}
 	return lv, stop, nil
+}
+
+// renderReport renders the report of the database at dbPath from a
+// read-only connection of its own, so the run's writer is never blocked.
+func renderReport(ctx context.Context, w io.Writer, dbPath string) error {
+	db, err := store.OpenReadOnly(dbPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return report.Render(ctx, db, w, report.Options{})
 }
 
 // isTerminal tells whether w is a terminal (the progress line is then

@@ -97,7 +97,7 @@ func TestLiveMetrics(t *testing.T) {
 	}
 	dir := t.TempDir()
 	prof := writeProfile(t, dir, "live.yaml", `name: live
-duration: 6s
+duration: 8s
 warmup: 1s
 libraries: [gorilla, coder]
 symbols: [btcusdt, ethusdt]
@@ -137,17 +137,6 @@ replay:
 		t.Fatalf("no live view address logged; stderr:\n%s", stderr.String())
 	}
 
-	// Before the report exists, / says so (and links /metrics).
-	resp, err := http.Get(base + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(page), "/metrics") {
-		t.Errorf("/ before a report: %s %q", resp.Status, page)
-	}
-
 	// waitSecond scrapes until the run second reaches at least sec.
 	waitSecond := func(sec float64) map[string]*dto.MetricFamily {
 		deadline := time.Now().Add(30 * time.Second)
@@ -165,12 +154,22 @@ replay:
 		}
 	}
 	first := waitSecond(2)
+	// / is the report, rendered from the database during the run.
+	resp, err := http.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
 	second := waitSecond(value2(first) + 2)
 
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
 	}
 	db := openRun(t, out)
+	if run, err := db.Run(); err != nil || resp.StatusCode != 200 || !strings.Contains(string(page), run.ID) || !strings.Contains(string(page), "echarts") {
+		t.Errorf("/ during the run: %s, %d bytes, run %q (%v); want the report naming the run", resp.Status, len(page), run.ID, err)
+	}
 	for _, fams := range []map[string]*dto.MetricFamily{first, second} {
 		sec := int64(value2(fams))
 		for _, lib := range []string{"gorilla", "coder"} {
@@ -203,7 +202,7 @@ replay:
 	}
 	// Not a terminal: plain progress lines, the last one for the final second.
 	o := stdout.String()
-	if strings.Contains(o, "\r") || !regexp.MustCompile(`(?m)^\[   6s/6s\] gorilla \d+ msg/s, 0 reconnects, 0 stalls \| coder \d+ msg/s, 0 reconnects, 0 stalls$`).MatchString(o) {
+	if strings.Contains(o, "\r") || !regexp.MustCompile(`(?m)^\[   8s/8s\] gorilla \d+ msg/s, 0 reconnects, 0 stalls \| coder \d+ msg/s, 0 reconnects, 0 stalls$`).MatchString(o) {
 		t.Errorf("progress lines:\n%q", o)
 	}
 }

@@ -34,16 +34,22 @@ func runSoak(t *testing.T, args ...string) (string, string, error) {
 // when the test ends.
 func openRun(t *testing.T, dir string) *store.DB {
 	t.Helper()
-	dbs, _ := filepath.Glob(filepath.Join(dir, "*", "soak.db"))
-	if len(dbs) != 1 {
-		t.Fatalf("want one run database under %s, found %v", dir, dbs)
-	}
-	db, err := store.OpenReadOnly(dbs[0])
+	db, err := store.OpenReadOnly(dbPath(t, dir))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// dbPath returns the path of the one run database under dir.
+func dbPath(t *testing.T, dir string) string {
+	t.Helper()
+	dbs, _ := filepath.Glob(filepath.Join(dir, "*", "soak.db"))
+	if len(dbs) != 1 {
+		t.Fatalf("want one run database under %s, found %v", dir, dbs)
+	}
+	return dbs[0]
 }
 
 // writeProfile writes a profile file into dir and returns its path.

@@ -193,7 +193,7 @@ func TestRunProxyUnreachable(t *testing.T) {
 	dead := ln.Addr().String()
 	ln.Close()
 	dir := t.TempDir()
-	for _, target := range []string{"local", "wss://stream.binance.com:9443"} {
+	for _, target := range []string{"local", "wss://stream.example.invalid:9443"} {
 		prof := writeProfile(t, dir, "dead.yaml", "name: dead\nduration: 5s\ntarget: "+target+"\nproxy: socks5://soak:"+proxyPassEnc+"@"+dead+"\n")
 		out := filepath.Join(dir, "out")
 		_, _, err := runSoak(t, "run", "-profile", prof, "-out", out)

@@ -13,9 +13,9 @@ import (
 	"github.com/wssoak/wssoak/internal/store"
 )
 
-// reportCmd renders report.html beside a run's database. For a finished run
-// it checks the profile's thresholds first (the report shows the verdicts)
-// and exits with exitThreshold when one broke.
+// reportCmd renders report.html beside a run's database and, for a finished
+// run, exits with exitThreshold when a library broke a threshold of its
+// profile (the report shows the verdicts).
 func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -41,16 +41,21 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if htmlPath == "" {
 		htmlPath = filepath.Join(filepath.Dir(dbPath), "report.html")
 	}
-	running, err := isRunning(dbPath)
+	running, stored, err := runState(dbPath)
 	if err != nil {
 		return err
 	}
+	// A finished run is judged against its profile's thresholds: by the
+	// verdicts soak run stored, else checked now (and stored). A run still
+	// going (or crashed) has no verdict yet.
 	var verdicts error
-	if !running { // a run still going has no verdict yet
-		if verdicts = checkThresholds(stdout, dbPath); verdicts != nil {
-			if _, broken := verdicts.(thresholdError); !broken {
-				return verdicts
-			}
+	switch {
+	case len(stored) > 0:
+		verdicts = printVerdicts(stdout, stored)
+	case !running:
+		verdicts = checkThresholds(stdout, dbPath)
+		if _, broken := verdicts.(thresholdError); verdicts != nil && !broken {
+			return verdicts
 		}
 	}
 	t0 := time.Now()
@@ -65,17 +70,18 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return verdicts
 }
 
-// isRunning tells whether the run in the database is still recorded as
-// running (going on, or crashed).
-func isRunning(dbPath string) (bool, error) {
+// runState tells whether the run in the database is still recorded as
+// running (going on, or crashed), and returns its stored verdicts.
+func runState(dbPath string) (bool, []store.Verdict, error) {
 	db, err := store.OpenReadOnly(dbPath)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	defer db.Close()
 	r, err := db.Run()
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
-	return r.Status == "running", nil
+	vs, err := db.Verdicts()
+	return r.Status == "running", vs, err
 }

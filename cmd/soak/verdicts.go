@@ -35,6 +35,12 @@ func checkThresholds(w io.Writer, path string) error {
 	if err := db.SaveVerdicts(vs); err != nil {
 		return err
 	}
+	return printVerdicts(w, vs)
+}
+
+// printVerdicts prints the broken verdicts (or that all passed) and returns
+// a thresholdError when one broke.
+func printVerdicts(w io.Writer, vs []store.Verdict) error {
 	if len(vs) == 0 {
 		return nil
 	}

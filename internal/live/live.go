@@ -9,6 +9,7 @@ package live
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"html"
 	"io"
@@ -37,7 +38,7 @@ type lib struct {
 
 // Renderer writes the run's HTML report from the database at dbPath (opened
 // read-only by the renderer) to w.
-type Renderer func(w io.Writer, dbPath string) error
+type Renderer func(ctx context.Context, w io.Writer, dbPath string) error
 
 // Server holds the live state of one run and serves it.
 type Server struct {
@@ -54,11 +55,16 @@ type Server struct {
 	cacheEvery time.Duration
 }
 
+// RenderEvery is the least time between two renders of the report for /:
+// rendering a day-long run takes a CPU-second or two on the machine that
+// runs the soak, so reloads within it get the last render.
+const RenderEvery = 30 * time.Second
+
 // New returns a Server; render, if not nil, renders the report on demand
-// (at most once per cacheEvery); without it / serves the report.html file
+// (at most once per RenderEvery); without it / serves the report.html file
 // of the run directory as it is.
 func New(render Renderer) *Server {
-	s := &Server{libs: map[string]*lib{}, render: render, reg: prometheus.NewRegistry(), cacheEvery: 5 * time.Second}
+	s := &Server{libs: map[string]*lib{}, render: render, reg: prometheus.NewRegistry(), cacheEvery: RenderEvery}
 	s.reg.MustRegister(s)
 	return s
 }
@@ -83,10 +89,8 @@ func (s *Server) Observe(b *store.Batch) {
 			continue // a late half of an older second: the library's state is already newer
 		}
 		l.sec, s.sec = x.Sec, max(s.sec, x.Sec)
-		if !seen[x.Lib] {
-			l.up = 0
-		}
 		seen[x.Lib] = true
+		l.up = 0
 		if x.HasWorker {
 			l.hasWorker, l.up = true, 1
 			l.msgs, l.bytes = float64(x.MsgsTotal), float64(x.BytesTotal)
@@ -203,13 +207,14 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 	dir, db := s.dir, s.db
 	s.mu.Unlock()
 	if db == "" {
-		placeholder(w, "The run has not started yet.")
+		placeholder(w, http.StatusOK, "The run has not started yet.")
 		return
 	}
 	if s.render != nil {
-		page, err := s.rendered(db)
+		page, err := s.rendered(r.Context(), db)
 		if err != nil {
-			http.Error(w, "render report: "+err.Error(), http.StatusInternalServerError)
+			// Typically the first second of a run, before anything is recorded.
+			placeholder(w, http.StatusServiceUnavailable, "The report cannot be rendered yet: "+err.Error())
 			return
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -218,7 +223,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 	}
 	path := filepath.Join(dir, "report.html")
 	if _, err := os.Stat(path); err != nil {
-		placeholder(w, fmt.Sprintf("No report has been written yet for this run (%s). The numbers so far are at /metrics.", path))
+		placeholder(w, http.StatusOK, fmt.Sprintf("No report has been written yet for this run (%s). The numbers so far are at /metrics.", path))
 		return
 	}
 	http.ServeFile(w, r, path)
@@ -226,22 +231,24 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 
 // rendered returns the report, rendered at most once per cacheEvery and by
 // one request at a time, so that reloads cannot pile work on the machine.
-func (s *Server) rendered(db string) ([]byte, error) {
+func (s *Server) rendered(ctx context.Context, db string) ([]byte, error) {
 	s.renderMu.Lock()
 	defer s.renderMu.Unlock()
 	if s.cache != nil && time.Since(s.cacheAt) < s.cacheEvery {
 		return s.cache, nil
 	}
 	var buf bytes.Buffer
-	if err := s.render(&buf, db); err != nil {
+	if err := s.render(ctx, &buf, db); err != nil {
 		return nil, err
 	}
 	s.cache, s.cacheAt = buf.Bytes(), time.Now()
 	return s.cache, nil
 }
 
-func placeholder(w http.ResponseWriter, msg string) {
+// placeholder is a page that says why there is no report yet and reloads itself.
+func placeholder(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Refresh", "10")
+	w.WriteHeader(status)
 	fmt.Fprintf(w, "<!doctype html><meta charset=utf-8><title>soak: live view</title>\n<p>%s</p>\n<p><a href=\"/metrics\">/metrics</a> (Prometheus text format)</p>\n", html.EscapeString(msg))
 }

@@ -1,6 +1,8 @@
 package live
 
 import (
+	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -124,7 +126,7 @@ func TestReportPage(t *testing.T) {
 
 	// With a renderer: rendered on demand, at most once per cacheEvery.
 	calls := 0
-	r := New(func(w io.Writer, db string) error {
+	r := New(func(_ context.Context, w io.Writer, db string) error {
 		calls++
 		_, err := io.WriteString(w, "rendered from "+filepath.Base(db))
 		return err
@@ -145,6 +147,15 @@ func TestReportPage(t *testing.T) {
 	}
 	if calls != 1 {
 		t.Errorf("renderer called %d times for 3 requests within %s, want 1", calls, r.cacheEvery)
+	}
+
+	// A render that fails (nothing recorded yet) is a 503 that reloads itself.
+	f := New(func(context.Context, io.Writer, string) error { return errors.New("read run: no rows") })
+	f.RunStarted(dir, filepath.Join(dir, "soak.db"))
+	rec := httptest.NewRecorder()
+	f.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Refresh") == "" || !strings.Contains(rec.Body.String(), "read run: no rows") {
+		t.Errorf("failed render: %d %v %q", rec.Code, rec.Header(), rec.Body.String())
 	}
 }
 

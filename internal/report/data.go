@@ -59,9 +59,8 @@ type chart struct {
 }
 
 type series struct {
-	Name   string  `json:"name"`
-	Points points  `json:"points"`
-	Bucket float64 `json:"bucket,omitempty"`
+	Name   string `json:"name"`
+	Points points `json:"points"`
 }
 
 // points marshal as [[x,y],…] with y null for a gap, numbers kept short.
@@ -188,6 +187,7 @@ var better = []struct{ prefix, dir string }{
 	{"Dials", "lower"},
 	{"Unrepairable", "lower"},
 	{"Stalled", "lower"},
+	{"Seconds missing", "lower"},
 }
 
 // build reads the database into a page.
@@ -822,18 +822,25 @@ func faultRows(db *store.DB, libs []string, events []store.Event) ([]faultRow, e
 	durs := map[fk][]float64{}
 	var kinds []string
 	w := faultWindow.Seconds()
-	for fi, f := range faults {
-		name := faultName(f)
-		if !slices.Contains(kinds, name) {
-			kinds = append(kinds, name)
+	for _, lib := range libs {
+		// This library's faults (its own and run-wide ones), in time order.
+		var mine []store.Event
+		for _, f := range faults {
+			if f.Lib == "" || f.Lib == lib {
+				mine = append(mine, f)
+			}
 		}
-		end := f.Sec + w
-		if fi+1 < len(faults) && faults[fi+1].Sec > f.Sec {
-			end = min(end, faults[fi+1].Sec) // the next fault's consequences are its own
-		}
-		for _, lib := range libs {
-			if f.Lib != "" && f.Lib != lib {
-				continue
+		for fi, f := range mine {
+			name := faultName(f)
+			if !slices.Contains(kinds, name) {
+				kinds = append(kinds, name)
+			}
+			end := f.Sec + w
+			for _, next := range mine[fi+1:] {
+				if next.Sec > f.Sec {
+					end = min(end, next.Sec) // the next fault's consequences are its own
+					break
+				}
 			}
 			k := fk{name, lib}
 			r := rows[k]
@@ -891,15 +898,21 @@ func faultRows(db *store.DB, libs []string, events []store.Event) ([]faultRow, e
 	return out, nil
 }
 
-// faultName is the kind of a fault event: its detail's first word.
+// faultName is the kind of a fault event: its detail's first word (the
+// replay server's fault kind) with its code or status, if any.
 func faultName(e store.Event) string {
-	if f := strings.Fields(e.Detail); len(f) > 0 {
-		return strings.TrimRight(f[0], ":,")
+	f := strings.Fields(strings.SplitN(e.Detail, ";", 2)[0])
+	if len(f) == 0 {
+		if e.Code != 0 {
+			return "code " + strconv.Itoa(e.Code)
+		}
+		return "fault"
 	}
-	if e.Code != 0 {
-		return "code " + strconv.Itoa(e.Code)
+	name := strings.TrimRight(f[0], ":,")
+	if len(f) > 1 && (strings.HasPrefix(f[1], "code=") || strings.HasPrefix(f[1], "status=")) {
+		name += " " + f[1]
 	}
-	return "fault"
+	return name
 }
 
 // table is the reference table: the one stored when the run finished (what

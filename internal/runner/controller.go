@@ -492,7 +492,7 @@ func (c *controller) localBase() string {
 // directly, trusting its throwaway CA; to a remote REST base (remote true) the way the
 // workers connect: through the profile's proxy, with its TLS trust and server name.
 func (c *controller) httpClient(remote bool) (*http.Client, error) {
-	tr := &http.Transport{Proxy: nil, ForceAttemptHTTP2: false, TLSHandshakeTimeout: 10 * time.Second}
+	tr := &http.Transport{Proxy: nil, TLSHandshakeTimeout: 10 * time.Second}
 	if !remote {
 		if c.ca != nil {
 			tr.TLSClientConfig = &tls.Config{RootCAs: c.ca.Pool(), MinVersion: tls.VersionTLS12}

@@ -68,6 +68,10 @@ var matrixScenarios = []matrixScenario{
 	{"half-open", keepaliveFast, mxHalfOpen, false},
 	{"zombie", func(p *Plan) { p.StallRealTime = 400 * time.Millisecond }, mxZombie, false},
 	{"dropped-events", nil, mxDropped, false},
+	{"silent-after-reconnect", func(p *Plan) {
+		p.StallRealTime = 500 * time.Millisecond
+		p.Slots[0].Streams = append(p.Slots[0].Streams, "btcusdt@aggTrade")
+	}, mxSilentAfterReconnect, false},
 	// Faults the replay server injects into its generated streams.
 	{"inject-drop", nil, mxInjectDrop, true},
 	{"inject-duplicate", nil, mxInjectDuplicate, true},
@@ -1053,6 +1057,70 @@ func mxInjectSilence(m *matrixEnv) error {
 		return fmt.Errorf("%d stalls, want 1 (the other subscription went on)", n)
 	}
 	return m.noLoss()
+}
+
+// A reconnect after which one of the slot's two subscriptions (trade) stays
+// silent while the other delivers: a stall is recorded for it, and the
+// reconnect event waits until it delivers again.
+func mxSilentAfterReconnect(m *matrixEnv) error {
+	c, err := m.conn(0)
+	if err != nil {
+		return err
+	}
+	agg := aggTrades(40)
+	if err := errors.Join(m.send(c, 3, 0), c.SendText(agg[0])); err != nil {
+		return err
+	}
+	if err := m.waitMsgs(); err != nil {
+		return err
+	}
+	if err := c.Close(1001, "going away"); err != nil {
+		return err
+	}
+	c1, err := m.conn(1)
+	if err != nil {
+		return err
+	}
+	var st Event
+	for i := 1; i < len(agg); i++ { // aggTrade goes on, trade is silent
+		if err := c1.SendText(agg[i]); err != nil {
+			return err
+		}
+		if evs := m.eventsOf("stall"); len(evs) > 0 {
+			st = evs[0]
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if st.Stream != "btcusdt@trade" {
+		return fmt.Errorf("stall %+v, want one for btcusdt@trade", st)
+	}
+	if n := len(m.eventsOf("reconnect")); n != 0 {
+		return fmt.Errorf("%d reconnect events before the silent subscription was back", n)
+	}
+	if err := m.send(c1, 2, 0); err != nil {
+		return err
+	}
+	if err := m.waitMsgs(); err != nil {
+		return err
+	}
+	rec, err := m.waitEvent("reconnect", 0, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	if rec.DurMs > 1000 || !strings.Contains(rec.Detail, "lost=0 back=2/2") {
+		return fmt.Errorf("reconnect %+v: want loss → first data under 1 s, nothing lost, both back", rec)
+	}
+	m.stop()
+	m.checked = true
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, f := range m.final {
+		if f.Stream == "btcusdt@trade" && (f.Msgs != m.expected || f.Lost != 0 || f.Stalls != 1) {
+			return fmt.Errorf("trade: %+v, want %d messages, none lost, one stall", f, m.expected)
+		}
+	}
+	return nil
 }
 
 // serverShutdown then close 1001: the event recorded, a reconnect.

@@ -59,9 +59,9 @@ func ParseProxy(raw string) (*Proxy, error) {
 	}
 	p.Addr = net.JoinHostPort(u.Hostname(), port)
 	if u.User != nil {
+		var hasPass bool
 		p.User = u.User.Username()
-		p.Pass, _ = u.User.Password()
-		_, hasPass := u.User.Password()
+		p.Pass, hasPass = u.User.Password()
 		switch {
 		case p.Scheme == "socks4" && hasPass:
 			return nil, fmt.Errorf("proxy URL %s: socks4 has no password, only a user id", Mask(raw))

@@ -2,53 +2,25 @@ package transport_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/cert"
 	"github.com/wssoak/wssoak/internal/transport"
 )
-
-// selfSigned returns a certificate for 127.0.0.1 and its PEM encoding.
-func selfSigned(t *testing.T) (tls.Certificate, []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	mustOK(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "soak test"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	mustOK(t, err)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key},
-		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-}
 
 // TestTLS dials every adapter over wss, verifying the server with a CA file loaded by
 // TLSConfig, and checks that an unknown certificate is refused.
 func TestTLS(t *testing.T) {
-	cert, certPEM := selfSigned(t)
+	ca, err := cert.New(time.Hour, "127.0.0.1")
+	mustOK(t, err)
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	mustOK(t, os.WriteFile(caFile, certPEM, 0o600))
-	srv, err := newWSServerTLS(&tls.Config{Certificates: []tls.Certificate{cert}})
+	mustOK(t, os.WriteFile(caFile, ca.CAPEM, 0o600))
+	srv, err := newWSServerTLS(ca.ServerTLS())
 	mustOK(t, err)
 	t.Cleanup(srv.Close)
 	e := &env{url: srv.URL(), wait: func(ctx context.Context, tag string) (peer, error) { return srv.WaitConn(ctx, tag) }, raw: srv}
