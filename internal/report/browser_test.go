@@ -201,7 +201,7 @@ var devtoolsRE = regexp.MustCompile(`DevTools listening on (ws://\S+)`)
 func startBrowser(ctx context.Context, t *testing.T, bin string) *browser {
 	t.Helper()
 	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--no-default-browser-check", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--no-default-browser-check", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--disable-extensions", "--disable-default-apps", "--metrics-recording-only", "--mute-audio",
 		"--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>", "--host-resolver-rules=MAP * ~NOTFOUND",
 		"--user-data-dir="+t.TempDir(), "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
