@@ -32,7 +32,7 @@ const (
 	FaultFragment    FaultKind = "fragment"        // the next N messages of Streams (all streams if none) as FragmentParts frames
 	FaultInvalidUTF8 FaultKind = "invalid_utf8"    // one text frame whose payload is not valid UTF-8
 	FaultShutdown    FaultKind = "server_shutdown" // {"e":"serverShutdown","E":ms}, then close 1001
-	FaultDrip        FaultKind = "drip"            // for For, write every byte on its own, Delay apart (default 1ms)
+	FaultDrip        FaultKind = "drip"            // for For, write every byte with its own write call, Delay apart (default 0: no pause)
 	FaultLatency     FaultKind = "latency"         // for For, write every data message Delay after its event time
 )
 
@@ -48,9 +48,6 @@ var FaultCloseCodes = []int{1000, 1001, 1008, 1011}
 // FragmentParts is how many frames a fragmented message is split into: a
 // text frame and three continuation frames.
 const FragmentParts = 4
-
-// DefaultDripGap is the pause between two bytes of a drip fault without Delay.
-const DefaultDripGap = time.Millisecond
 
 // InvalidUTF8 is the payload of an invalid_utf8 fault: JSON whose string holds
 // the bytes 0xff 0xfe, which can never appear in UTF-8.
@@ -174,7 +171,7 @@ func (f Fault) Validate() error {
 	case FaultLatency:
 		checks = []check{{"for", f.For > 0, "must be positive"}, {"delay", f.Delay > 0, "must be positive"}}
 	case FaultDrip:
-		checks = []check{{"for", f.For > 0, "must be positive"}, {"delay", f.Delay >= 0 && f.Delay <= time.Second, "must be between 0 (1ms) and 1s"}}
+		checks = []check{{"for", f.For > 0, "must be positive"}, {"delay", f.Delay >= 0 && f.Delay <= time.Second, "must be between 0 and 1s"}}
 	case FaultDrop, FaultDuplicate:
 		checks = []check{{"n", f.N > 0, "must be positive"}, {"streams", len(f.Streams) > 0, "must name the streams"}}
 	case FaultFragment:
@@ -250,10 +247,10 @@ func (s *Server) Inject(f Fault) (Applied, error) {
 	a := &Applied{Fault: f, At: time.Now()}
 	switch {
 	case f.Kind == FaultReject:
+		a.Detail = fmt.Sprintf("armed: the next %d handshakes of each library get %d", f.N, f.Status)
 		s.mu.Lock()
 		s.rejects = append(s.rejects, &rejectRule{f: f, applied: a, used: map[string]int{}})
 		s.mu.Unlock()
-		a.Detail = fmt.Sprintf("armed: the next %d handshakes of each library get %d", f.N, f.Status)
 	case f.Kind.streamFault():
 		a.Conns = s.hub.injectStream(f, a.At)
 		a.Detail = fmt.Sprintf("%d connections", len(a.Conns))
@@ -406,16 +403,13 @@ func (c *Conn) injectConn(f Fault, now time.Time) bool {
 	if f.For > 0 {
 		cf.until = now.Add(f.For)
 	}
-	if f.Kind == FaultDrip && cf.delay == 0 {
-		cf.delay = DefaultDripGap
-	}
 	if c.dead.Load() {
 		return false
 	}
-	select {
+	select { // never wait: the schedule must not stall on one busy writer
 	case c.fcmd <- cf:
 		return true
-	case <-c.quit:
+	default:
 		return false
 	}
 }
@@ -461,16 +455,12 @@ func (c *Conn) startFault(cf connFault) error {
 		if err := c.flush(); err != nil {
 			return err
 		}
-		if !w.dripping() {
-			c.bw.Reset(&dripWriter{c: c, gap: cf.delay})
-		}
+		c.bw.Reset(&dripWriter{c: c, gap: cf.delay, until: cf.until})
 		w.drip, w.dripF = cf.until, forever
 	}
 	w.active = true
 	return nil
 }
-
-func (w *writerFaults) dripping() bool { return w.dripF || !w.drip.IsZero() }
 
 // expire ends the timed faults that are over; it runs only while one is active.
 func (c *Conn) expire(now time.Time) error {
@@ -561,16 +551,21 @@ func (c *Conn) halfOpen(until time.Time) error {
 	}
 }
 
-// dripWriter writes one byte at a time, gap apart; once the connection is
-// closing it writes the rest at once.
+// dripWriter writes one byte per write call (with TCP_NODELAY, one segment
+// each), gap apart; once the fault is over or the connection is closing it
+// writes the rest at once, so a large buffer cannot outlast the fault.
 type dripWriter struct {
-	c   *Conn
-	gap time.Duration
+	c     *Conn
+	gap   time.Duration
+	until time.Time // zero: until the connection ends
 }
 
 func (d *dripWriter) Write(p []byte) (int, error) {
-	t := time.NewTimer(d.gap)
-	defer t.Stop()
+	var t *time.Timer
+	if d.gap > 0 {
+		t = time.NewTimer(d.gap)
+		defer t.Stop()
+	}
 	for i := range p {
 		select {
 		case <-d.c.quit:
@@ -578,10 +573,14 @@ func (d *dripWriter) Write(p []byte) (int, error) {
 			return i + n, err
 		default:
 		}
+		if !d.until.IsZero() && !time.Now().Before(d.until) {
+			n, err := d.c.nc.Write(p[i:])
+			return i + n, err
+		}
 		if _, err := d.c.nc.Write(p[i : i+1]); err != nil {
 			return i, err
 		}
-		if i < len(p)-1 {
+		if t != nil && i < len(p)-1 {
 			t.Reset(d.gap)
 			select {
 			case <-t.C:

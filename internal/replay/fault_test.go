@@ -512,7 +512,8 @@ func TestFaultDrip(t *testing.T) {
 	s := startServer(t, Config{Seed: 27, Speed: 2})
 	rc := dialRaw(t, s, "/ws/btcusdt@trade", "gobwas/0/1")
 	rc.frame(t, 2*time.Second)
-	if _, err := s.Inject(Fault{Kind: FaultDrip, For: time.Second, Delay: 2 * time.Millisecond}); err != nil {
+	a, err := s.Inject(Fault{Kind: FaultDrip, For: time.Second, Delay: 2 * time.Millisecond})
+	if err != nil {
 		t.Fatal(err)
 	}
 	// Count the socket reads of one message: dripped, most return one byte.
@@ -524,6 +525,18 @@ func TestFaultDrip(t *testing.T) {
 	}
 	if counter.reads < 50 || counter.ones*2 < counter.reads {
 		t.Fatalf("%d reads, %d of one byte: not dripped", counter.reads, counter.ones)
+	}
+	// The fault ends at For even in the middle of a buffer: the backlog
+	// (about 6 KB/s of trades against 500 B/s of drip) comes at once.
+	time.Sleep(time.Until(a.At.Add(time.Second + 50*time.Millisecond)))
+	for {
+		_, p := rc.frame(t, 3*time.Second)
+		if e := time.UnixMilli(field(t, p, "E")); e.After(a.At.Add(time.Second)) {
+			if lat := time.Since(e); lat > 500*time.Millisecond {
+				t.Fatalf("an event after the drip arrived %v late", lat)
+			}
+			break
+		}
 	}
 }
 
