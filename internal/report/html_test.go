@@ -102,6 +102,7 @@ func fixtureDB(t testing.TB) string {
 		{Lib: "gobwas", TS: at(70), Sec: 70, Kind: "stall", Slot: 1, Group: "markets", Stream: "ethusdt@trade", Detail: "silent 3s <b>"},
 		{Lib: "gorilla", TS: at(90), Sec: 90, Kind: "worker_exit", Slot: -1, Code: 2, Detail: "exit code 2"},
 		{Lib: "gorilla", TS: at(91), Sec: 91, Kind: "worker_restart", Slot: -1, Detail: "restart 1"},
+		{TS: at(110), Sec: 110, Kind: "outage", Slot: -1, DurMs: 1500, Detail: "controller down; resumed"},
 	}
 	if err := db.Write(b); err != nil {
 		t.Fatal(err)
@@ -250,13 +251,13 @@ func TestReportData(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range []string{"reconnect", "stall", "fault", "worker restart", "worker exit"} {
+	for _, k := range []string{"reconnect", "stall", "fault", "worker restart", "worker exit", "outage"} {
 		if kinds[k] != 1 {
 			t.Errorf("%d %q markers, want 1", kinds[k], k)
 		}
 	}
-	if d.Events.Total != 7 || d.Events.Shown != 7 {
-		t.Errorf("event log total %d shown %d, want 7 and 7", d.Events.Total, d.Events.Shown)
+	if d.Events.Total != 8 || d.Events.Shown != 8 {
+		t.Errorf("event log total %d shown %d, want 8 and 8", d.Events.Total, d.Events.Shown)
 	}
 }
 
@@ -300,10 +301,11 @@ func TestReportPage(t *testing.T) {
 	}
 }
 
-// TestReportBucketsLongRun renders a run longer than 2×maxBuckets seconds:
-// the charts are bucketed, the spike and the dip survive, a gap stays a
-// gap, and no series exceeds 2×maxBuckets points (plus gap markers).
-func TestReportBucketsLongRun(t *testing.T) {
+// longRunDB writes a 6,000 s run of one library (longer than 2×maxBuckets
+// seconds, so it is bucketed) with a one-second spike at 1234 s, a dip at
+// 4321 s, a 100 s gap at 3000 s, a host steal spike at 2222 s, and no event.
+func longRunDB(t testing.TB) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "soak.db")
 	db, err := store.Open(path)
 	if err != nil {
@@ -341,6 +343,14 @@ func TestReportBucketsLongRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
+	return path
+}
+
+// TestReportBucketsLongRun renders a run longer than 2×maxBuckets seconds:
+// the charts are bucketed, the spike and the dip survive, a gap stays a
+// gap, and no series exceeds 2×maxBuckets points (plus gap markers).
+func TestReportBucketsLongRun(t *testing.T) {
+	path := longRunDB(t)
 	_, html := renderFile(t, path)
 	var raw struct {
 		Charts []struct {
