@@ -158,6 +158,13 @@ func crashOnce(t *testing.T, at time.Duration) (string, int64, int64) {
 	}
 	var txt bytes.Buffer
 	tbl.WriteText(&txt)
+	// soak report renders the crashed run's HTML report.
+	html := filepath.Join(t.TempDir(), "report.html")
+	if _, stderr, err := runSoak(t, "report", "-o", html, dir); err != nil {
+		t.Errorf("soak report after the crash: %v\n%s", err, stderr)
+	} else if fi, err := os.Stat(html); err != nil || fi.Size() < 10000 {
+		t.Errorf("report.html after the crash: %v %v", fi, err)
+	}
 	killSec := int64(killAt.Sub(start) / time.Second)
 	samples, err := db.Samples("")
 	if err != nil {

@@ -51,6 +51,7 @@ const usage = `soak compares Go WebSocket client libraries on Binance market str
 Usage:
   soak run    [-profile FILE] [-duration D] [-out DIR]   run a soak (default: profiles/local.yaml, 2m, embedded replay server)
   soak run    -resume RUN_DIR                             continue a run whose controller died, into the same database
+  soak run    -http 127.0.0.1:8080 ...                    also serve the live view: the report at /, Prometheus /metrics
   soak serve  [-addr HOST:PORT] [-profile FILE]          run the Binance-like replay server on its own
   soak report [-o FILE] [RUN_DIR|DB]                     write report.html beside a run's database (default: the latest run)
   soak export [-format csv|json] [-o DIR] [RUN]          write a run's tables as CSV or NDJSON files

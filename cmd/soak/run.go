@@ -33,6 +33,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	libs := fs.String("libs", "", "comma-separated libraries, overrides the profile")
 	workerTimeout := fs.Duration("worker-timeout", 30*time.Second, "kill and restart a worker that sent nothing for this long")
 	verbose := fs.Bool("v", false, "log debug details")
+	backlog := fs.Int("write-backlog", 600, "seconds of data kept in memory while database writes fail (disk full); beyond that the oldest are dropped and recorded as missing")
 	resume := fs.String("resume", "", "continue the crashed run in `RUN_DIR` (same database) up to its original end")
 	httpAddr := fs.String("http", "", "serve the live view (the report at /, Prometheus /metrics) on this address, e.g. 127.0.0.1:8080")
 	httpPublic := fs.Bool("http-public", false, "allow -http on an address other than loopback (the live view has no authentication)")
@@ -97,7 +98,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return usageError{fmt.Errorf("flag -worker-timeout: %s is too short: workers report every second; want at least 2s", *workerTimeout)}
 	}
 	opts := runner.Options{Profile: p, OutDir: *out, Log: log, Progress: stdout, Abort: abort, WorkerTimeout: *workerTimeout,
-		ProgressInPlace: isTerminal(stdout), Resume: *resume}
+		ProgressInPlace: isTerminal(stdout), Resume: *resume, WriteBacklog: *backlog}
 	every := profile.Default().Report.Every // a resumed run: the default
 	if p != nil {
 		fmt.Fprintf(stdout, "soak run: profile %s, %s, libraries %s\n", p.Path, time.Duration(p.Duration), strings.Join(p.Libraries, ", "))

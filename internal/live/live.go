@@ -89,10 +89,8 @@ func (s *Server) Observe(b *store.Batch) {
 			continue // a late half of an older second: the library's state is already newer
 		}
 		l.sec, s.sec = x.Sec, max(s.sec, x.Sec)
-		if !seen[x.Lib] {
-			l.up = 0
-		}
 		seen[x.Lib] = true
+		l.up = 0
 		if x.HasWorker {
 			l.hasWorker, l.up = true, 1
 			l.msgs, l.bytes = float64(x.MsgsTotal), float64(x.BytesTotal)

@@ -254,6 +254,15 @@ func (c *Conn) sendCtl(it item) bool {
 	}
 }
 
+// tcpConn is the TCP socket of nc, also beneath TLS; nil if there is none.
+func tcpConn(nc net.Conn) *net.TCPConn {
+	if u, ok := nc.(interface{ NetConn() net.Conn }); ok {
+		nc = u.NetConn()
+	}
+	tc, _ := nc.(*net.TCPConn)
+	return tc
+}
+
 // fail starts closing the connection; the first call wins and reports true.
 func (c *Conn) fail(code int, reason, by string, mode closeMode) bool {
 	c.mu.Lock()
@@ -267,8 +276,10 @@ func (c *Conn) fail(code int, reason, by string, mode closeMode) bool {
 	close(c.quit)
 	switch mode {
 	case modeReset:
-		if tc, ok := c.nc.(*net.TCPConn); ok {
+		// Under TLS the reset goes to the TCP socket beneath, with no close_notify first.
+		if tc := tcpConn(c.nc); tc != nil {
 			_ = tc.SetLinger(0)
+			_ = tc.Close()
 		}
 		_ = c.nc.Close()
 	case modeDrop:
@@ -474,8 +485,8 @@ func (c *Conn) finish() {
 			err = c.flush()
 		}
 		if mode == modeSend && err == nil {
-			if tc, ok := c.nc.(*net.TCPConn); ok {
-				_ = tc.CloseWrite()
+			if cw, ok := c.nc.(interface{ CloseWrite() error }); ok {
+				_ = cw.CloseWrite() // TCP FIN; under TLS, close_notify and then the FIN
 			}
 			t := time.NewTimer(closeGrace)
 			select {

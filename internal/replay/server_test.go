@@ -606,7 +606,7 @@ func TestMaxStreams(t *testing.T) {
 	})
 	t.Run("url+subscribe", func(t *testing.T) {
 		c := dial(t, s, "/ws/a@trade/b@trade", "")
-		if got := ask(t, c, `{"method":"SUBSCRIBE","params":["a@trade","c@trade"],"id":1}`); got != `{"result":null,"id":1}` {
+		if got := askReply(t, c, `{"method":"SUBSCRIBE","params":["a@trade","c@trade"],"id":1}`); got != `{"result":null,"id":1}` {
 			t.Fatalf("reply %s", got)
 		}
 		if err := c.WriteMessage(websocket.TextMessage, []byte(`{"method":"SUBSCRIBE","params":["d@trade"],"id":2}`)); err != nil {

@@ -159,8 +159,8 @@ func TestReportInBrowser(t *testing.T) {
 	if err := b.eval(ctx, s, filter, &rows); err != nil {
 		t.Fatal(err)
 	}
-	if rows != [3]int{7, 3, 7} {
-		t.Errorf("event log rows all/gws/kinds = %v, want [7 3 7]", rows)
+	if rows != [3]int{8, 3, 8} {
+		t.Errorf("event log rows all/gws/kinds = %v, want [8 3 8]", rows)
 	}
 
 	for _, p := range b.problems() {

@@ -59,9 +59,8 @@ type chart struct {
 }
 
 type series struct {
-	Name   string  `json:"name"`
-	Points points  `json:"points"`
-	Bucket float64 `json:"bucket,omitempty"`
+	Name   string `json:"name"`
+	Points points `json:"points"`
 }
 
 // points marshal as [[x,y],…] with y null for a gap, numbers kept short.
@@ -188,6 +187,7 @@ var better = []struct{ prefix, dir string }{
 	{"Dials", "lower"},
 	{"Unrepairable", "lower"},
 	{"Stalled", "lower"},
+	{"Seconds missing", "lower"},
 }
 
 // build reads the database into a page.
@@ -580,6 +580,7 @@ var markerKinds = map[string]string{
 	"worker_exit":    "worker exit",
 	"worker_hung":    "worker hung",
 	"unrepairable":   "unrepairable",
+	"outage":         "outage", // the controller was down (a resumed run): nothing recorded
 }
 
 // maxMarkers bounds the markers of one group and library; beyond it events

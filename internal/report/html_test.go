@@ -50,8 +50,11 @@ func fixtureDB(t testing.TB) string {
 			LatCount: 1000, LatP50: 800, LatP99: 4000, LatMax: 9000}); err != nil {
 			t.Fatal(err)
 		}
-		var total, rec int64
+		var total, rec, lost int64
 		for sec := int64(1); sec <= 122; sec++ {
+			if lib == "gws" && sec == 45 {
+				lost = 3 // counted after the reconnect; charged to the fault at 40 s
+			}
 			if lib == "gobwas" && sec >= 50 && sec < 55 {
 				continue // five seconds without a row: the lines must break
 			}
@@ -66,7 +69,7 @@ func fixtureDB(t testing.TB) string {
 			total += msgs
 			s := store.Sample{Lib: lib, Sec: sec, TS: at(float64(sec)), HasWorker: true, Msgs: msgs, Bytes: msgs * 200,
 				MsgsTotal: total, BytesTotal: total * 200, Goroutines: 10 + li, HeapBytes: (2 + sec/30) * 1e6, ConnsUp: 2,
-				ReconnectsTotal: rec, LatP50: 700 + 10*sec, LatP99: 3000 + 100*int64(li), LatMax: 9000,
+				ReconnectsTotal: rec, LostTotal: lost, LatP50: 700 + 10*sec, LatP99: 3000 + 100*int64(li), LatMax: 9000,
 				HasProc: !(lib == "gws" && sec == 30), RSS: int64(15e6 + float64(li)*1e6 + float64(sec)*1e4),
 				CPUUser: 0.01 * float64(sec), CPUSys: 0.002 * float64(sec), CPUPct: float64(2 + li), FDs: 9, Threads: 7}
 			b.Samples = append(b.Samples, s)
@@ -99,6 +102,7 @@ func fixtureDB(t testing.TB) string {
 		{Lib: "gobwas", TS: at(70), Sec: 70, Kind: "stall", Slot: 1, Group: "markets", Stream: "ethusdt@trade", Detail: "silent 3s <b>"},
 		{Lib: "gorilla", TS: at(90), Sec: 90, Kind: "worker_exit", Slot: -1, Code: 2, Detail: "exit code 2"},
 		{Lib: "gorilla", TS: at(91), Sec: 91, Kind: "worker_restart", Slot: -1, Detail: "restart 1"},
+		{TS: at(110), Sec: 110, Kind: "outage", Slot: -1, DurMs: 1500, Detail: "controller down; resumed"},
 	}
 	if err := db.Write(b); err != nil {
 		t.Fatal(err)
@@ -247,13 +251,13 @@ func TestReportData(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range []string{"reconnect", "stall", "fault", "worker restart", "worker exit"} {
+	for _, k := range []string{"reconnect", "stall", "fault", "worker restart", "worker exit", "outage"} {
 		if kinds[k] != 1 {
 			t.Errorf("%d %q markers, want 1", kinds[k], k)
 		}
 	}
-	if d.Events.Total != 7 || d.Events.Shown != 7 {
-		t.Errorf("event log total %d shown %d, want 7 and 7", d.Events.Total, d.Events.Shown)
+	if d.Events.Total != 8 || d.Events.Shown != 8 {
+		t.Errorf("event log total %d shown %d, want 8 and 8", d.Events.Total, d.Events.Shown)
 	}
 }
 
@@ -269,6 +273,9 @@ func TestReportPage(t *testing.T) {
 		"&lt;script&gt;alert(1)&lt;/script&gt; stays text", // the profile text is escaped
 		`id="chart-msgs"`, `id="chart-host_load"`,
 		"Fault outcomes", "reset", // the fault's kind
+		// gws after the fault: 1 disconnect, 1 reconnect of 1.1 s, 3 lost; the others nothing.
+		`<tr><td>reset</td><td>gws</td><td class="n">1</td><td class="n">1</td><td class="n">1</td><td class="n">1.1 s / 1.1 s</td><td class="n">0</td><td class="n bad">3</td></tr>`,
+		`<tr><td>reset</td><td>gorilla</td><td class="n">1</td><td class="n">0</td><td class="n">0</td><td class="n">- / -</td><td class="n">0</td><td class="n">0</td></tr>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
@@ -325,6 +332,11 @@ func TestReportBucketsLongRun(t *testing.T) {
 		}
 		b.Samples = append(b.Samples, store.Sample{Lib: "gorilla", Sec: sec, TS: fixtureStart.Add(time.Duration(sec) * time.Second),
 			HasWorker: true, Msgs: msgs, MsgsTotal: sec * 500, HasProc: true, RSS: 1e7})
+		steal := 1.0
+		if sec == 2222 {
+			steal = 50 // a one-second steal spike
+		}
+		b.Host = append(b.Host, store.HostSample{Sec: sec, TS: fixtureStart.Add(time.Duration(sec) * time.Second), StealPct: steal, Load1: 1})
 	}
 	if err := db.Write(b); err != nil {
 		t.Fatal(err)
@@ -365,6 +377,16 @@ func TestReportBucketsLongRun(t *testing.T) {
 	}
 	if !gap {
 		t.Error("the 100 s gap does not break the bucketed line")
+	}
+	host := raw.Charts[len(raw.Charts)-2]
+	var steal float64
+	for _, p := range host.Series[0].Points {
+		if p[1] != nil {
+			steal = max(steal, *p[1])
+		}
+	}
+	if host.ID != "host_cpu" || host.Bucket != 6 || steal != 50 {
+		t.Errorf("host chart %s bucket %v s, steal max %v: want host_cpu in 6 s buckets keeping the spike 50", host.ID, host.Bucket, steal)
 	}
 }
 

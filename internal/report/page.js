@@ -12,7 +12,8 @@
     "worker restart": { symbol: "rect", color: "#000" },
     "worker exit": { symbol: "rect", color: "#900" },
     "worker hung": { symbol: "rect", color: "#609" },
-    "unrepairable": { symbol: "circle", color: "#f0f" }
+    "unrepairable": { symbol: "circle", color: "#f0f" },
+    "outage": { symbol: "arrow", color: "#06c" }
   };
 
   function pad(n) { return (n < 10 ? "0" : "") + n; }

@@ -93,7 +93,7 @@ func Summarize(db *store.DB) (*Table, error) {
 			d.streams = append(d.streams, s)
 		}
 	}
-	var outages []store.Event // run-wide: the controller was down
+	var outages []store.Event // run-wide: the controller was down, or database writes failed
 	for _, c := range charges {
 		if d := data[c.Lib]; d != nil {
 			d.charges = append(d.charges, c)
@@ -105,7 +105,7 @@ func Summarize(db *store.DB) (*Table, error) {
 		}
 	}
 	for _, e := range events {
-		if e.Lib == "" && e.Kind == "outage" {
+		if e.Lib == "" && (e.Kind == "outage" || e.Kind == "write_failed" || e.Kind == "missing") {
 			outages = append(outages, e)
 		}
 		d := data[e.Lib]
@@ -305,16 +305,14 @@ func Summarize(db *store.DB) (*Table, error) {
 		miss := lastSec - int64(len(have))
 		var notes []string
 		for _, o := range outages {
-			notes = append(notes, fmt.Sprintf("outage at %.0f s: %s", o.Sec, dur(o.DurMs)))
-		}
-		var failed int
-		for _, e := range d.events {
-			if e.Kind == "write_failed" {
-				failed++
+			switch o.Kind {
+			case "outage":
+				notes = append(notes, fmt.Sprintf("outage at %.0f s: %s", o.Sec, dur(o.DurMs)))
+			case "write_failed":
+				notes = append(notes, fmt.Sprintf("writes failed at %.0f s for %s", o.Sec, dur(o.DurMs)))
+			case "missing":
+				notes = append(notes, fmt.Sprintf("%d rows lost from %.0f s", o.Code, o.Sec))
 			}
-		}
-		if failed > 0 {
-			notes = append(notes, fmt.Sprintf("%d failed writes", failed))
 		}
 		if len(notes) == 0 {
 			return fmt.Sprint(miss), float64(miss)

@@ -52,6 +52,10 @@ type Options struct {
 	// outage event for the time nothing was recorded. Profile is then
 	// taken from the run, and OutDir is not used.
 	Resume string
+	// WriteBacklog is how many batches (about one a second) are kept in
+	// memory while database writes fail; beyond it the oldest is dropped and
+	// recorded as missing. Default 600.
+	WriteBacklog int
 	// ProgressInPlace rewrites one progress line (for a terminal) instead of
 	// printing a new line every 10 s.
 	ProgressInPlace bool
@@ -189,6 +193,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.WorkerTimeout <= 0 {
 		o.WorkerTimeout = 30 * time.Second
 	}
+	if o.WriteBacklog <= 0 {
+		o.WriteBacklog = defaultWriteBacklog
+	}
 	if o.Exe == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -246,7 +253,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	case ctx.Err() != nil:
 		status = "interrupted"
 	}
-	if ferr := db.FinishRun(time.Now(), status); ferr != nil && err == nil {
+	if ferr := db.FinishRun(o.Now(), status); ferr != nil && err == nil {
 		err = ferr
 	}
 	if cerr := db.Close(); cerr != nil && err == nil {
@@ -257,28 +264,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	res.RunID, res.Dir, res.DBPath = runID, dir, filepath.Join(dir, "soak.db")
 	return res, err
-}
-
-// writer is the one goroutine that writes to the database: one transaction per batch.
-func (c *controller) writer() {
-	var first error
-	n := 0
-	for b := range c.writes {
-		if err := c.db.Write(b); err != nil {
-			c.o.Log.Error("write batch", "err", err)
-			if first == nil {
-				first = fmt.Errorf("write batch: %w", err)
-			}
-		} else if c.o.Observer != nil {
-			c.o.Observer.Observe(b)
-		}
-		if n++; n%300 == 0 {
-			if err := c.db.Checkpoint(); err != nil {
-				c.o.Log.Warn("checkpoint", "err", err)
-			}
-		}
-	}
-	c.written <- first
 }
 
 func (c *controller) flush() {
@@ -294,19 +279,22 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 	p := c.o.Profile
 	local := p.Target == "" || p.Target == "local"
 	warmup := time.Duration(p.Warmup)
-	start := c.o.Now().Add(warmup).Truncate(time.Millisecond)
+	// Wall clock (Options.Now) for the instants stored and shown; the
+	// monotonic clock (mono) for every duration and for the seconds grid.
+	mono, wall := time.Now(), c.o.Now()
+	start := wall.Add(warmup).Truncate(time.Millisecond)
 	end := start.Add(time.Duration(p.Duration))
 	serverStart := start
 	if rs := c.resumed; rs != nil {
 		// The window stays the original one; the replay server's schedule
 		// starts anew after the warm-up (it cannot replay the missed part).
 		start, end = rs.plan.Start, rs.plan.End
-		serverStart = c.o.Now().Add(warmup).Truncate(time.Millisecond)
+		serverStart = wall.Add(warmup).Truncate(time.Millisecond)
 		if !serverStart.Before(end) {
 			return nil, fmt.Errorf("resume: run %s ended at %s; nothing is left to run", runID, end.Format(time.RFC3339))
 		}
 	}
-	c.epoch = time.Now().Add(time.Until(start))
+	c.epoch = mono.Add(start.Sub(wall))
 
 	hostInfo, err := metrics.HostInfo()
 	if err != nil {
@@ -598,14 +586,17 @@ func (c *controller) saveTruth() error {
 func (c *controller) startWorker(w *workerProc) error {
 	pl := *c.plan
 	pl.Lib = w.lib
+	if m, ok := monoNow(); ok {
+		pl.StartMono = m + int64(time.Until(c.epoch))
+	}
 	b, _ := json.Marshal(&pl)
 	ch, err := startChild("worker "+w.lib, c.o.Exe, []string{"worker", "-lib", w.lib}, b, filepath.Join(c.dir, "worker-"+w.lib+".log"))
 	if err != nil {
 		return err
 	}
 	w.ch, w.exited, w.final, w.hello, w.hung = ch, false, nil, nil, false
-	w.started = time.Now()
-	w.heard = w.started
+	w.started = c.o.Now() // stored instant
+	w.heard = time.Now()  // for the watchdog's monotonic durations
 	w.prev = procAt{}
 	if w.proc, err = metrics.NewProc(ch.pid()); err != nil {
 		c.o.Log.Warn("sample worker", "lib", w.lib, "err", err)
@@ -752,7 +743,7 @@ func (c *controller) watchdog(now time.Time) {
 			continue
 		}
 		w.hung = true
-		c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: now, Sec: now.Sub(c.epoch).Seconds(),
+		c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: c.o.Now(), Sec: now.Sub(c.epoch).Seconds(),
 			Kind: "worker_hung", Slot: -1, Detail: fmt.Sprintf("no frame for %s; killed", now.Sub(w.heard).Round(time.Second))})
 		c.o.Log.Error("worker hung; killing it", "lib", w.lib, "silent", now.Sub(w.heard).Round(time.Second))
 		w.ch.kill()
@@ -895,7 +886,7 @@ func (c *controller) onFrame(w *workerProc, f *Frame) {
 		}
 		ts := time.Unix(0, ev.TS)
 		ev.Detail = transport.Mask(ev.Detail) // a library's error text may quote a URL
-		c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: ts, Sec: ts.Sub(c.plan.Start).Seconds(),
+		c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: ts, Sec: float64(ev.Mono) / 1e9,
 			Kind: ev.Kind, Slot: ev.Slot, Group: ev.Group, Stream: ev.Stream, Code: ev.Code, Detail: ev.Detail, DurMs: ev.DurMs})
 		if ev.Kind == "stall" {
 			w.stalls++
@@ -931,7 +922,7 @@ func (c *controller) onExit(w *workerProc, stopping bool) {
 		w.acc.sampled += w.prev.CPUUser + w.prev.CPUSys // died: its last sample is all we saw
 	}
 	w.res.SampledCPU, w.res.RusageCPU = w.acc.sampled, w.acc.rusageUser+w.acc.rusageSys
-	rec := store.Worker{Lib: w.lib, Pid: w.ch.pid(), Started: w.started, Ended: time.Now(), ExitCode: code,
+	rec := store.Worker{Lib: w.lib, Pid: w.ch.pid(), Started: w.started, Ended: c.o.Now(), ExitCode: code,
 		RusageUser: w.acc.rusageUser, RusageSys: w.acc.rusageSys, SampledCPU: w.acc.sampled}
 	if w.hello != nil {
 		rec.Module, rec.Version = w.hello.Module, w.hello.Version
@@ -952,7 +943,7 @@ func (c *controller) onExit(w *workerProc, stopping bool) {
 	if w.ch.err != nil {
 		detail = w.ch.err.Error()
 	}
-	c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: time.Now(), Sec: time.Since(c.epoch).Seconds(),
+	c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: c.o.Now(), Sec: time.Since(c.epoch).Seconds(),
 		Kind: "worker_exit", Slot: -1, Code: code, Detail: detail + " (see " + filepath.Base(w.ch.log.Name()) + ")"})
 	c.o.Log.Error("worker exited", "lib", w.lib, "detail", detail)
 	w.res.Err = fmt.Errorf("worker %s died (%s) and was restarted %d times", w.lib, detail, w.restarts)
@@ -979,7 +970,7 @@ func (c *controller) restart(w *workerProc, stopping bool) {
 		c.o.Log.Error("restart worker", "lib", w.lib, "err", err)
 		return
 	}
-	c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: time.Now(), Sec: time.Since(c.epoch).Seconds(),
+	c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: c.o.Now(), Sec: time.Since(c.epoch).Seconds(),
 		Kind: "worker_restart", Slot: -1, Detail: fmt.Sprintf("restart %d", w.restarts)})
 }
 

@@ -91,7 +91,8 @@ type SlotStat struct {
 
 // Event is something that happened to a connection slot.
 type Event struct {
-	TS     int64   `json:"ts"` // unix ns
+	TS     int64   `json:"ts"`             // unix ns (wall clock: a timestamp, never subtracted)
+	Mono   int64   `json:"mono,omitempty"` // ns since the window start on the worker's monotonic clock
 	Kind   string  `json:"kind"`
 	Slot   int     `json:"slot"`
 	Group  string  `json:"grp,omitempty"`

@@ -23,14 +23,19 @@ const maxURLLen = 7000
 
 // Plan is decided once by the controller and handed identically to every worker.
 type Plan struct {
-	Version          int           `json:"v"`
-	RunID            string        `json:"run_id"`
-	Lib              string        `json:"lib"` // set per worker
-	Target           string        `json:"target"`
-	Local            bool          `json:"local"`
-	TimeUnit         string        `json:"time_unit"` // "MICROSECOND" or "" (milliseconds)
-	Start            time.Time     `json:"start"`     // measured window start
-	End              time.Time     `json:"end"`       // measured window end
+	Version  int       `json:"v"`
+	RunID    string    `json:"run_id"`
+	Lib      string    `json:"lib"` // set per worker
+	Target   string    `json:"target"`
+	Local    bool      `json:"local"`
+	TimeUnit string    `json:"time_unit"` // "MICROSECOND" or "" (milliseconds)
+	Start    time.Time `json:"start"`     // measured window start
+	End      time.Time `json:"end"`       // measured window end
+	// StartMono is Start on the machine's CLOCK_MONOTONIC (ns), shared by
+	// the controller and its workers: a worker anchors its seconds on it, so
+	// a wall-clock step between the controller deciding the start and a
+	// worker (re)starting shifts nothing. 0: use Start (wall clock).
+	StartMono        int64         `json:"start_mono,omitempty"`
 	Slots            []Slot        `json:"slots"`
 	PingInterval     time.Duration `json:"ping_interval"`
 	PongTimeout      time.Duration `json:"pong_timeout"`
@@ -56,6 +61,15 @@ type Slot struct {
 	Group     string   `json:"group"`
 	Subscribe string   `json:"subscribe"` // "url" or "message"
 	Streams   []string `json:"streams"`
+}
+
+// epoch is the window's start on this process's monotonic clock.
+func (p *Plan) epoch() time.Time {
+	now := time.Now()
+	if m, ok := monoNow(); ok && p.StartMono != 0 {
+		return now.Add(time.Duration(p.StartMono - m))
+	}
+	return now.Add(time.Until(p.Start))
 }
 
 // URL returns the connection URL of the slot against base (ws://host:port).

@@ -163,7 +163,7 @@ func NewWorker(plan *Plan, tr transport.Transport, out io.Writer, log *slog.Logg
 		tr:     tr,
 		fw:     newFrameWriter(out),
 		log:    log.With("lib", tr.Name()),
-		epoch:  time.Now().Add(time.Until(plan.Start)),
+		epoch:  plan.epoch(),
 		events: make(chan Event, 4096),
 		runLat: metrics.NewLatency(),
 		secLat: metrics.NewLatency(),
@@ -254,7 +254,8 @@ func (w *Worker) sec(now time.Time) int64 { return int64(now.Sub(w.epoch) / time
 
 func (w *Worker) emit(ev Event) {
 	if ev.TS == 0 {
-		ev.TS = time.Now().UnixNano()
+		now := time.Now()
+		ev.TS, ev.Mono = now.UnixNano(), int64(now.Sub(w.epoch))
 	}
 	select {
 	case w.events <- ev:

@@ -12,20 +12,19 @@ import (
 // column had no value has Has* false. Latency only counts seconds with
 // messages (a second without messages has no latency).
 type Bucket struct {
-	Lib           string
-	From, To      int64 // first and last second present in the bucket
-	HasWorker     bool
-	Msgs          [2]int64 // min, max; per second
-	LatP50        [2]int64 // microseconds
-	LatP99        [2]int64
-	HasLat        bool
-	Heap          [2]int64
-	Goroutines    [2]int64
-	Reconnects    [2]int64 // cumulative
-	HasProc       bool
-	RSS           [2]int64
-	CPUPct100     [2]int64 // CPU % × 100
-	LostTotalLast int64    // max of the cumulative lost total
+	Lib        string
+	From, To   int64 // first and last second present in the bucket
+	HasWorker  bool
+	Msgs       [2]int64 // min, max; per second
+	LatP50     [2]int64 // microseconds
+	LatP99     [2]int64
+	HasLat     bool
+	Heap       [2]int64
+	Goroutines [2]int64
+	Reconnects [2]int64 // cumulative
+	HasProc    bool
+	RSS        [2]int64
+	CPUPct100  [2]int64 // CPU % × 100
 }
 
 // SampleBuckets returns per library and per width-second bucket (seconds
@@ -41,7 +40,7 @@ func (s *DB) SampleBuckets(width int64) ([]Bucket, error) {
 			min(CASE WHEN msgs > 0 THEN lat_p50_us END), max(CASE WHEN msgs > 0 THEN lat_p50_us END),
 			min(CASE WHEN msgs > 0 THEN lat_p99_us END), max(CASE WHEN msgs > 0 THEN lat_p99_us END),
 			min(heap_bytes), max(heap_bytes), min(goroutines), max(goroutines),
-			min(reconnects_total), max(reconnects_total), max(lost_total),
+			min(reconnects_total), max(reconnects_total),
 			count(rss), min(rss), max(rss), min(cpu_pct100), max(cpu_pct100)
 		FROM samples GROUP BY lib, sec / ?1 ORDER BY lib, sec / ?1`, width)
 	if err != nil {
@@ -51,20 +50,18 @@ func (s *DB) SampleBuckets(width int64) ([]Bucket, error) {
 		var (
 			b              Bucket
 			nw, nl, np     int64
-			lost           sql.NullInt64
 			m, h, g, r, rs [2]sql.NullInt64
 			c              [2]sql.NullInt64
 		)
 		var lp50, lp99 [2]sql.NullInt64
 		err := rows.Scan(&b.Lib, &b.From, &b.To, &nw, &m[0], &m[1], &nl, &lp50[0], &lp50[1], &lp99[0], &lp99[1],
-			&h[0], &h[1], &g[0], &g[1], &r[0], &r[1], &lost, &np, &rs[0], &rs[1], &c[0], &c[1])
+			&h[0], &h[1], &g[0], &g[1], &r[0], &r[1], &np, &rs[0], &rs[1], &c[0], &c[1])
 		b.HasWorker, b.HasLat, b.HasProc = nw > 0, nl > 0, np > 0
 		for i := range 2 {
 			b.Msgs[i], b.LatP50[i], b.LatP99[i] = m[i].Int64, lp50[i].Int64, lp99[i].Int64
 			b.Heap[i], b.Goroutines[i], b.Reconnects[i] = h[i].Int64, g[i].Int64, r[i].Int64
 			b.RSS[i], b.CPUPct100[i] = rs[i].Int64, c[i].Int64
 		}
-		b.LostTotalLast = lost.Int64
 		return b, err
 	})
 }

@@ -13,8 +13,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"net/url"
+	"os"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
@@ -69,11 +71,16 @@ func Open(path string) (*DB, error) {
 
 // OpenReadOnly opens an existing database for reading; it may be used while
 // the writer runs.
+//
+// A database without a -wal file beside it has no writer (the writer's Close
+// folds the WAL in and removes it): it is opened immutable, so reading it
+// leaves no -wal and -shm files behind in the run directory.
 func OpenReadOnly(path string) (*DB, error) {
-	db, err := sql.Open("sqlite3", dsn(path, url.Values{
-		"mode":          {"ro"},
-		"_busy_timeout": {"5000"},
-	}))
+	params := url.Values{"mode": {"ro"}, "_busy_timeout": {"5000"}}
+	if _, err := os.Stat(path + "-wal"); errors.Is(err, fs.ErrNotExist) {
+		params.Set("immutable", "1")
+	}
+	db, err := sql.Open("sqlite3", dsn(path, params))
 	if err != nil {
 		return nil, fmt.Errorf("open db: %w", err)
 	}

@@ -531,3 +531,46 @@ func sizes(t *testing.T, path string) {
 		t.Log(err)
 	}
 }
+
+// TestReadOnlyAfterWriterLeavesNoFiles: reading a finished run's database
+// (no -wal beside it) leaves the run directory as the writer left it, and
+// a reader opened while the writer runs still sees its commits.
+func TestReadOnlyAfterWriterLeavesNoFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "soak.db")
+	w, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.CreateRun(Run{ID: "r", Name: "n", Target: "t", Status: "running"}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenReadOnly(path) // the writer is open: -wal exists, a normal reader
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run, err := r.Run(); err != nil || run.ID != "r" {
+		t.Fatalf("reader during the run: %+v, %v", run, err)
+	}
+	r.Close()
+	if err := w.FinishRun(time.Now(), "done"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err = OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run, err := r.Run(); err != nil || run.Status != "done" {
+		t.Fatalf("reader after the run: %+v, %v", run, err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if _, err := os.Stat(path + suffix); err == nil {
+			t.Errorf("reading the finished database left %s behind", filepath.Base(path+suffix))
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/wssoak/wssoak/internal/profile"
@@ -69,6 +70,9 @@ func FromRun(db *store.DB) ([]store.Verdict, error) {
 	run, err := db.Run()
 	if err != nil {
 		return nil, err
+	}
+	if strings.TrimSpace(run.ProfileText) == "" {
+		return nil, nil // no profile stored (a synthetic run): nothing to check
 	}
 	p, err := profile.Parse(run.Settings["profile_path"]+" (stored with the run)", []byte(run.ProfileText))
 	if err != nil {

@@ -165,3 +165,17 @@ func BenchmarkCheckDB(b *testing.B) {
 		}
 	}
 }
+
+func TestFromRunWithoutProfile(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.CreateRun(store.Run{ID: "s", Name: "s", Target: "local"}); err != nil {
+		t.Fatal(err)
+	}
+	if vs, err := FromRun(db); err != nil || vs != nil {
+		t.Errorf("FromRun without profile text = %v, %v; want nothing", vs, err)
+	}
+}
