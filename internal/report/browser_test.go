@@ -28,18 +28,74 @@ func chromiumPath() string {
 	return ""
 }
 
-// TestReportInBrowser opens the fixture's report from file:// in headless
-// Chromium with networking disabled, and asserts that every chart drew
-// (colored pixels inside its plot area, and as many points as the data
-// holds), that zoom is synchronised, that the event filter works, that the
+// TestReportInBrowser opens reports from file:// in headless Chromium with
+// networking disabled, and asserts that every chart drew (colored pixels
+// inside its plot area, and as many points as the data holds), that the
 // page asked for nothing over the network and that the console shows no
-// error.
+// error: the fixture (every point drawn; also zoom and the event filter)
+// and a long run (bucketed, no event at all).
 func TestReportInBrowser(t *testing.T) {
 	bin := chromiumPath()
 	if bin == "" {
 		t.Skip("chromium not installed (apt-get install chromium; .ci/run installs it): browser test skipped")
 	}
-	htmlPath, html := renderFile(t, fixtureDB(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	b := startBrowser(ctx, t, bin)
+
+	t.Run("fixture", func(t *testing.T) {
+		s := openReport(ctx, t, b, fixtureDB(t))
+
+		// Zoom one chart: every other follows (echarts.connect).
+		const zoom = `(() => {
+		  soakCharts.msgs.dispatchAction({type: 'dataZoom', start: 20, end: 40});
+		  return JSON.stringify(Object.entries(soakCharts).map(([id, c]) => [id, c.getOption().dataZoom[0].start, c.getOption().dataZoom[0].end]));
+		})()`
+		var zooms [][3]any
+		if err := b.eval(ctx, s, zoom, &zooms); err != nil {
+			t.Fatal(err)
+		}
+		for _, z := range zooms {
+			if z[1] != 20.0 || z[2] != 40.0 {
+				t.Errorf("chart %v zoom %v–%v after zooming msgs to 20–40 %%: not synchronised", z[0], z[1], z[2])
+			}
+		}
+
+		// The event log lists every event; the library filter narrows it.
+		const filter = `(() => {
+		  const all = document.querySelectorAll('#ev-body tr').length;
+		  const sel = document.getElementById('ev-lib');
+		  sel.value = 'gws'; sel.dispatchEvent(new Event('change'));
+		  const gws = document.querySelectorAll('#ev-body tr').length;
+		  const kinds = document.getElementById('ev-kind').options.length - 1;
+		  return JSON.stringify([all, gws, kinds]);
+		})()`
+		var rows [3]int
+		if err := b.eval(ctx, s, filter, &rows); err != nil {
+			t.Fatal(err)
+		}
+		if rows != [3]int{8, 3, 8} {
+			t.Errorf("event log rows all/gws/kinds = %v, want [8 3 8]", rows)
+		}
+		for _, p := range b.problems(s) {
+			t.Errorf("browser: %s", p)
+		}
+	})
+
+	t.Run("long run", func(t *testing.T) {
+		s := openReport(ctx, t, b, longRunDB(t))
+		for _, p := range b.problems(s) {
+			t.Errorf("browser: %s", p)
+		}
+	})
+}
+
+// openReport renders the database at dbPath, opens the report in a new tab
+// and checks its charts against its embedded data; it returns the tab's
+// session.
+func openReport(ctx context.Context, t *testing.T, b *browser, dbPath string) string {
+	t.Helper()
+	htmlPath, html := renderFile(t, dbPath)
 	var data struct {
 		Charts []struct {
 			ID     string
@@ -52,9 +108,6 @@ func TestReportInBrowser(t *testing.T) {
 	if err := json.Unmarshal(embeddedData(t, html), &data); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	b := startBrowser(ctx, t, bin)
 	s, err := b.newPage(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -64,11 +117,10 @@ func TestReportInBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	url := "file://" + htmlPath
-	if _, err := b.call(ctx, s, "Page.navigate", map[string]any{"url": url}); err != nil {
+	if _, err := b.call(ctx, s, "Page.navigate", map[string]any{"url": "file://" + htmlPath}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.waitEvent(ctx, "Page.loadEventFired"); err != nil {
+	if err := b.waitEvent(ctx, s, "Page.loadEventFired"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -130,42 +182,7 @@ func TestReportInBrowser(t *testing.T) {
 			}
 		}
 	}
-
-	// Zoom one chart: every other follows (echarts.connect).
-	const zoom = `(() => {
-	  soakCharts.msgs.dispatchAction({type: 'dataZoom', start: 20, end: 40});
-	  return JSON.stringify(Object.entries(soakCharts).map(([id, c]) => [id, c.getOption().dataZoom[0].start, c.getOption().dataZoom[0].end]));
-	})()`
-	var zooms [][3]any
-	if err := b.eval(ctx, s, zoom, &zooms); err != nil {
-		t.Fatal(err)
-	}
-	for _, z := range zooms {
-		if z[1] != 20.0 || z[2] != 40.0 {
-			t.Errorf("chart %v zoom %v–%v after zooming msgs to 20–40 %%: not synchronised", z[0], z[1], z[2])
-		}
-	}
-
-	// The event log lists every event; the library filter narrows it.
-	const filter = `(() => {
-	  const all = document.querySelectorAll('#ev-body tr').length;
-	  const sel = document.getElementById('ev-lib');
-	  sel.value = 'gws'; sel.dispatchEvent(new Event('change'));
-	  const gws = document.querySelectorAll('#ev-body tr').length;
-	  const kinds = document.getElementById('ev-kind').options.length - 1;
-	  return JSON.stringify([all, gws, kinds]);
-	})()`
-	var rows [3]int
-	if err := b.eval(ctx, s, filter, &rows); err != nil {
-		t.Fatal(err)
-	}
-	if rows != [3]int{8, 3, 8} {
-		t.Errorf("event log rows all/gws/kinds = %v, want [8 3 8]", rows)
-	}
-
-	for _, p := range b.problems() {
-		t.Errorf("browser: %s", p)
-	}
+	return s
 }
 
 // browser is headless Chromium driven over the DevTools protocol.
@@ -179,7 +196,7 @@ type browser struct {
 	pending  map[int]chan cdpMsg
 	events   []cdpMsg
 	eventsCh chan struct{}
-	errs     []string
+	errs     map[string][]string // by session
 }
 
 type cdpMsg struct {
@@ -201,7 +218,7 @@ var devtoolsRE = regexp.MustCompile(`DevTools listening on (ws://\S+)`)
 func startBrowser(ctx context.Context, t *testing.T, bin string) *browser {
 	t.Helper()
 	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--no-default-browser-check", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--no-default-browser-check", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--disable-extensions", "--disable-default-apps", "--metrics-recording-only", "--mute-audio",
 		"--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>", "--host-resolver-rules=MAP * ~NOTFOUND",
 		"--user-data-dir="+t.TempDir(), "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
@@ -214,7 +231,7 @@ func startBrowser(ctx context.Context, t *testing.T, bin string) *browser {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
-	b := &browser{t: t, cmd: cmd, pending: map[int]chan cdpMsg{}, eventsCh: make(chan struct{}, 1)}
+	b := &browser{t: t, cmd: cmd, pending: map[int]chan cdpMsg{}, eventsCh: make(chan struct{}, 1), errs: map[string][]string{}}
 	t.Cleanup(b.close)
 	found := make(chan string, 1)
 	var logMu sync.Mutex
@@ -294,10 +311,10 @@ func (b *browser) record(m cdpMsg) {
 			} `json:"args"`
 		}
 		if json.Unmarshal(m.Params, &p) == nil && (p.Type == "error" || p.Type == "assert" || p.Type == "warning") {
-			b.errs = append(b.errs, fmt.Sprintf("console.%s %v", p.Type, p.Args))
+			b.errs[m.SessionID] = append(b.errs[m.SessionID], fmt.Sprintf("console.%s %v", p.Type, p.Args))
 		}
 	case "Runtime.exceptionThrown":
-		b.errs = append(b.errs, "exception: "+string(m.Params))
+		b.errs[m.SessionID] = append(b.errs[m.SessionID], "exception: "+string(m.Params))
 	case "Log.entryAdded":
 		var p struct {
 			Entry struct {
@@ -305,22 +322,23 @@ func (b *browser) record(m cdpMsg) {
 			} `json:"entry"`
 		}
 		if json.Unmarshal(m.Params, &p) == nil && (p.Entry.Level == "error" || p.Entry.Level == "warning") {
-			b.errs = append(b.errs, fmt.Sprintf("log %s: %s %s", p.Entry.Level, p.Entry.Text, p.Entry.URL))
+			b.errs[m.SessionID] = append(b.errs[m.SessionID], fmt.Sprintf("log %s: %s %s", p.Entry.Level, p.Entry.Text, p.Entry.URL))
 		}
 	case "Network.requestWillBeSent":
 		var p struct {
 			Request struct{ URL string } `json:"request"`
 		}
 		if json.Unmarshal(m.Params, &p) == nil && !strings.HasPrefix(p.Request.URL, "file:") && !strings.HasPrefix(p.Request.URL, "data:") {
-			b.errs = append(b.errs, "network request: "+p.Request.URL)
+			b.errs[m.SessionID] = append(b.errs[m.SessionID], "network request: "+p.Request.URL)
 		}
 	}
 }
 
-func (b *browser) problems() []string {
+// problems returns what record kept for a tab.
+func (b *browser) problems(session string) []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]string(nil), b.errs...)
+	return append([]string(nil), b.errs[session]...)
 }
 
 // call sends one command (to a page session, or the browser when session
@@ -380,12 +398,12 @@ func (b *browser) newPage(ctx context.Context) (string, error) {
 	return att.SessionID, err
 }
 
-// waitEvent waits until an event named method has arrived.
-func (b *browser) waitEvent(ctx context.Context, method string) error {
+// waitEvent waits until an event named method has arrived for a tab.
+func (b *browser) waitEvent(ctx context.Context, session, method string) error {
 	for {
 		b.mu.Lock()
 		for _, e := range b.events {
-			if e.Method == method {
+			if e.Method == method && e.SessionID == session {
 				b.mu.Unlock()
 				return nil
 			}

@@ -697,7 +697,10 @@ func eventRows(libs []string, events []store.Event) (eventLog, []string, []event
 		log.Rows = [][]any{}
 	}
 	sort.Strings(kinds)
-	var cs []eventCounts
+	cs := []eventCounts{} // [] rather than null in the JSON, like kinds
+	if kinds == nil {
+		kinds = []string{}
+	}
 	for _, l := range append([]string{""}, libs...) {
 		if m := counts[l]; m != nil {
 			name := l

@@ -301,10 +301,11 @@ func TestReportPage(t *testing.T) {
 	}
 }
 
-// TestReportBucketsLongRun renders a run longer than 2×maxBuckets seconds:
-// the charts are bucketed, the spike and the dip survive, a gap stays a
-// gap, and no series exceeds 2×maxBuckets points (plus gap markers).
-func TestReportBucketsLongRun(t *testing.T) {
+// longRunDB writes a 6,000 s run of one library (longer than 2×maxBuckets
+// seconds, so it is bucketed) with a one-second spike at 1234 s, a dip at
+// 4321 s, a 100 s gap at 3000 s, a host steal spike at 2222 s, and no event.
+func longRunDB(t testing.TB) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "soak.db")
 	db, err := store.Open(path)
 	if err != nil {
@@ -342,6 +343,14 @@ func TestReportBucketsLongRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
+	return path
+}
+
+// TestReportBucketsLongRun renders a run longer than 2×maxBuckets seconds:
+// the charts are bucketed, the spike and the dip survive, a gap stays a
+// gap, and no series exceeds 2×maxBuckets points (plus gap markers).
+func TestReportBucketsLongRun(t *testing.T) {
+	path := longRunDB(t)
 	_, html := renderFile(t, path)
 	var raw struct {
 		Charts []struct {
