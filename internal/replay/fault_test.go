@@ -168,6 +168,7 @@ func TestFaultReject(t *testing.T) {
 	for i, w := range []want{
 		{"gorilla/0/1", 429}, {"gws/0/1", 429}, {"gorilla/0/2", 429}, {"gorilla/0/3", 101}, {"gws/0/2", 429},
 		{"coder/0/1", 429}, {"coder/0/2", 429}, {"coder/0/3", 503}, {"coder/0/4", 101}, {"gws/0/3", 101},
+		{"gorilla/1/1", 429}, {"gorilla/1/2", 429}, {"gorilla/1/3", 101}, // each slot has its own count
 	} {
 		c, resp, err := dialResp(s, "/ws", w.tag, nil)
 		if c != nil {
@@ -181,7 +182,7 @@ func TestFaultReject(t *testing.T) {
 		}
 	}
 	log := s.Faults()
-	if len(log) != 2 || !slices.Equal(log[0].Conns, []string{"gorilla/0/1", "gws/0/1", "gorilla/0/2", "gws/0/2", "coder/0/1", "coder/0/2"}) ||
+	if len(log) != 2 || !slices.Equal(log[0].Conns, []string{"gorilla/0/1", "gws/0/1", "gorilla/0/2", "gws/0/2", "coder/0/1", "coder/0/2", "gorilla/1/1", "gorilla/1/2"}) ||
 		!slices.Equal(log[1].Conns, []string{"coder/0/3"}) {
 		t.Fatalf("log %+v", log)
 	}

@@ -68,6 +68,8 @@ var matrixScenarios = []matrixScenario{
 	{"half-open", keepaliveFast, mxHalfOpen, false},
 	{"zombie", func(p *Plan) { p.StallRealTime = 400 * time.Millisecond }, mxZombie, false},
 	{"dropped-events", nil, mxDropped, false},
+	{"unrepairable-after-3-dials", func(p *Plan) { p.UnrepairableDial = 3 }, mxUnrepairable, false},
+	{"unrepairable-after-300ms", func(p *Plan) { p.UnrepairableDial, p.UnrepairableFor = 0, 300*time.Millisecond }, mxUnrepairable, false},
 	{"silent-after-reconnect", func(p *Plan) {
 		p.StallRealTime = 500 * time.Millisecond
 		p.Slots[0].Streams = append(p.Slots[0].Streams, "btcusdt@aggTrade")
@@ -1119,6 +1121,49 @@ func mxSilentAfterReconnect(m *matrixEnv) error {
 		if f.Stream == "btcusdt@trade" && (f.Msgs != m.expected || f.Lost != 0 || f.Stalls != 1) {
 			return fmt.Errorf("trade: %+v, want %d messages, none lost, one stall", f, m.expected)
 		}
+	}
+	return nil
+}
+
+// Every handshake refused with 503: the profile's rule (3 failed dials in a
+// row, or 300 ms of failing) records the slot unrepairable once; it keeps
+// dialling, every failure counted with its status.
+func mxUnrepairable(m *matrixEnv) error {
+	c, err := m.conn(0)
+	if err != nil {
+		return err
+	}
+	m.srv.RejectHandshakes(1000, http.StatusServiceUnavailable, nil)
+	t0 := time.Now()
+	if err := c.Close(1001, "going away"); err != nil {
+		return err
+	}
+	ev, err := m.waitEvent("unrepairable", 0, 3*time.Second)
+	if err != nil {
+		return err
+	}
+	fails := len(m.eventsOf("dial_error"))
+	rule := m.w.plan.UnrepairableDial
+	if rule > 0 && fails != rule {
+		return fmt.Errorf("unrepairable after %d failed dials, rule %d", fails, rule)
+	}
+	if d := time.Duration(ev.TS - t0.UnixNano()); rule == 0 && (d < m.w.plan.UnrepairableFor || d > m.w.plan.UnrepairableFor+time.Second) {
+		return fmt.Errorf("unrepairable %s after the loss, rule %s", d.Round(time.Millisecond), m.w.plan.UnrepairableFor)
+	}
+	if err := waitFor(3*time.Second, "more failed dials", func() bool { return len(m.eventsOf("dial_error")) >= fails+2 }); err != nil {
+		return err
+	}
+	m.stop()
+	n := int64(len(m.eventsOf("dial_error")))
+	unrep := len(m.eventsOf("unrepairable"))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.slots) != 1 {
+		return fmt.Errorf("%d slot accounts", len(m.slots))
+	}
+	st := m.slots[0]
+	if !st.Unrepairable || st.DialFails != n || st.Dials != n+1 || st.Statuses["503"] != n || unrep != 1 {
+		return fmt.Errorf("slot account %+v with %d dial errors: want unrepairable once, every failure a 503, one more dial (the first)", st, n)
 	}
 	return nil
 }
