@@ -507,8 +507,8 @@ func (c *Conn) faultWrite(it *item) (skip bool, err error) {
 		return false, nil
 	}
 	w := &c.wfx
-	if w.zombieF || !w.zombie.IsZero() {
-		return true, nil
+	if (w.zombieF || !w.zombie.IsZero()) && it.op == 0 {
+		return true, nil // (a serverShutdown still goes out, and closes)
 	}
 	if w.latF || !w.lat.IsZero() {
 		due := now.Add(w.delay)

@@ -626,3 +626,22 @@ func TestFaultSchedule(t *testing.T) {
 		t.Fatalf("over http %+v", overHTTP)
 	}
 }
+
+// A zombie sends no data, but a serverShutdown still goes out and closes.
+func TestFaultShutdownOfZombie(t *testing.T) {
+	s := startServer(t, Config{Seed: 30, Speed: 10})
+	c := dial(t, s, "/ws/btcusdt@trade", "gws/0/1")
+	next(t, c, 2*time.Second)
+	if _, err := s.Inject(Fault{Kind: FaultZombie}); err != nil {
+		t.Fatal(err)
+	}
+	readFor(c, 100*time.Millisecond) // in flight
+	if _, err := s.Inject(Fault{Kind: FaultShutdown}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := readFor(c, 2*time.Second)
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != 1001 || len(msgs) != 1 || !strings.HasPrefix(string(msgs[0]), `{"e":"serverShutdown"`) {
+		t.Fatalf("after the zombie's shutdown: %q, %v", msgs, err)
+	}
+}

@@ -543,18 +543,9 @@ func (c *controller) stopServer() {
 }
 
 func (c *controller) saveServerCounts() error {
-	client, err := c.httpClient(false)
-	if err != nil {
-		return err
-	}
-	resp, err := client.Get(c.localBase() + "/_soak/stats")
-	if err != nil {
-		return fmt.Errorf("get server stats: %w", err)
-	}
-	defer resp.Body.Close()
 	var st replay.Stats
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		return fmt.Errorf("decode server stats: %w", err)
+	if err := c.getLocal("/_soak/stats", &st); err != nil {
+		return err
 	}
 	var rows []store.ServerCount
 	for _, cn := range st.Conns {
