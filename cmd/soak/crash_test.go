@@ -198,13 +198,44 @@ func TestCrashSafety(t *testing.T) {
 		t.Skip("starts real runs")
 	}
 	var worst int64
+	var dir string
 	for i := range crashKills {
 		at := time.Duration(rand.Int64N(int64(5500*time.Millisecond))) - 500*time.Millisecond
-		_, sec, miss := crashOnce(t, at)
+		var sec, miss int64
+		dir, sec, miss = crashOnce(t, at)
 		t.Logf("kill %d at %+.3f s (second %d): %d second(s) missing", i+1, at.Seconds(), sec, miss)
 		worst = max(worst, miss)
 	}
 	t.Logf("%d kills: at most %d second(s) of samples missing", crashKills, worst)
+
+	// Resumed only after its end: nothing left to run, the outage is recorded up to the end.
+	db, err := store.OpenReadOnly(filepath.Join(dir, "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, _ := db.Run()
+	last, _ := db.LastSec()
+	db.Close()
+	time.Sleep(time.Until(run.Started.Add(run.Planned)))
+	if _, _, err := runSoak(t, "run", "-resume", dir); err == nil || !strings.Contains(err.Error(), "nothing is left to run") {
+		t.Fatalf("resume after the end: %v", err)
+	}
+	db, err = store.OpenReadOnly(filepath.Join(dir, "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	events, _ := db.Events("")
+	var out []store.Event
+	for _, e := range events {
+		if e.Kind == "outage" {
+			out = append(out, e)
+		}
+	}
+	want := float64((run.Planned - time.Duration(last)*time.Second).Milliseconds())
+	if len(out) != 1 || int64(out[0].Sec) != last || out[0].DurMs < want-5 || out[0].DurMs > want+5 {
+		t.Errorf("outage events %+v: want one from second %d lasting %.0f ms (to the end)", out, last, want)
+	}
 }
 
 // TestResumeAfterCrash: a run killed mid-window is resumed into the same

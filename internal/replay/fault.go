@@ -27,7 +27,7 @@ const (
 	FaultDrop        FaultKind = "drop"            // skip the next N events of each of Streams (the client sees a gap of exactly N ids)
 	FaultDuplicate   FaultKind = "duplicate"       // send each of the next N events of Streams twice
 	FaultReorder     FaultKind = "reorder"         // swap the next two events of each of Streams
-	FaultReject      FaultKind = "reject"          // reject each library's next N handshakes with Status (and Retry-After)
+	FaultReject      FaultKind = "reject"          // reject each connection slot's next N handshakes with Status (and Retry-After)
 	FaultOversize    FaultKind = "oversize"        // one text message of Size bytes
 	FaultFragment    FaultKind = "fragment"        // the next N messages of Streams (all streams if none) as FragmentParts frames
 	FaultInvalidUTF8 FaultKind = "invalid_utf8"    // one text frame whose payload is not valid UTF-8
@@ -238,7 +238,7 @@ func (k FaultKind) streamFault() bool {
 }
 
 // Inject applies f now to every matching live connection (reject: to the
-// next N handshakes of each library) and logs it.
+// next N handshakes of each connection slot) and logs it.
 func (s *Server) Inject(f Fault) (Applied, error) {
 	if err := f.Validate(); err != nil {
 		return Applied{}, fmt.Errorf("inject: %w", err)
@@ -247,7 +247,7 @@ func (s *Server) Inject(f Fault) (Applied, error) {
 	a := &Applied{Fault: f, At: time.Now()}
 	switch {
 	case f.Kind == FaultReject:
-		a.Detail = fmt.Sprintf("armed: the next %d handshakes of each library get %d", f.N, f.Status)
+		a.Detail = fmt.Sprintf("armed: the next %d handshakes of each slot get %d", f.N, f.Status)
 		s.mu.Lock()
 		s.rejects = append(s.rejects, &rejectRule{f: f, applied: a, used: map[string]int{}})
 		s.mu.Unlock()
@@ -328,19 +328,31 @@ func (s *Server) matchConns(f Fault) []*Conn {
 
 // --- handshake rejection ---
 
+// A reject fault counts its N per connection slot — the tag "lib/slot/attempt"
+// without the attempt; untagged handshakes share one count — so that every
+// slot of every library meets the same rejections whatever order they redial
+// in. It stays armed until each slot that dials has had its N.
 type rejectRule struct {
 	f       Fault
 	applied *Applied
-	used    map[string]int // handshakes rejected per library
+	used    map[string]int // handshakes rejected per slot
+}
+
+// slotOf returns "lib/slot" of a tag "lib/slot/attempt".
+func slotOf(tag string) string {
+	if i := strings.LastIndexByte(tag, '/'); i > 0 && strings.Count(tag, "/") == 2 {
+		return tag[:i]
+	}
+	return tag
 }
 
 // rejectFor returns the rule that rejects a handshake tagged tag, counting it;
 // s.mu must be held.
 func (s *Server) rejectFor(tag, remote string) *rejectRule {
-	lib := LibOf(tag)
+	slot := slotOf(tag)
 	for _, r := range s.rejects {
-		if r.used[lib] < r.f.N && libMatch(r.f.Libs, tag) {
-			r.used[lib]++
+		if r.used[slot] < r.f.N && libMatch(r.f.Libs, tag) {
+			r.used[slot]++
 			label := tag
 			if label == "" {
 				label = remote
@@ -495,8 +507,8 @@ func (c *Conn) faultWrite(it *item) (skip bool, err error) {
 		return false, nil
 	}
 	w := &c.wfx
-	if w.zombieF || !w.zombie.IsZero() {
-		return true, nil
+	if (w.zombieF || !w.zombie.IsZero()) && it.op == 0 {
+		return true, nil // (a serverShutdown still goes out, and closes)
 	}
 	if w.latF || !w.lat.IsZero() {
 		due := now.Add(w.delay)

@@ -168,6 +168,7 @@ func TestFaultReject(t *testing.T) {
 	for i, w := range []want{
 		{"gorilla/0/1", 429}, {"gws/0/1", 429}, {"gorilla/0/2", 429}, {"gorilla/0/3", 101}, {"gws/0/2", 429},
 		{"coder/0/1", 429}, {"coder/0/2", 429}, {"coder/0/3", 503}, {"coder/0/4", 101}, {"gws/0/3", 101},
+		{"gorilla/1/1", 429}, {"gorilla/1/2", 429}, {"gorilla/1/3", 101}, // each slot has its own count
 	} {
 		c, resp, err := dialResp(s, "/ws", w.tag, nil)
 		if c != nil {
@@ -181,7 +182,7 @@ func TestFaultReject(t *testing.T) {
 		}
 	}
 	log := s.Faults()
-	if len(log) != 2 || !slices.Equal(log[0].Conns, []string{"gorilla/0/1", "gws/0/1", "gorilla/0/2", "gws/0/2", "coder/0/1", "coder/0/2"}) ||
+	if len(log) != 2 || !slices.Equal(log[0].Conns, []string{"gorilla/0/1", "gws/0/1", "gorilla/0/2", "gws/0/2", "coder/0/1", "coder/0/2", "gorilla/1/1", "gorilla/1/2"}) ||
 		!slices.Equal(log[1].Conns, []string{"coder/0/3"}) {
 		t.Fatalf("log %+v", log)
 	}
@@ -623,5 +624,24 @@ func TestFaultSchedule(t *testing.T) {
 	}
 	if len(overHTTP) != len(log) || !overHTTP[2].At.Equal(log[2].At) || overHTTP[2].Fault.Code != 1000 {
 		t.Fatalf("over http %+v", overHTTP)
+	}
+}
+
+// A zombie sends no data, but a serverShutdown still goes out and closes.
+func TestFaultShutdownOfZombie(t *testing.T) {
+	s := startServer(t, Config{Seed: 30, Speed: 10})
+	c := dial(t, s, "/ws/btcusdt@trade", "gws/0/1")
+	next(t, c, 2*time.Second)
+	if _, err := s.Inject(Fault{Kind: FaultZombie}); err != nil {
+		t.Fatal(err)
+	}
+	readFor(c, 100*time.Millisecond) // in flight
+	if _, err := s.Inject(Fault{Kind: FaultShutdown}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := readFor(c, 2*time.Second)
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != 1001 || len(msgs) != 1 || !strings.HasPrefix(string(msgs[0]), `{"e":"serverShutdown"`) {
+		t.Fatalf("after the zombie's shutdown: %q, %v", msgs, err)
 	}
 }

@@ -354,10 +354,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case path == "/_soak/stats":
-		s.serveStats(w, r)
+		s.serveJSON(w, r, func() any { return s.Stats() })
 		return
 	case path == "/_soak/faults":
-		s.serveFaults(w, r)
+		s.serveJSON(w, r, func() any { return s.Faults() })
 		return
 	case path == "/ws" || strings.HasPrefix(path, "/ws/"):
 		names = splitNames(strings.TrimPrefix(path, "/ws"))
@@ -487,25 +487,15 @@ func (s *Server) run(c *Conn, names []string) {
 	close(c.done)
 }
 
-func (s *Server) serveStats(w http.ResponseWriter, r *http.Request) {
+// serveJSON answers a GET with get()'s value as JSON.
+func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, get func() any) {
 	if r.Method != http.MethodGet {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if err := json.NewEncoder(w).Encode(s.Stats()); err != nil {
-		s.log.Debug("stats", "err", err)
-	}
-}
-
-func (s *Server) serveFaults(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet {
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	if err := json.NewEncoder(w).Encode(s.Faults()); err != nil {
-		s.log.Debug("faults", "err", err)
+	if err := json.NewEncoder(w).Encode(get()); err != nil {
+		s.log.Debug("serve json", "path", r.URL.Path, "err", err)
 	}
 }
 

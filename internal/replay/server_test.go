@@ -619,7 +619,7 @@ func TestMaxStreams(t *testing.T) {
 }
 
 func TestQueueOverflowClosesOnlySlowConn(t *testing.T) {
-	s := startServer(t, Config{Seed: 11, Speed: 50, QueueSize: 256})
+	s := startServer(t, Config{Seed: 11, Speed: 20, QueueSize: 1024})
 	streams := "/stream?streams=btcusdt@depth20@100ms/ethusdt@depth20@100ms/bnbusdt@depth20@100ms/solusdt@depth20@100ms" +
 		"/xrpusdt@depth20@100ms/adausdt@depth20@100ms/dogeusdt@depth20@100ms/trxusdt@depth20@100ms"
 	// The slow client never reads and keeps its receive buffer small.

@@ -290,11 +290,14 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 		// starts anew after the warm-up (it cannot replay the missed part).
 		start, end = rs.plan.Start, rs.plan.End
 		serverStart = wall.Add(warmup).Truncate(time.Millisecond)
-		if !serverStart.Before(end) {
-			return nil, fmt.Errorf("resume: run %s ended at %s; nothing is left to run", runID, end.Format(time.RFC3339))
-		}
 	}
 	c.epoch = mono.Add(start.Sub(wall))
+	if rs := c.resumed; rs != nil && !serverStart.Before(end) {
+		// Too late to go on: record the outage up to the end instead.
+		c.addOutage(c.epoch.Add(end.Sub(start)), "the run's end passed before the resume")
+		c.flush()
+		return nil, fmt.Errorf("resume: run %s ended at %s; nothing is left to run (outage recorded)", runID, end.Format(time.RFC3339))
+	}
 
 	hostInfo, err := metrics.HostInfo()
 	if err != nil {
@@ -540,18 +543,9 @@ func (c *controller) stopServer() {
 }
 
 func (c *controller) saveServerCounts() error {
-	client, err := c.httpClient(false)
-	if err != nil {
-		return err
-	}
-	resp, err := client.Get(c.localBase() + "/_soak/stats")
-	if err != nil {
-		return fmt.Errorf("get server stats: %w", err)
-	}
-	defer resp.Body.Close()
 	var st replay.Stats
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		return fmt.Errorf("decode server stats: %w", err)
+	if err := c.getLocal("/_soak/stats", &st); err != nil {
+		return err
 	}
 	var rows []store.ServerCount
 	for _, cn := range st.Conns {

@@ -9,10 +9,13 @@ import (
 // every text message, ping and pong. The worker keeps what it starts itself (SUBSCRIBE,
 // its keepalive pings) plus the pongs the library has sent to at most ctlMax within any
 // ctlWindow: the spare message and the longer window leave room for a server ping whose
-// pong cannot wait, and for the network bunching messages that left further apart.
+// pong cannot wait, and for the network bunching messages that left further apart. What the
+// worker starts is also spaced at least ctlGap after the last message, so a busy machine that
+// delays a burst cannot deliver it together with the next window's messages.
 const (
 	ctlMax    = 4
 	ctlWindow = 1100 * time.Millisecond
+	ctlGap    = ctlWindow / ctlMax
 )
 
 // ctlBudget is one connection's account of messages sent toward that limit.
@@ -41,6 +44,9 @@ func (b *ctlBudget) note(now time.Time) {
 func (b *ctlBudget) take(now time.Time) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if last := b.sent[(b.next+ctlMax-1)%ctlMax]; !last.IsZero() && now.Sub(last) < ctlGap {
+		return ctlGap - now.Sub(last)
+	}
 	if oldest := b.sent[b.next]; !oldest.IsZero() && now.Sub(oldest) < ctlWindow {
 		return ctlWindow - now.Sub(oldest)
 	}

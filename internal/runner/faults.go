@@ -3,6 +3,7 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -17,20 +18,31 @@ import (
 // The log is read from the live server at the end, so no fault is lost to a
 // pipe or a buffer.
 func (c *controller) saveFaults() error {
+	var log []replay.Applied
+	if err := c.getLocal("/_soak/faults", &log); err != nil {
+		return err
+	}
+	c.batch.Events = append(c.batch.Events, faultEvents(log, c.o.Profile.Libraries, c.plan.Start)...)
+	return nil
+}
+
+// getLocal decodes the JSON the local replay server serves at path into v.
+func (c *controller) getLocal(path string, v any) error {
 	cl, err := c.httpClient(false)
 	if err != nil {
 		return err
 	}
-	resp, err := cl.Get(c.localBase() + "/_soak/faults")
+	resp, err := cl.Get(c.localBase() + path)
 	if err != nil {
-		return fmt.Errorf("get server faults: %w", err)
+		return fmt.Errorf("get server %s: %w", path, err)
 	}
 	defer resp.Body.Close()
-	var log []replay.Applied
-	if err := json.NewDecoder(resp.Body).Decode(&log); err != nil {
-		return fmt.Errorf("decode server faults: %w", err)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("get server %s: %s", path, resp.Status)
 	}
-	c.batch.Events = append(c.batch.Events, faultEvents(log, c.o.Profile.Libraries, c.plan.Start)...)
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		return fmt.Errorf("decode server %s: %w", path, err)
+	}
 	return nil
 }
 

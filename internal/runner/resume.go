@@ -2,7 +2,6 @@ package runner
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -162,19 +161,23 @@ func (w *workerProc) carrySub(s SubStat) SubStat {
 // second recorded to now.
 func (c *controller) reopen() error {
 	rs := c.resumed
-	now := time.Now()
-	from := c.epoch.Add(time.Duration(rs.lastSec) * time.Second)
 	if err := rs.db.ReopenRun("running"); err != nil {
 		return err
 	}
-	out := now.Sub(from)
-	c.batch.Events = append(c.batch.Events, store.Event{TS: from, Sec: float64(rs.lastSec), Kind: "outage", Slot: -1,
-		DurMs:  float64(out.Milliseconds()),
-		Detail: fmt.Sprintf("controller down: nothing recorded from second %d to %.1f; resumed", rs.lastSec, now.Sub(c.epoch).Seconds())})
+	out := c.addOutage(time.Now(), "resumed")
 	c.o.Log.Warn("resuming a crashed run", "run", rs.run.ID, "last_second", rs.lastSec, "outage", out.Round(time.Millisecond),
 		"end", rs.plan.End.Format(time.RFC3339))
-	if c.plan.Start.IsZero() || c.plan.End.IsZero() {
-		return errors.New("resume: the stored plan has no window")
-	}
 	return nil
+}
+
+// addOutage records the run-wide outage from the last second recorded to
+// until (a monotonic instant on the run's grid) and returns its length.
+func (c *controller) addOutage(until time.Time, why string) time.Duration {
+	rs := c.resumed
+	from := c.epoch.Add(time.Duration(rs.lastSec) * time.Second)
+	out := until.Sub(from)
+	c.batch.Events = append(c.batch.Events, store.Event{TS: from, Sec: float64(rs.lastSec), Kind: "outage", Slot: -1,
+		DurMs:  float64(out.Milliseconds()),
+		Detail: fmt.Sprintf("controller down: nothing recorded from second %d to %.1f; %s", rs.lastSec, until.Sub(c.epoch).Seconds(), why)})
+	return out
 }

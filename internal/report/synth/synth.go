@@ -25,7 +25,7 @@ type Config struct {
 	Symbols     int           // markets per library; default 50 (5 streams each, + arr + 20 depth)
 	StreamEvery int64         // seconds between subscription totals; default 60 (as runs over 2 h)
 	Reconnects  int           // per library over the run; default 80
-	Faults      int           // run-wide fault events; default 24
+	Faults      int           // faults (a reset of every connection), each one event per library; default 24
 	Seed        uint64
 }
 
@@ -125,8 +125,9 @@ func fill(db *store.DB, c Config) error {
 	}
 	for i := 0; i < c.Faults; i++ {
 		at := float64(secs) * (float64(i) + 0.5) / float64(c.Faults)
-		evs = append(evs, store.Event{TS: start.Add(time.Duration(at * 1e9)), Sec: at, Kind: "fault", Slot: -1, Detail: "reset all connections"})
-		for _, lib := range c.Libs {
+		for _, lib := range c.Libs { // one event per library, as the controller records them
+			evs = append(evs, store.Event{Lib: lib, TS: start.Add(time.Duration(at * 1e9)), Sec: at, Kind: "fault", Slot: -1,
+				Detail: fmt.Sprintf("reset; %d connections", depthSlot+1)})
 			recAt[lib] = append(recAt[lib], at+0.01)
 		}
 	}
