@@ -91,9 +91,9 @@ func TestDiskWritesFail(t *testing.T) {
 					missing = append(missing, e)
 				}
 			}
-			// The episode runs from the first write that failed (the controller
-			// writes at least once a second) to the first that worked again.
-			if len(failed) != 1 || failed[0].Code < 2 || failed[0].DurMs < float64(tc.fail.Milliseconds())-1200 {
+			// The writer commits once a second, so the first failing write may come up to a
+			// second after the limit is set (more on a busy machine): allow 1.5 s of it.
+			if len(failed) != 1 || failed[0].Code < 2 || failed[0].DurMs < float64(tc.fail.Milliseconds())-1500 {
 				t.Errorf("write_failed events %+v: want one, several attempts, about %v long", failed, tc.fail)
 			}
 			if len(failed) == 1 {

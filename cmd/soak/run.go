@@ -101,7 +101,11 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		ProgressInPlace: isTerminal(stdout), Resume: *resume, WriteBacklog: *backlog}
 	every := profile.Default().Report.Every // a resumed run: the default
 	if p != nil {
-		fmt.Fprintf(stdout, "soak run: profile %s, %s, libraries %s\n", p.Path, time.Duration(p.Duration), strings.Join(p.Libraries, ", "))
+		src := p.Path
+		if src == "" {
+			src = "built-in (as profiles/local.yaml)"
+		}
+		fmt.Fprintf(stdout, "soak run: profile %s, %s, libraries %s\n", src, time.Duration(p.Duration), strings.Join(p.Libraries, ", "))
 		every = p.Report.Every
 	} else {
 		fmt.Fprintf(stdout, "soak run: resuming %s\n", *resume)

@@ -16,14 +16,11 @@ var numUnits = []struct{ prefix, unit string }{
 	{"Max seconds without data", "s"}, // the worst subscription
 	{"Lost / duplicate", "messages"},  // lost, over all subscriptions
 	{"Lost charged", "messages"},      // lost that another library received
+	{"Latency p50 / p99", "ms"},       // whole-run p99
+	{"Errors / stalls", "count"},      // errors + stalls
+	{"Seconds missing", "s"},          // seconds of the window without a worker row
 	{"Dials / failed", "dials"},       // failed dials
 	{"Unrepairable slots", "slots"},   // slots the unrepairable rule fired for
-	{"Latency p50 / p99", "ms"},       // whole-run p99
-	{"Errors / stalls", "count"},      // errors + stalls + unrepairable
-	{"Faults seen", "faults"},
-	{"Lost charged to library", "messages"}, // lost by this library alone
-	{"Dials / failed", "dials"},             // failed dials
-	{"Unrepairable slots", "slots"},
 	{"Stalled subscriptions at end", "subscriptions"},
 }
 

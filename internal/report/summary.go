@@ -267,8 +267,8 @@ func Summarize(db *store.DB) (*Table, error) {
 		}
 		return fmt.Sprintf("%.2f / %.2f", float64(w.LatP50)/1000, float64(w.LatP99)/1000), float64(w.LatP99) / 1000
 	})
-	row("Errors / stalls / unrepairable", func(d *libData) (string, float64) {
-		var errs, stalls, unrep int
+	row("Errors / stalls", func(d *libData) (string, float64) {
+		var errs, stalls int
 		for _, e := range d.events {
 			switch {
 			case e.Kind == "dial_error", e.Kind == "worker_exit":
@@ -277,11 +277,9 @@ func Summarize(db *store.DB) (*Table, error) {
 				errs++ // a server's normal or going-away close is a reconnect, not an error
 			case e.Kind == "stall":
 				stalls++
-			case e.Kind == "unrepairable":
-				unrep++
 			}
 		}
-		return fmt.Sprintf("%d / %d / %d", errs, stalls, unrep), float64(errs + stalls + unrep)
+		return fmt.Sprintf("%d / %d", errs, stalls), float64(errs + stalls)
 	})
 	// Seconds of the window (up to the last second recorded for any library)
 	// without a worker row: a controller outage, a worker that was down, or

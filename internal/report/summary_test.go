@@ -112,7 +112,7 @@ func TestSummarizeKnownRun(t *testing.T) {
 		"Max seconds without data":           {0.9, 10},
 		"Lost / duplicate messages":          {0, 7},
 		"Latency p50 / p99 (ms)":             {12, 12},
-		"Errors / stalls / unrepairable":     {0, 5}, // the 1001 close is no error; two stalls, two unrepairable events
+		"Errors / stalls":                    {0, 3}, // the 1001 close is no error; one error, two stalls
 		"Faults seen":                        {1, 2},
 		"Lost charged to library / source":   {0, 4},
 		"Dials / failed (status × n)":        {0, 3},

@@ -261,6 +261,19 @@ func (m *matrixEnv) send(c *replay.Conn, n int, skip int64) error {
 	return nil
 }
 
+// connected waits for the slot's first connection, sends n trades on it
+// and waits until they arrived.
+func (m *matrixEnv) connected(n int) (*replay.Conn, error) {
+	c, err := m.conn(0)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.send(c, n, 0); err != nil {
+		return nil, err
+	}
+	return c, m.waitMsgs()
+}
+
 // waitFor polls cond until it holds or d has passed.
 func waitFor(d time.Duration, what string, cond func() bool) error {
 	deadline := time.Now().Add(d)
@@ -374,14 +387,8 @@ func (m *matrixEnv) dump(t *testing.T) {
 // Messages 0..9, each received exactly once across two connections: the
 // server closes the first with 1001 after 0..4.
 func mxServerClose(m *matrixEnv) error {
-	c, err := m.conn(0)
+	c, err := m.connected(5)
 	if err != nil {
-		return err
-	}
-	if err := m.send(c, 5, 0); err != nil {
-		return err
-	}
-	if err := m.waitMsgs(); err != nil {
 		return err
 	}
 	t0 := time.Now()
@@ -481,14 +488,8 @@ func mxUnicode(m *matrixEnv) error {
 // A message above the read limit (64 KiB here): the library must refuse it
 // (close 1009) and the slot reconnect; nothing counted lost.
 func mxReadLimit(m *matrixEnv) error {
-	c, err := m.conn(0)
+	c, err := m.connected(2)
 	if err != nil {
-		return err
-	}
-	if err := m.send(c, 2, 0); err != nil {
-		return err
-	}
-	if err := m.waitMsgs(); err != nil {
 		return err
 	}
 	t0 := time.Now()
@@ -597,14 +598,8 @@ func mxReject404(m *matrixEnv) error {
 // coming: the client's pings go unanswered, the keepalive must give up
 // within interval + timeout.
 func mxKeepaliveTimeout(m *matrixEnv) error {
-	c, err := m.conn(0)
+	c, err := m.connected(2)
 	if err != nil {
-		return err
-	}
-	if err := m.send(c, 2, 0); err != nil {
-		return err
-	}
-	if err := m.waitMsgs(); err != nil {
 		return err
 	}
 	t0 := time.Now()
@@ -646,14 +641,7 @@ func mxKeepaliveTimeout(m *matrixEnv) error {
 
 // Half-open: the path stops carrying anything either way, without a FIN.
 func mxHalfOpen(m *matrixEnv) error {
-	c, err := m.conn(0)
-	if err != nil {
-		return err
-	}
-	if err := m.send(c, 2, 0); err != nil {
-		return err
-	}
-	if err := m.waitMsgs(); err != nil {
+	if _, err := m.connected(2); err != nil {
 		return err
 	}
 	t0 := time.Now()
@@ -668,14 +656,8 @@ func mxHalfOpen(m *matrixEnv) error {
 // Zombie: the server answers pings but sends no data; the silence watchdog
 // (400 ms for this stream here) must abort within threshold + a tick.
 func mxZombie(m *matrixEnv) error {
-	c, err := m.conn(0)
+	c, err := m.connected(2)
 	if err != nil {
-		return err
-	}
-	if err := m.send(c, 2, 0); err != nil {
-		return err
-	}
-	if err := m.waitMsgs(); err != nil {
 		return err
 	}
 	t0 := time.Now()
@@ -911,6 +893,15 @@ func (m *matrixEnv) flowing(n int64) error {
 	return waitFor(5*time.Second, fmt.Sprintf("%d more trades", n), func() bool { return m.sb.msgs.Load() >= from+n })
 }
 
+// injectFlowing injects f once the trade stream flows and returns when.
+func (m *matrixEnv) injectFlowing(f replay.Fault) (time.Time, error) {
+	if err := m.flowing(20); err != nil {
+		return time.Time{}, err
+	}
+	at := time.Now()
+	return at, m.inject(f)
+}
+
 func (m *matrixEnv) inject(f replay.Fault) error {
 	f.Libs = []string{m.lib}
 	a, err := m.srv.Inject(f)
@@ -955,10 +946,7 @@ func (m *matrixEnv) noLoss() error {
 
 // Drop 5 trades: exactly 5 lost, as one range, and the server counts them as not sent.
 func mxInjectDrop(m *matrixEnv) error {
-	if err := m.flowing(20); err != nil {
-		return err
-	}
-	if err := m.inject(replay.Fault{Kind: replay.FaultDrop, Streams: []string{"btcusdt@trade"}, N: 5}); err != nil {
+	if _, err := m.injectFlowing(replay.Fault{Kind: replay.FaultDrop, Streams: []string{"btcusdt@trade"}, N: 5}); err != nil {
 		return err
 	}
 	if err := m.flowing(20); err != nil {
@@ -981,10 +969,7 @@ func mxInjectDrop(m *matrixEnv) error {
 }
 
 func mxInjectDuplicate(m *matrixEnv) error {
-	if err := m.flowing(20); err != nil {
-		return err
-	}
-	if err := m.inject(replay.Fault{Kind: replay.FaultDuplicate, Streams: []string{"btcusdt@trade"}, N: 3}); err != nil {
+	if _, err := m.injectFlowing(replay.Fault{Kind: replay.FaultDuplicate, Streams: []string{"btcusdt@trade"}, N: 3}); err != nil {
 		return err
 	}
 	if err := m.flowing(20); err != nil {
@@ -995,10 +980,7 @@ func mxInjectDuplicate(m *matrixEnv) error {
 
 // Two neighbours swapped: one out of order, nothing lost.
 func mxInjectReorder(m *matrixEnv) error {
-	if err := m.flowing(20); err != nil {
-		return err
-	}
-	if err := m.inject(replay.Fault{Kind: replay.FaultReorder, Streams: []string{"btcusdt@trade"}}); err != nil {
+	if _, err := m.injectFlowing(replay.Fault{Kind: replay.FaultReorder, Streams: []string{"btcusdt@trade"}}); err != nil {
 		return err
 	}
 	if err := m.flowing(20); err != nil {
@@ -1010,11 +992,8 @@ func mxInjectReorder(m *matrixEnv) error {
 // Half-open from the server: nothing either way, no FIN; the pong timeout
 // (500 ms, pings every 100 ms) must catch it.
 func mxInjectHalfOpen(m *matrixEnv) error {
-	if err := m.flowing(20); err != nil {
-		return err
-	}
-	t0 := time.Now()
-	if err := m.inject(replay.Fault{Kind: replay.FaultHalfOpen}); err != nil {
+	t0, err := m.injectFlowing(replay.Fault{Kind: replay.FaultHalfOpen})
+	if err != nil {
 		return err
 	}
 	return m.liveLoss(t0, 1006, causePongTimeout, 1200*time.Millisecond)
@@ -1022,11 +1001,8 @@ func mxInjectHalfOpen(m *matrixEnv) error {
 
 // Zombie: pings answered, no data; the silence watchdog (500 ms) must abort.
 func mxInjectZombie(m *matrixEnv) error {
-	if err := m.flowing(20); err != nil {
-		return err
-	}
-	t0 := time.Now()
-	if err := m.inject(replay.Fault{Kind: replay.FaultZombie}); err != nil {
+	t0, err := m.injectFlowing(replay.Fault{Kind: replay.FaultZombie})
+	if err != nil {
 		return err
 	}
 	return m.liveLoss(t0, 1006, causeStallAbort, 1200*time.Millisecond)
@@ -1035,10 +1011,7 @@ func mxInjectZombie(m *matrixEnv) error {
 // One subscription silent for 2.5 s while the other goes on: a stall and its
 // end for that subscription only, and the connection stays.
 func mxInjectSilence(m *matrixEnv) error {
-	if err := m.flowing(20); err != nil {
-		return err
-	}
-	if err := m.inject(replay.Fault{Kind: replay.FaultSilence, Streams: []string{"btcusdt@trade"}, For: 2500 * time.Millisecond}); err != nil {
+	if _, err := m.injectFlowing(replay.Fault{Kind: replay.FaultSilence, Streams: []string{"btcusdt@trade"}, For: 2500 * time.Millisecond}); err != nil {
 		return err
 	}
 	st, err := m.waitEvent("stall", 0, 3*time.Second)
@@ -1170,11 +1143,8 @@ func mxUnrepairable(m *matrixEnv) error {
 
 // serverShutdown then close 1001: the event recorded, a reconnect.
 func mxInjectShutdown(m *matrixEnv) error {
-	if err := m.flowing(20); err != nil {
-		return err
-	}
-	t0 := time.Now()
-	if err := m.inject(replay.Fault{Kind: replay.FaultShutdown}); err != nil {
+	t0, err := m.injectFlowing(replay.Fault{Kind: replay.FaultShutdown})
+	if err != nil {
 		return err
 	}
 	if err := m.liveLoss(t0, 1001, causeServerClose, time.Second); err != nil {
@@ -1189,10 +1159,7 @@ func mxInjectShutdown(m *matrixEnv) error {
 // 418 without Retry-After: the slot waits the backoff maximum (600 ms here)
 // before it dials again.
 func mxInjectReject418(m *matrixEnv) error {
-	if err := m.flowing(20); err != nil {
-		return err
-	}
-	if err := m.inject(replay.Fault{Kind: replay.FaultReject, N: 1, Status: http.StatusTeapot}); err != nil {
+	if _, err := m.injectFlowing(replay.Fault{Kind: replay.FaultReject, N: 1, Status: http.StatusTeapot}); err != nil {
 		return err
 	}
 	t0 := time.Now()
@@ -1217,10 +1184,7 @@ func mxInjectReject418(m *matrixEnv) error {
 // tool must go on either way: the slot delivers again within 3 s. A library
 // that passes the message to the application deviates (see expectedDeviations).
 func mxInjectInvalidUTF8(m *matrixEnv) error {
-	if err := m.flowing(20); err != nil {
-		return err
-	}
-	if err := m.inject(replay.Fault{Kind: replay.FaultInvalidUTF8}); err != nil {
+	if _, err := m.injectFlowing(replay.Fault{Kind: replay.FaultInvalidUTF8}); err != nil {
 		return err
 	}
 	if err := m.flowing(40); err != nil {
