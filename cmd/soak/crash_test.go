@@ -126,6 +126,9 @@ func crashOnce(t *testing.T, at time.Duration) (string, int64, int64) {
 		t.Fatalf("no children seen before the kill:\n%s", outb.String())
 	}
 	// Children notice the controller's death (stdin EOF, PDEATHSIG) and exit.
+	defer func() {
+		t.Logf("%d children gone %v after the kill", len(kids), time.Since(killAt).Round(time.Millisecond))
+	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for _, k := range kids {
 		for !gone(k) {
