@@ -68,8 +68,8 @@ func TestWriteGolden(t *testing.T) {
 		row(3, "CPU avg (% of one core)", "gws", "3.1 %", 3.1),
 		row(6, "Reconnect duration (median / max)", "gorilla", "-", math.NaN()),
 		row(6, "Reconnect duration (median / max)", "gws", "6 ms / 180 ms", 180),
-		row(8, "Lost / duplicate messages", "gorilla", "0 / 0", 0),
-		row(8, "Lost / duplicate messages", "gws", "0 / 0", 0),
+		row(8, "Lost / duplicate (sequence ids)", "gorilla", "0 / 0", 0),
+		row(8, "Lost / duplicate (sequence ids)", "gws", "0 / 0", 0),
 		row(9, "Only in A", "gws", "x", 1),
 	})
 	b := knownRun(t, "20261201-100000-local", []store.SummaryRow{
@@ -82,8 +82,8 @@ func TestWriteGolden(t *testing.T) {
 		row(3, "CPU avg (% of one core)", "gws", "2.8 %", 2.8),
 		row(6, "Reconnect duration (median / max)", "gorilla", "5 ms / 90 ms", 90),
 		row(6, "Reconnect duration (median / max)", "gws", "7 ms / 250 ms", 250),
-		row(8, "Lost / duplicate messages", "gorilla", "3 / 0", 3),
-		row(8, "Lost / duplicate messages", "gws", "0 / 0", 0),
+		row(8, "Lost / duplicate (sequence ids)", "gorilla", "3 / 0", 3),
+		row(8, "Lost / duplicate (sequence ids)", "gws", "0 / 0", 0),
 	})
 	var buf bytes.Buffer
 	Write(&buf, load(t, a, "runs/a"), load(t, b, "runs/b"))

@@ -292,8 +292,8 @@ func TestReportPage(t *testing.T) {
 	if n := strings.Count(page, `<td class="best">★`); n == 0 {
 		t.Error("no best value marked in the reference table")
 	}
-	// Lost: gws lost 3 on btcusdt@trade; the others 0: gws's cell shows "+3 messages".
-	if !strings.Contains(page, "<small>&#43;3 messages</small>") { // html/template writes + as &#43;
+	// Lost: gws lost 3 ids on btcusdt@trade; the others 0: gws's cell shows "+3 ids".
+	if !strings.Contains(page, "<small>&#43;3 ids</small>") { // html/template writes + as &#43;
 		t.Error("lost row lacks gws's delta against the best (0)")
 	}
 	if !strings.Contains(page, `class="n short">1,197`) {

@@ -14,8 +14,8 @@ var numUnits = []struct{ prefix, unit string }{
 	{"Reconnect duration", "ms"},      // the longest reconnect
 	{"Reconnects", "reconnects"},      // over all connection groups
 	{"Max seconds without data", "s"}, // the worst subscription
-	{"Lost / duplicate", "messages"},  // lost, over all subscriptions
-	{"Lost charged", "messages"},      // lost that another library received
+	{"Lost / duplicate", "ids"},       // lost sequence ids, over all subscriptions
+	{"Lost charged", "ids"},           // lost ids that another library received
 	{"Latency p50 / p99", "ms"},       // whole-run p99
 	{"Errors / stalls", "count"},      // errors + stalls
 	{"Seconds missing", "s"},          // seconds of the window without a worker row

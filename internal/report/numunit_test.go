@@ -7,7 +7,7 @@ func TestNumUnit(t *testing.T) {
 		"Messages / data":                    "messages",
 		"Reconnects (arr / markets / depth)": "reconnects",
 		"Reconnect duration (median / max)":  "ms",
-		"Lost charged to library / source":   "messages",
+		"Lost charged to library / source":   "ids",
 		"RSS start → end (peak)":             "bytes",
 		"Something new":                      "",
 	} {

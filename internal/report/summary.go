@@ -241,7 +241,7 @@ func Summarize(db *store.DB) (*Table, error) {
 		}
 		return fmt.Sprintf("%.1f s (%s)", float64(m)/1000, which), float64(m) / 1000
 	})
-	row("Lost / duplicate messages", func(d *libData) (string, float64) {
+	row("Lost / duplicate (sequence ids)", func(d *libData) (string, float64) {
 		var lost, dup int64
 		for _, s := range d.streams {
 			lost += s.LostTotal

@@ -110,7 +110,7 @@ func TestSummarizeKnownRun(t *testing.T) {
 		"Reconnects (arr / markets / depth)": {0, 2},
 		"Reconnect duration (median / max)":  {0, 2000},
 		"Max seconds without data":           {0.9, 10},
-		"Lost / duplicate messages":          {0, 7},
+		"Lost / duplicate (sequence ids)":    {0, 7},
 		"Latency p50 / p99 (ms)":             {12, 12},
 		"Errors / stalls":                    {0, 3}, // the 1001 close is no error; one error, two stalls
 		"Faults seen":                        {1, 2},
