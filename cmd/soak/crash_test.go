@@ -126,9 +126,6 @@ func crashOnce(t *testing.T, at time.Duration) (string, int64, int64) {
 		t.Fatalf("no children seen before the kill:\n%s", outb.String())
 	}
 	// Children notice the controller's death (stdin EOF, PDEATHSIG) and exit.
-	defer func() {
-		t.Logf("%d children gone %v after the kill", len(kids), time.Since(killAt).Round(time.Millisecond))
-	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for _, k := range kids {
 		for !gone(k) {
@@ -139,6 +136,7 @@ func crashOnce(t *testing.T, at time.Duration) (string, int64, int64) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+	t.Logf("%d children gone %v after the kill", len(kids), time.Since(killAt).Round(time.Millisecond))
 
 	path := filepath.Join(dir, "soak.db")
 	raw, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
