@@ -252,7 +252,7 @@ func (s *Server) Inject(f Fault) (Applied, error) {
 		s.rejects = append(s.rejects, &rejectRule{f: f, applied: a, used: map[string]int{}})
 		s.mu.Unlock()
 	case f.Kind.streamFault():
-		a.Conns = s.hub.injectStream(f, a.At)
+		a.Conns = s.hub.injectStream(f)
 		a.Detail = fmt.Sprintf("%d connections", len(a.Conns))
 	default:
 		for _, c := range s.matchConns(f) {
@@ -607,7 +607,7 @@ func (d *dripWriter) Write(p []byte) (int, error) {
 
 // subFault is the fault state of one subscription, guarded by the hub's lock.
 type subFault struct {
-	silentUntil int64 // wall ns; events scheduled before are not sent
+	silentUntil int64 // on the hub's clock; events scheduled before are not sent
 	drop        int
 	dup         int
 	frag        int
@@ -622,7 +622,7 @@ func (f *subFault) idle() bool {
 // injectStream applies a stream fault to the subscriptions of the named
 // streams (every stream for a fragment fault without streams) on matching
 // connections; it returns their labels, in connection order.
-func (h *hub) injectStream(f Fault, now time.Time) []string {
+func (h *hub) injectStream(f Fault) []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var topics []*topic
@@ -649,7 +649,7 @@ func (h *hub) injectStream(f Fault, now time.Time) []string {
 				}
 				switch f.Kind {
 				case FaultSilence:
-					s.f.silentUntil = now.Add(f.For).UnixNano()
+					s.f.silentUntil = h.now() + int64(f.For)
 				case FaultDrop:
 					s.f.drop += f.N
 				case FaultDuplicate:

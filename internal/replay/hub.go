@@ -74,6 +74,7 @@ func (h *topicHeap) Pop() any {
 type hub struct {
 	seed    int64
 	speed   float64
+	startAt time.Time // Config.Start, with its monotonic reading
 	startNs int64
 	stopNs  int64 // 0 = never
 	rates   map[string]float64
@@ -89,10 +90,15 @@ type hub struct {
 	done chan struct{}
 }
 
+// now is the schedule's clock: wall nanoseconds as of Start, advanced by the
+// monotonic clock, so a step of the wall clock neither bursts nor pauses it.
+func (h *hub) now() int64 { return h.startNs + int64(time.Since(h.startAt)) }
+
 func newHub(cfg *Config) *hub {
 	h := &hub{
 		seed:    cfg.Seed,
 		speed:   cfg.Speed,
+		startAt: cfg.Start,
 		startNs: cfg.Start.UnixNano(),
 		rates:   cfg.Rates,
 		env:     genEnv{tradeRate: cfg.Rates["trade"], symbols: cfg.Symbols},
@@ -200,7 +206,7 @@ func (h *hub) subscribe(s *sub, st binance.Stream) bool {
 	if tp.nsub == 1 && tp.hidx < 0 && !tp.done {
 		// Resume: skip (without rendering) every event already due, so
 		// the schedule is the same whenever subscribers come.
-		now := time.Now().UnixNano()
+		now := h.now()
 		for !tp.done && tp.nextWall < now {
 			tp.gen.step(tp.rng, tp.nextWall)
 			h.advance(tp)
@@ -278,7 +284,7 @@ func (h *hub) run() {
 func (h *hub) fireDue() time.Duration {
 	for {
 		h.mu.Lock()
-		now := time.Now().UnixNano()
+		now := h.now()
 		n := 0
 		for len(h.sched) > 0 && h.sched[0].nextWall <= now && n < 512 {
 			tp := h.sched[0]

@@ -163,8 +163,16 @@ func New(cfg Config) (*Server, error) {
 	defInt(&cfg.QueueSize, 8192)
 	defInt(&cfg.MaxControlPerSec, 5)
 	defInt(&cfg.MaxStreamsPerConn, 1024)
+	// Start and Stop on this process's monotonic clock (a time decoded from a
+	// config has only a wall reading): the schedule and the faults then keep
+	// their pace when the wall clock is stepped. Events still carry wall-clock E.
+	now := time.Now()
 	if cfg.Start.IsZero() {
-		cfg.Start = time.Now()
+		cfg.Start = now
+	}
+	cfg.Start = now.Add(cfg.Start.Sub(now))
+	if !cfg.Stop.IsZero() {
+		cfg.Stop = now.Add(cfg.Stop.Sub(now))
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
