@@ -19,6 +19,7 @@ import (
 
 	"github.com/wssoak/wssoak/internal/report"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/transport/proxytest"
 )
 
 const crashProfile = `name: crash
@@ -335,4 +336,51 @@ func TestResumeAfterCrash(t *testing.T) {
 	if _, _, err := runSoak(t, "run", "-resume", dir); err == nil || !strings.Contains(err.Error(), `has status "done"`) {
 		t.Errorf("resume of a finished run: %v", err)
 	}
+}
+
+// TestResumeThroughProxy: a run through a proxy with a password stores the proxy masked;
+// -resume reads the password again from the profile file, the resumed workers go through
+// the proxy, and the password is still nowhere in the run directory or the output.
+func TestResumeThroughProxy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real runs")
+	}
+	px, err := proxytest.Start("socks5", "soak", proxyPass, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer px.Close()
+	base := t.TempDir()
+	out := filepath.Join(base, "out")
+	prof := writeProfile(t, base, "crash.yaml", crashProfile+"proxy: "+px.URL()+"\n")
+	cmd, outb, dir, start := startRun(t, "run", "-profile", prof, "-out", out)
+	time.Sleep(time.Until(start.Add(2 * time.Second)))
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	before := px.TunnelsTotal()
+	if before < 3 {
+		t.Fatalf("%d tunnels before the crash, want one per slot and library", before)
+	}
+	stdout, stderr, err := runSoak(t, "run", "-resume", dir)
+	if err != nil {
+		t.Fatalf("resume: %v\n%s\n%s", err, stdout, stderr)
+	}
+	db, err := store.OpenReadOnly(filepath.Join(dir, "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := db.Run()
+	db.Close()
+	if err != nil || run.Status != "done" {
+		t.Fatalf("after resume: status %q, %v", run.Status, err)
+	}
+	if after := px.TunnelsTotal(); after < 2*before {
+		t.Errorf("%d tunnels after the resume, %d before: the resumed workers did not all go through the proxy", after, before)
+	}
+	if st := px.Stats(); st.Rejected != 0 {
+		t.Errorf("the proxy rejected %d handshakes: the resumed run had the wrong password", st.Rejected)
+	}
+	checkNoSecret(t, out, stdout+outb.String(), stderr)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/transport"
 )
 
 // Resuming a run whose controller died (SIGKILL, OOM, power):
@@ -82,11 +83,15 @@ func loadResumed(db *store.DB) (*resumed, error) {
 		return nil, fmt.Errorf("run %s: plan version %d, this program speaks %d", run.ID, rs.plan.Version, PlanVersion)
 	}
 	if strings.Contains(rs.plan.Proxy, ":****@") {
-		return nil, fmt.Errorf("run %s goes through a proxy whose password is not stored (masked): it cannot be resumed", run.ID)
+		// Only the masked proxy is stored: read its password again from the profile file.
+		if rs.plan.Proxy, err = proxyFromFile(run.Settings["profile_path"], rs.plan.Proxy); err != nil {
+			return nil, fmt.Errorf("run %s goes through a proxy whose password is stored masked: %w", run.ID, err)
+		}
 	}
 	if rs.profile, err = profile.Parse(run.Settings["profile_path"], []byte(run.ProfileText)); err != nil {
 		return nil, fmt.Errorf("run %s: stored profile: %w", run.ID, err)
 	}
+	rs.profile.Proxy = rs.plan.Proxy // the controller's preflight and REST requests use it too
 	if rs.lastSec, err = db.LastSec(); err != nil {
 		return nil, err
 	}
@@ -180,4 +185,17 @@ func (c *controller) addOutage(until time.Time, why string) time.Duration {
 		DurMs:  float64(out.Milliseconds()),
 		Detail: fmt.Sprintf("controller down: nothing recorded from second %d to %.1f; %s", rs.lastSec, until.Sub(c.epoch).Seconds(), why)})
 	return out
+}
+
+// proxyFromFile returns the proxy of the profile file at path when it is the
+// one a run used (stored as masked), password included.
+func proxyFromFile(path, masked string) (string, error) {
+	p, err := profile.Load(path)
+	if err != nil {
+		return "", fmt.Errorf("read its password again: %w", err)
+	}
+	if transport.Mask(p.Proxy) != masked {
+		return "", fmt.Errorf("read its password again: %s now names proxy %q, the run used %q", path, transport.Mask(p.Proxy), masked)
+	}
+	return p.Proxy, nil
 }
