@@ -5,8 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wssoak/wssoak/internal/binance"
+	"github.com/wssoak/wssoak/internal/store"
 )
 
 const faultsProfile = `name: faults-e2e
@@ -124,4 +126,66 @@ func near(got, want []float64) bool {
 		}
 	}
 	return true
+}
+
+// TestFaultsRecordedDuringRun: the controller reads the server's fault log during the
+// run, so a fault is in the database (for the live view and the report's refreshes)
+// before the window ends, and reading the log again after the window adds no duplicate.
+func TestFaultsRecordedDuringRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run")
+	}
+	base := t.TempDir()
+	prof := writeProfile(t, base, "live-faults.yaml", `name: live-faults
+duration: 8s
+warmup: 1s
+libraries: [gorilla, gws]
+symbols: [btcusdt]
+groups:
+  - name: m
+    streams: ['{symbol}@trade']
+replay:
+  seed: 3
+  speed: 5
+faults:
+  - at: 1s
+    kind: drop
+    n: 2
+    streams: [btcusdt@trade]
+`)
+	cmd, outb, dir, start := startRun(t, "run", "-profile", prof, "-out", filepath.Join(base, "out"))
+	faults := func() []store.Event {
+		db, err := store.OpenReadOnly(filepath.Join(dir, "soak.db"))
+		if err != nil {
+			return nil
+		}
+		defer db.Close()
+		events, _ := db.Events("")
+		var out []store.Event
+		for _, e := range events {
+			if e.Kind == "fault" {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	var during []store.Event
+	for end := start.Add(8 * time.Second); time.Now().Before(end) && len(during) == 0; time.Sleep(200 * time.Millisecond) {
+		during = faults()
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("run: %v\n%s", err, outb.String())
+	}
+	if len(during) != 2 {
+		t.Errorf("fault events before the window ended: %+v, want one per library", during)
+	}
+	after := faults()
+	if len(after) != 2 {
+		t.Fatalf("fault events after the run: %+v, want one per library", after)
+	}
+	for _, e := range after {
+		if math.Abs(e.Sec-1) > 0.2 || !strings.Contains(e.Detail, "drop n=2") {
+			t.Errorf("fault event %+v: want the drop at 1 s", e)
+		}
+	}
 }

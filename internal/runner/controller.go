@@ -175,6 +175,11 @@ type controller struct {
 	// progressed: a progress line was printed
 	progressed bool
 	ca         *cert.Authority // the replay server's throwaway CA (replay.tls)
+
+	local      *http.Client          // to the local replay server; made by the main goroutine
+	faultLogs  chan []replay.Applied // the server's fault log, polled during the run
+	faultPoll  bool                  // a poll is in flight
+	faultsSeen int                   // entries of the server's fault log already recorded
 }
 
 // Run performs one soak run: it starts the replay server (local target), one
@@ -364,6 +369,9 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 		if ferr := c.saveFaults(); ferr != nil {
 			c.o.Log.Warn("server faults", "err", ferr)
 		}
+	}
+	if c.local != nil {
+		c.local.CloseIdleConnections()
 	}
 	c.flush()
 	return res, err
@@ -681,6 +689,9 @@ func (c *controller) loop(ctx context.Context, end time.Time) error {
 			c.sample(k, now)
 			c.writeComplete(k)
 			c.writeRows(k, false)
+			if k%faultPollEvery == 0 && !stopping {
+				c.pollFaults()
+			}
 			if total := int64(c.plan.End.Sub(c.plan.Start) / time.Second); k <= total && (k%10 == 0 || k == total) {
 				c.progress(k, total)
 			}
@@ -695,6 +706,9 @@ func (c *controller) loop(ctx context.Context, end time.Time) error {
 			c.onExit(w, stopping)
 		case w := <-c.restarts:
 			c.restart(w, stopping)
+		case log := <-c.faultLogs:
+			c.faultPoll = false
+			c.recordFaults(log)
 		case <-serverDone:
 			serverDone = nil
 			if !stopping {

@@ -12,36 +12,92 @@ import (
 	"github.com/wssoak/wssoak/internal/store"
 )
 
-// saveFaults reads the replay server's fault log (/_soak/faults) after the
-// window and records each fault as a "fault" event at the server's instant:
-// one per library it hit, or one run-wide event (Lib "") if it hit none.
-// The log is read from the live server at the end, so no fault is lost to a
-// pipe or a buffer.
+// Faults are recorded as "fault" events at the server's instant: one per
+// library a fault hit, or one run-wide event (Lib "") if it hit none. The
+// controller reads the server's log (/_soak/faults, append-only) every
+// faultPollEvery seconds during the run, so the live view and the report's
+// refreshes show them, and once more after the window, so none is lost.
+const faultPollEvery = 5
+
+// pollFaults fetches the server's fault log in the background; the main loop
+// records what is new when it arrives. At most one poll is in flight.
+func (c *controller) pollFaults() {
+	if c.faultPoll || c.addr == "" || len(c.o.Profile.Faults) == 0 {
+		return
+	}
+	cl, err := c.localClient()
+	if err != nil {
+		c.o.Log.Warn("server faults", "err", err)
+		return
+	}
+	if c.faultLogs == nil {
+		c.faultLogs = make(chan []replay.Applied, 1) // a poll still in flight at the end never blocks
+	}
+	c.faultPoll = true
+	url := c.localBase() + "/_soak/faults"
+	go func() {
+		var log []replay.Applied
+		if err := getJSON(cl, url, &log); err != nil {
+			log = nil // the next poll, or the one after the window, takes it
+		}
+		c.faultLogs <- log
+	}()
+}
+
+// recordFaults adds the entries of the server's fault log not recorded yet.
+func (c *controller) recordFaults(log []replay.Applied) {
+	if len(log) <= c.faultsSeen {
+		return
+	}
+	c.batch.Events = append(c.batch.Events, faultEvents(log[c.faultsSeen:], c.o.Profile.Libraries, c.plan.Start)...)
+	c.faultsSeen = len(log)
+}
+
+// saveFaults records what the server's fault log holds beyond what the polls
+// recorded, after the window.
 func (c *controller) saveFaults() error {
 	var log []replay.Applied
 	if err := c.getLocal("/_soak/faults", &log); err != nil {
 		return err
 	}
-	c.batch.Events = append(c.batch.Events, faultEvents(log, c.o.Profile.Libraries, c.plan.Start)...)
+	c.recordFaults(log)
 	return nil
+}
+
+// localClient is the client to the local replay server, made once (its idle
+// connection is reused by every poll).
+func (c *controller) localClient() (*http.Client, error) {
+	if c.local == nil {
+		cl, err := c.httpClient(false)
+		if err != nil {
+			return nil, err
+		}
+		c.local = cl
+	}
+	return c.local, nil
 }
 
 // getLocal decodes the JSON the local replay server serves at path into v.
 func (c *controller) getLocal(path string, v any) error {
-	cl, err := c.httpClient(false)
+	cl, err := c.localClient()
 	if err != nil {
 		return err
 	}
-	resp, err := cl.Get(c.localBase() + path)
+	return getJSON(cl, c.localBase()+path, v)
+}
+
+// getJSON decodes the JSON served at url into v.
+func getJSON(cl *http.Client, url string, v any) error {
+	resp, err := cl.Get(url)
 	if err != nil {
-		return fmt.Errorf("get server %s: %w", path, err)
+		return fmt.Errorf("get %s: %w", url, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("get server %s: %s", path, resp.Status)
+		return fmt.Errorf("get %s: %s", url, resp.Status)
 	}
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-		return fmt.Errorf("decode server %s: %w", path, err)
+		return fmt.Errorf("decode %s: %w", url, err)
 	}
 	return nil
 }
