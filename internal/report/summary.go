@@ -271,10 +271,8 @@ func Summarize(db *store.DB) (*Table, error) {
 		var errs, stalls int
 		for _, e := range d.events {
 			switch {
-			case e.Kind == "dial_error", e.Kind == "worker_exit":
+			case e.IsError():
 				errs++
-			case e.Kind == "disconnected" && e.Code != 1000 && e.Code != 1001:
-				errs++ // a server's normal or going-away close is a reconnect, not an error
 			case e.Kind == "stall":
 				stalls++
 			}

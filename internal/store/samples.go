@@ -57,6 +57,20 @@ type Event struct {
 	DurMs         float64
 }
 
+// IsError reports whether e counts as an error in the end table and the
+// max_errors threshold: a failed dial, a worker that exited, or a connection
+// lost other than by a server's normal or going-away close (1000, 1001: those
+// are reconnects, not errors).
+func (e *Event) IsError() bool {
+	switch e.Kind {
+	case "dial_error", "worker_exit":
+		return true
+	case "disconnected":
+		return e.Code != 1000 && e.Code != 1001
+	}
+	return false
+}
+
 // HostSample is the machine's second.
 type HostSample struct {
 	Sec                                               int64

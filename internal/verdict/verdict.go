@@ -118,19 +118,16 @@ func Check(db *store.DB, ts []profile.Threshold) ([]store.Verdict, error) {
 		if m == nil {
 			return nil
 		}
-		switch {
-		case e.Kind == "reconnect":
+		switch e.Kind {
+		case "reconnect":
 			m.recDurMs = append(m.recDurMs, e.DurMs)
-		case e.Kind == "stall":
+		case "stall":
 			m.stalls++
-		case e.Kind == "dial_error", e.Kind == "worker_exit":
-			m.errors++
-		}
-		if e.Kind == "disconnected" {
+		case "disconnected":
 			m.reconnects++
-			if e.Code != 1000 && e.Code != 1001 {
-				m.errors++
-			}
+		}
+		if e.IsError() {
+			m.errors++
 		}
 		return nil
 	})
