@@ -71,6 +71,7 @@ func TestRunOutages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end run")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	prof := writeProfile(t, dir, "outage.yaml", outageProfile)
 	out := filepath.Join(dir, "out")
