@@ -23,6 +23,7 @@ func TestWallClockJump(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real run")
 	}
+	t.Parallel()
 	p, err := profile.Parse("clock.yaml", []byte("name: clock\nduration: 5s\nwarmup: 1s\nlibraries: [gorilla, gws]\nsymbols: [btcusdt]\nreplay:\n  speed: 5\n"))
 	if err != nil {
 		t.Fatal(err)

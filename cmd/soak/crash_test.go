@@ -199,6 +199,7 @@ func TestCrashSafety(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real runs")
 	}
+	t.Parallel()
 	var worst int64
 	var dir string
 	for i := range crashKills {
@@ -248,6 +249,7 @@ func TestResumeAfterCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real runs")
 	}
+	t.Parallel()
 	dir, killSec, _ := crashOnce(t, 2500*time.Millisecond)
 	db0, err := store.OpenReadOnly(filepath.Join(dir, "soak.db"))
 	if err != nil {
@@ -345,6 +347,7 @@ func TestResumeThroughProxy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real runs")
 	}
+	t.Parallel()
 	px, err := proxytest.Start("socks5", "soak", proxyPass, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -49,6 +49,7 @@ func TestDiskWritesFail(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real runs")
 	}
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		backlog string

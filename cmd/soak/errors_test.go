@@ -7,11 +7,15 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 // TestBadInput: each mistake gives one error line that names the problem and
-// where it is, a non-zero exit code, and no run directory.
+// where it is, a non-zero exit code, no run directory, and no goroutine left
+// behind (run is a function the tests call many times).
 func TestBadInput(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	dir := t.TempDir()
 	write := func(name, text string) string { return writeProfile(t, dir, name, text) }
 	unknownLib := write("lib.yaml", "name: x\nduration: 5s\nlibraries:\n  - gorilla\n  - gorila\n")

@@ -37,6 +37,7 @@ func TestExportRealRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real run")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	prof := writeProfile(t, dir, "exp.yaml", exportProfile)
 	out := filepath.Join(dir, "out")
@@ -148,6 +149,7 @@ func TestThresholdBroken(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real run")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	prof := writeProfile(t, dir, "thr.yaml", `name: thr
 duration: 2s

@@ -51,6 +51,7 @@ func TestRunFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end run")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	prof := writeProfile(t, dir, "faults.yaml", faultsProfile)
 	out := filepath.Join(dir, "out")
@@ -135,6 +136,7 @@ func TestFaultsRecordedDuringRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end run")
 	}
+	t.Parallel()
 	base := t.TempDir()
 	prof := writeProfile(t, base, "live-faults.yaml", `name: live-faults
 duration: 8s

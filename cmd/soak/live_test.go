@@ -95,6 +95,7 @@ func TestLiveMetrics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real run")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	prof := writeProfile(t, dir, "live.yaml", `name: live
 duration: 8s

@@ -48,6 +48,7 @@ func TestRunTLSAndProxies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end runs")
 	}
+	t.Parallel()
 	proxyCA, err := cert.New(time.Hour, cert.LocalHosts...)
 	if err != nil {
 		t.Fatal(err)
@@ -122,6 +123,7 @@ func TestRunProxyRejected(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end run")
 	}
+	t.Parallel()
 	px, err := proxytest.Start("socks5", "soak", "the-right-one", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -283,6 +285,7 @@ func TestRunRemoteWSS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end runs")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	ca, err := cert.New(time.Hour, "replay.test")
 	if err != nil {

@@ -96,6 +96,7 @@ func TestRunWritesReport(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end run")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	prof := writeProfile(t, dir, "r.yaml", `name: r
 duration: 6s

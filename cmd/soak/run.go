@@ -80,9 +80,16 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	handled := make(chan struct{})
+	defer close(handled) // the signal goroutine ends with the run (run is called again by tests)
 	go func() {
 		n := 0
-		for range sigs {
+		for {
+			select {
+			case <-sigs:
+			case <-handled:
+				return
+			}
 			n++
 			if n == 1 {
 				log.Warn("signal: stopping the run (again to abort)")

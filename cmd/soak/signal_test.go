@@ -68,6 +68,7 @@ func TestInterrupt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real run")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	prof := writeProfile(t, dir, "sig.yaml", signalProfile)
 	cmd, out, done := startSoak(t, "run", "-profile", prof, "-out", dir) // the first progress line comes at 10 s
@@ -117,6 +118,7 @@ func TestSecondSignalAborts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real run")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	prof := writeProfile(t, dir, "sig.yaml", signalProfile)
 	cmd, out, done := startSoak(t, "run", "-profile", prof, "-out", dir)
@@ -146,6 +148,7 @@ func TestWorkerCrashIsAFinding(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real run")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	prof := writeProfile(t, dir, "crash.yaml", "name: crash\nduration: 9s\nwarmup: 1s\nlibraries: [gorilla, gws]\nsymbols: [btcusdt]\n")
 	cmd := exec.Command(os.Args[0], "run", "-profile", prof, "-out", dir)
@@ -235,6 +238,7 @@ func TestHungWorkerIsKilledAndRestarted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real run")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	prof := writeProfile(t, dir, "hang.yaml", "name: hang\nduration: 10s\nwarmup: 1s\nlibraries: [gorilla, gws]\nsymbols: [btcusdt]\n")
 	cmd := exec.Command(os.Args[0], "run", "-profile", prof, "-out", dir, "-worker-timeout", "3s")

@@ -43,6 +43,7 @@ func TestRunTopSymbolsAndRetiredStream(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end run")
 	}
+	t.Parallel()
 	// The truth: the same replay server's ticker, ranked by the documented rule.
 	ref, err := replay.New(replay.Config{Seed: 11})
 	if err != nil {

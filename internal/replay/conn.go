@@ -273,14 +273,19 @@ func (c *Conn) fail(code int, reason, by string, mode closeMode) bool {
 	c.dead.Store(true)
 	c.closeCode, c.closeReason, c.closedBy, c.mode = code, reason, by, mode
 	c.mu.Unlock()
-	close(c.quit)
-	switch mode {
-	case modeReset:
+	if mode == modeReset {
 		// Under TLS the reset goes to the TCP socket beneath, with no close_notify first.
+		// It happens before quit is closed: the writer, woken by quit, closes the
+		// connection too, and under TLS its Close sends close_notify and a FIN, which
+		// the client would read as an orderly EOF if it came first.
 		if tc := tcpConn(c.nc); tc != nil {
 			_ = tc.SetLinger(0)
 			_ = tc.Close()
 		}
+	}
+	close(c.quit)
+	switch mode {
+	case modeReset:
 		_ = c.nc.Close()
 	case modeDrop:
 		_ = c.nc.Close()
