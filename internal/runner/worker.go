@@ -35,6 +35,10 @@ type Worker struct {
 	fw     *frameWriter
 	log    *slog.Logger
 	epoch  time.Time // plan.Start on this process's monotonic clock
+	// from is where this process's silences start, ns since epoch: the
+	// window's start (0), or the instant Run began for a worker started inside
+	// the window (restarted, or by a resume), which knows nothing of before.
+	from int64
 
 	slots   []*slot
 	events  chan Event
@@ -198,6 +202,7 @@ func NewWorker(plan *Plan, tr transport.Transport, out io.Writer, log *slog.Logg
 // Run runs the worker until ctx is done, then closes the connections and
 // sends the final frames.
 func (w *Worker) Run(ctx context.Context) error {
+	w.from = max(int64(time.Since(w.epoch)), 0) // before the goroutines that read it start
 	if err := w.fw.send(&Frame{Type: frameHello, Lib: w.tr.Name(), Module: w.tr.Module(),
 		Version: w.tr.Version(), Pid: os.Getpid(), Go: runtime.Version()}); err != nil {
 		return err
@@ -319,13 +324,14 @@ func (w *Worker) report(ctx context.Context) {
 }
 
 // checkStall records a stall when a subscription stays silent past its threshold,
-// and its end when data comes back. Silence before the window starts does not count.
+// and its end when data comes back. Silence before the window starts, or before
+// this process started, does not count.
 func (w *Worker) checkStall(sb *sub, now time.Time) {
 	mono := int64(now.Sub(w.epoch))
 	if sb.stall <= 0 || mono > int64(w.plan.End.Sub(w.plan.Start)) {
 		return // the source stops at the end of the window: that is no stall
 	}
-	silence := mono - max(sb.lastSeen.Load(), 0)
+	silence := mono - max(sb.lastSeen.Load(), w.from)
 	switch {
 	case !sb.stalled && silence > int64(sb.stall):
 		sb.stalled, sb.stalledAt = true, mono
@@ -364,7 +370,7 @@ func (w *Worker) subStats(now time.Time) []SubStat {
 	for _, s := range w.slots {
 		for _, sb := range s.subs {
 			ms := sb.maxSilence.Load()
-			if open := mono - max(sb.lastSeen.Load(), 0); open > ms {
+			if open := mono - max(sb.lastSeen.Load(), w.from); open > ms {
 				ms = open
 			}
 			out = append(out, SubStat{
@@ -410,7 +416,7 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 	}
 	inc(&sb.msgs, 1)
 	inc(&sb.bytes, int64(len(p)))
-	if gap := mono - sb.lastSeen.Load(); gap > sb.maxSilence.Load() && mono > 0 {
+	if gap := mono - max(sb.lastSeen.Load(), s.w.from); gap > sb.maxSilence.Load() && mono > 0 {
 		sb.maxSilence.Store(gap)
 	}
 	sb.lastSeen.Store(mono)
