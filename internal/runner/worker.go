@@ -510,7 +510,16 @@ func (s *slot) reconnected(backSubs int) {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// run keeps the slot connected until ctx is done.
+// errNoData ends a connection that was established but ended before its
+// first message on a subscription, or on a message above the read limit
+// (which will come again): it counts as a failed dial, for the backoff and
+// for the unrepairable rule, so such a slot cannot redial in a tight loop.
+var errNoData = errors.New("connection ended before data")
+
+// run keeps the slot connected until ctx is done. After a failed dial (or a
+// connection that ended before data, errNoData) it waits a jittered [b/2, b],
+// b doubling from the plan's minimum to its maximum; after a connection that
+// delivered data it redials at once, with b back at the minimum.
 func (s *slot) run(ctx context.Context) {
 	w := s.w
 	backoff := w.plan.BackoffMin
@@ -547,7 +556,8 @@ func (s *slot) run(ctx context.Context) {
 			w.plan.UnrepairableFor > 0 && time.Since(failingSince) >= w.plan.UnrepairableFor) {
 			given, s.unrepairable = true, true
 			w.emit(Event{Kind: "unrepairable", Slot: s.Slot.ID, Group: s.Slot.Group,
-				Detail: fmt.Sprintf("%d failed dials in a row over %s; still retrying", fails, time.Since(failingSince).Round(time.Millisecond))})
+				Detail: fmt.Sprintf("%d failed dials (or connections ended before data) in a row over %s; still retrying",
+					fails, time.Since(failingSince).Round(time.Millisecond))})
 		}
 	}
 }
@@ -575,8 +585,8 @@ func retryAfter(err error, long time.Duration) time.Duration {
 }
 
 // connect dials once and, when it succeeds, reads until the connection ends.
-// It returns nil after a connection that was established (and has now ended),
-// or the dial error.
+// It returns the dial error, errNoData after a connection that ended before
+// data, or nil after one that delivered data (or was closed at the run's end).
 func (s *slot) connect(ctx context.Context, attempt int) error {
 	w := s.w
 	ev := Event{Slot: s.Slot.ID, Group: s.Slot.Group}
@@ -692,16 +702,20 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 		kind = "closed" // the end of the run, but the connection ended its own way
 	}
 	w.emit(Event{Kind: kind, Slot: s.Slot.ID, Group: s.Slot.Group, Code: code, Detail: cause + ": " + detail})
-	if ctx.Err() == nil {
-		w.reconnects.Add(1)
-		if s.lossAt.IsZero() { // else the outage goes on: a connection that delivered nothing ended
-			last := w.epoch.Add(time.Duration(maxLastSeen(s)))
-			s.lossAt = lost
-			s.phases = phases{}
-			if last.Before(lost) && last.After(now) {
-				s.phases.detect = lost.Sub(last)
-			}
+	if ctx.Err() != nil {
+		return nil
+	}
+	w.reconnects.Add(1)
+	if s.lossAt.IsZero() { // else the outage goes on: a connection that delivered nothing ended
+		last := w.epoch.Add(time.Duration(maxLastSeen(s)))
+		s.lossAt = lost
+		s.phases = phases{}
+		if last.Before(lost) && last.After(now) {
+			s.phases.detect = lost.Sub(last)
 		}
+	}
+	if !s.gotFirst || cause == causeReadLimit {
+		return errNoData
 	}
 	return nil
 }
