@@ -186,6 +186,29 @@ func TestWorkerCrashIsAFinding(t *testing.T) {
 	if kinds["gws worker_exit"] != 1 || kinds["gws worker_restart"] != 1 || kinds["gorilla worker_exit"] != 0 {
 		t.Errorf("events %v: want one gws worker_exit and worker_restart, none for gorilla", kinds)
 	}
+	// The restarted worker knows nothing of before it started: its silences
+	// count from its own start. Counted from the window's start, every
+	// subscription would stall (3 s threshold) and the depth stream (one
+	// message every 100 ms) would show a max silence of at least the restart's
+	// second.
+	if kinds["gws stall"] != 0 {
+		t.Errorf("%d gws stall events after its restart, want none", kinds["gws stall"])
+	}
+	var restartSec float64
+	for _, e := range events {
+		if e.Lib == "gws" && e.Kind == "worker_restart" {
+			restartSec = e.Sec
+		}
+	}
+	latest, err := db.LatestStreamSamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range latest {
+		if s.Lib == "gws" && s.Stream == "btcusdt@depth@100ms" && float64(s.MaxSilenceMs) >= restartSec*1000 {
+			t.Errorf("gws %s: max silence %d ms, as long as the window before the restart at %.1f s", s.Stream, s.MaxSilenceMs, restartSec)
+		}
+	}
 	samples, _ := db.Samples("gws")
 	var prev int64
 	after := 0

@@ -1102,7 +1102,7 @@ func mxSilentAfterReconnect(m *matrixEnv) error {
 // row, or 300 ms of failing) records the slot unrepairable once; it keeps
 // dialling, every failure counted with its status.
 func mxUnrepairable(m *matrixEnv) error {
-	c, err := m.conn(0)
+	c, err := m.connected(2) // data: a healthy connection, not the streak's first failure
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,10 @@ type Worker struct {
 	fw     *frameWriter
 	log    *slog.Logger
 	epoch  time.Time // plan.Start on this process's monotonic clock
+	// from is where this process's silences start, ns since epoch: the
+	// window's start (0), or the instant Run began for a worker started inside
+	// the window (restarted, or by a resume), which knows nothing of before.
+	from int64
 
 	slots   []*slot
 	events  chan Event
@@ -198,6 +202,7 @@ func NewWorker(plan *Plan, tr transport.Transport, out io.Writer, log *slog.Logg
 // Run runs the worker until ctx is done, then closes the connections and
 // sends the final frames.
 func (w *Worker) Run(ctx context.Context) error {
+	w.from = max(int64(time.Since(w.epoch)), 0) // before the goroutines that read it start
 	if err := w.fw.send(&Frame{Type: frameHello, Lib: w.tr.Name(), Module: w.tr.Module(),
 		Version: w.tr.Version(), Pid: os.Getpid(), Go: runtime.Version()}); err != nil {
 		return err
@@ -319,13 +324,14 @@ func (w *Worker) report(ctx context.Context) {
 }
 
 // checkStall records a stall when a subscription stays silent past its threshold,
-// and its end when data comes back. Silence before the window starts does not count.
+// and its end when data comes back. Silence before the window starts, or before
+// this process started, does not count.
 func (w *Worker) checkStall(sb *sub, now time.Time) {
 	mono := int64(now.Sub(w.epoch))
 	if sb.stall <= 0 || mono > int64(w.plan.End.Sub(w.plan.Start)) {
 		return // the source stops at the end of the window: that is no stall
 	}
-	silence := mono - max(sb.lastSeen.Load(), 0)
+	silence := mono - max(sb.lastSeen.Load(), w.from)
 	switch {
 	case !sb.stalled && silence > int64(sb.stall):
 		sb.stalled, sb.stalledAt = true, mono
@@ -364,7 +370,7 @@ func (w *Worker) subStats(now time.Time) []SubStat {
 	for _, s := range w.slots {
 		for _, sb := range s.subs {
 			ms := sb.maxSilence.Load()
-			if open := mono - max(sb.lastSeen.Load(), 0); open > ms {
+			if open := mono - max(sb.lastSeen.Load(), w.from); open > ms {
 				ms = open
 			}
 			out = append(out, SubStat{
@@ -410,7 +416,7 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 	}
 	inc(&sb.msgs, 1)
 	inc(&sb.bytes, int64(len(p)))
-	if gap := mono - sb.lastSeen.Load(); gap > sb.maxSilence.Load() && mono > 0 {
+	if gap := mono - max(sb.lastSeen.Load(), s.w.from); gap > sb.maxSilence.Load() && mono > 0 {
 		sb.maxSilence.Store(gap)
 	}
 	sb.lastSeen.Store(mono)
@@ -504,7 +510,16 @@ func (s *slot) reconnected(backSubs int) {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// run keeps the slot connected until ctx is done.
+// errNoData ends a connection that was established but ended before its
+// first message on a subscription, or on a message above the read limit
+// (which will come again): it counts as a failed dial, for the backoff and
+// for the unrepairable rule, so such a slot cannot redial in a tight loop.
+var errNoData = errors.New("connection ended before data")
+
+// run keeps the slot connected until ctx is done. After a failed dial (or a
+// connection that ended before data, errNoData) it waits a jittered [b/2, b],
+// b doubling from the plan's minimum to its maximum; after a connection that
+// delivered data it redials at once, with b back at the minimum.
 func (s *slot) run(ctx context.Context) {
 	w := s.w
 	backoff := w.plan.BackoffMin
@@ -541,7 +556,8 @@ func (s *slot) run(ctx context.Context) {
 			w.plan.UnrepairableFor > 0 && time.Since(failingSince) >= w.plan.UnrepairableFor) {
 			given, s.unrepairable = true, true
 			w.emit(Event{Kind: "unrepairable", Slot: s.Slot.ID, Group: s.Slot.Group,
-				Detail: fmt.Sprintf("%d failed dials in a row over %s; still retrying", fails, time.Since(failingSince).Round(time.Millisecond))})
+				Detail: fmt.Sprintf("%d failed dials (or connections ended before data) in a row over %s; still retrying",
+					fails, time.Since(failingSince).Round(time.Millisecond))})
 		}
 	}
 }
@@ -569,8 +585,8 @@ func retryAfter(err error, long time.Duration) time.Duration {
 }
 
 // connect dials once and, when it succeeds, reads until the connection ends.
-// It returns nil after a connection that was established (and has now ended),
-// or the dial error.
+// It returns the dial error, errNoData after a connection that ended before
+// data, or nil after one that delivered data (or was closed at the run's end).
 func (s *slot) connect(ctx context.Context, attempt int) error {
 	w := s.w
 	ev := Event{Slot: s.Slot.ID, Group: s.Slot.Group}
@@ -686,16 +702,20 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 		kind = "closed" // the end of the run, but the connection ended its own way
 	}
 	w.emit(Event{Kind: kind, Slot: s.Slot.ID, Group: s.Slot.Group, Code: code, Detail: cause + ": " + detail})
-	if ctx.Err() == nil {
-		w.reconnects.Add(1)
-		if s.lossAt.IsZero() { // else the outage goes on: a connection that delivered nothing ended
-			last := w.epoch.Add(time.Duration(maxLastSeen(s)))
-			s.lossAt = lost
-			s.phases = phases{}
-			if last.Before(lost) && last.After(now) {
-				s.phases.detect = lost.Sub(last)
-			}
+	if ctx.Err() != nil {
+		return nil
+	}
+	w.reconnects.Add(1)
+	if s.lossAt.IsZero() { // else the outage goes on: a connection that delivered nothing ended
+		last := w.epoch.Add(time.Duration(maxLastSeen(s)))
+		s.lossAt = lost
+		s.phases = phases{}
+		if last.Before(lost) && last.After(now) {
+			s.phases.detect = lost.Sub(last)
 		}
+	}
+	if !s.gotFirst || cause == causeReadLimit {
+		return errNoData
 	}
 	return nil
 }
