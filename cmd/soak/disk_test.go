@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bufio"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -138,4 +141,124 @@ func TestDiskWritesFail(t *testing.T) {
 			t.Logf("writes failed %.0f ms, %d attempts; %d window rows lost; %+v", failed[0].DurMs, failed[0].Code, lost, missing)
 		})
 	}
+}
+
+// TestDiskFullAtEnd: the disk fills (EFBIG from RLIMIT_FSIZE, set so that
+// neither soak.db nor its WAL can grow) as the window ends
+// and the workers stop, and stays full. What was written stays in soak.db
+// and its -wal; the end's writes are retried and then given up; the table is
+// still printed and the report still attempted; the exit code is 1 and the
+// error says where the data is.
+func TestDiskFullAtEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real run")
+	}
+	base := t.TempDir()
+	prof := writeProfile(t, base, "disk.yaml", strings.Replace(diskProfile, "duration: 8s", "duration: 3s", 1))
+	out := filepath.Join(base, "out")
+	cmd := exec.Command(os.Args[0], "run", "-profile", prof, "-out", out)
+	cmd.Env = append(os.Environ(), "SOAK_TEST_AS_MAIN=1")
+	var stdout, stderr lockedBuffer
+	cmd.Stdout = &stdout
+	pr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopping := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		seen := false
+		for sc.Scan() {
+			stderr.Write([]byte(sc.Text() + "\n"))
+			if !seen && strings.Contains(sc.Text(), `msg="stopping workers" why="window ended"`) {
+				seen = true
+				close(stopping)
+			}
+		}
+		done <- cmd.Wait()
+	}()
+	select {
+	case <-stopping:
+	case err := <-done:
+		t.Fatalf("the run ended (%v) before its window did:\n%s", err, stderr.String())
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("the window did not end within 60 s:\n%s", stderr.String())
+	}
+	dir := filepath.Dir(dbPath(t, out))
+	path := filepath.Join(dir, "soak.db")
+	// The limit is the -shm's size: a database opened again truncates its
+	// -shm and regrows it (on a full disk, into the blocks it just freed);
+	// the WAL is larger, and the checkpoint grows soak.db past it.
+	size := map[string]int64{}
+	for _, ext := range []string{"", "-wal", "-shm"} {
+		if fi, err := os.Stat(path + ext); err == nil {
+			size[ext] = fi.Size()
+		}
+	}
+	limit := size["-shm"]
+	if limit == 0 || size["-wal"] <= limit {
+		cmd.Process.Kill()
+		t.Fatalf("database files %v: want a -shm and a larger -wal", size)
+	}
+	if err := unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: uint64(limit), Max: unix.RLIM_INFINITY}, nil); err != nil {
+		cmd.Process.Kill()
+		t.Skipf("cannot set RLIMIT_FSIZE on the controller (prlimit): %v", err)
+	}
+	// What the database holds once the disk is full (the controller cannot add to it).
+	rows := func() map[string]int64 {
+		db, err := store.OpenReadOnly(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		samples, err := db.Samples("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := map[string]int64{}
+		for _, s := range samples {
+			if s.HasWorker {
+				last[s.Lib] = max(last[s.Lib], s.Sec)
+			}
+		}
+		return last
+	}
+	before := rows()
+	var runErr error
+	select {
+	case runErr = <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("the run did not end within 60 s of the disk filling:\n%s", stderr.String())
+	}
+	outText, errText := stdout.String(), stderr.String()
+	var ee *exec.ExitError
+	if !errors.As(runErr, &ee) || ee.ExitCode() != 1 {
+		t.Errorf("exit: %v, want exit code 1", runErr)
+	}
+	for _, want := range []string{"Messages / data", "gorilla", "gws", "run directory: " + dir} {
+		if !strings.Contains(outText, want) {
+			t.Errorf("stdout lacks %q: the table was not printed:\n%s", want, outText)
+		}
+	}
+	for _, want := range []string{"retrying", "write report", "file too large", "soak.db-wal", "nothing written is lost"} {
+		if !strings.Contains(errText, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errText)
+		}
+	}
+	if _, err := os.Stat(path + "-wal"); err != nil {
+		t.Errorf("the -wal file is gone: %v", err)
+	}
+	after := rows()
+	for _, lib := range []string{"gorilla", "gws"} {
+		if before[lib] < 2 || after[lib] < before[lib] {
+			t.Errorf("%s: last second recorded %d when the disk filled, %d after the run: want nothing lost", lib, before[lib], after[lib])
+		}
+	}
+	t.Logf("limit %d bytes (files %v); last seconds %v when the disk filled, %v after", limit, size, before, after)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,6 +16,12 @@ import (
 // SOAK_TEST_AS_MAIN set this binary behaves exactly like soak.
 func TestMain(m *testing.M) {
 	if os.Getenv("SOAK_TEST_AS_MAIN") == "1" {
+		if ro := os.Getenv(readOnlyEnv); ro != "" {
+			if err := mountReadOnly(ro); err != nil {
+				fmt.Fprintf(os.Stderr, "mount %s read-only: %v\n", ro, err)
+				os.Exit(readOnlyFailed)
+			}
+		}
 		err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 		os.Exit(exitCode(err, os.Stderr))
 	}

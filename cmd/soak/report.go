@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/report"
+	"github.com/wssoak/wssoak/internal/rundir"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -37,29 +39,47 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	// The run's database is only read: a run on a read-only volume, or
+	// another user's, is reported like any other, into -o when its
+	// directory cannot take report.html.
 	htmlPath := *dest
 	if htmlPath == "" {
-		htmlPath = filepath.Join(filepath.Dir(dbPath), "report.html")
+		dir := filepath.Dir(dbPath)
+		if err := rundir.Writable(dir); err != nil {
+			return fmt.Errorf("report: cannot write report.html into the run directory %s (%v): give -o FILE to write the report elsewhere",
+				dir, errors.Unwrap(err))
+		}
+		htmlPath = filepath.Join(dir, "report.html")
 	}
 	running, stored, err := runState(dbPath)
 	if err != nil {
 		return err
 	}
 	// A finished run is judged against its profile's thresholds: by the
-	// verdicts soak run stored, else checked now (and stored). A run still
+	// verdicts soak run stored, else checked now (and stored when the
+	// database may be written, else shown in the page only). A run still
 	// going (or crashed) has no verdict yet.
 	var verdicts error
+	var opts report.Options
 	switch {
 	case len(stored) > 0:
 		verdicts = printVerdicts(stdout, stored)
 	case !running:
-		verdicts = checkThresholds(stdout, dbPath)
+		var vs []store.Verdict
+		vs, verdicts = checkRun(stdout, dbPath)
 		if _, broken := verdicts.(thresholdError); verdicts != nil && !broken {
 			return verdicts
 		}
+		if len(vs) > 0 && rundir.Writable(dbPath) == nil && rundir.Writable(filepath.Dir(dbPath)) == nil {
+			if err := saveVerdicts(dbPath, vs); err != nil {
+				return err
+			}
+		} else {
+			opts.Verdicts = vs
+		}
 	}
 	t0 := time.Now()
-	if err := report.WriteFile(ctx, dbPath, htmlPath, report.Options{}); err != nil {
+	if err := report.WriteFile(ctx, dbPath, htmlPath, opts); err != nil {
 		return err
 	}
 	st, err := os.Stat(htmlPath)
@@ -84,4 +104,27 @@ func runState(dbPath string) (bool, []store.Verdict, error) {
 	}
 	vs, err := db.Verdicts()
 	return r.Status == "running", vs, err
+}
+
+// checkRun checks the thresholds of the run in the database at dbPath, read-only.
+func checkRun(w io.Writer, dbPath string) ([]store.Verdict, error) {
+	db, err := store.OpenReadOnly(dbPath)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return checkThresholds(w, db)
+}
+
+// saveVerdicts stores verdicts in the database at dbPath.
+func saveVerdicts(dbPath string, vs []store.Verdict) error {
+	db, err := store.Open(dbPath)
+	if err != nil {
+		return err
+	}
+	if err := db.SaveVerdicts(vs); err != nil {
+		db.Close()
+		return err
+	}
+	return db.Close()
 }

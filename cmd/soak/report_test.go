@@ -64,7 +64,7 @@ func TestReportCommand(t *testing.T) {
 	if _, err := os.Stat(dest); err != nil {
 		t.Error(err)
 	}
-	left, _ := filepath.Glob(filepath.Join(older, ".report-*"))
+	left, _ := filepath.Glob(filepath.Join(older, ".report.html.tmp-*"))
 	if len(left) > 0 {
 		t.Errorf("temporary files left behind: %v", left)
 	}

@@ -132,20 +132,23 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		observers = append(observers, lv)
 	}
 	opts.Observer = observers
+	// The end's writes (the runner's, then the table and verdicts) are
+	// retried within one budget when they fail (a full disk).
+	retry := &store.Retry{Budget: store.DefaultRetryBudget, Log: log}
+	opts.EndRetry = retry
 	res, err := runner.Run(ctx, opts)
+	defer res.Release() // the run directory stays ours until its report is written
 	refresh.close()
 	if res != nil && res.DBPath != "" {
-		if terr := printTable(stdout, res); terr != nil && err == nil {
-			err = terr
+		// Whatever failed, the table is printed and the report attempted.
+		closed, ferr := finish(stdout, res, retry, err == nil)
+		if closed {
+			err = dropCheckpoint(err) // finish closed the database again: its checkpoint is the one that counts
 		}
-		if err == nil {
-			err = checkThresholds(stdout, res.DBPath) // stores the verdicts the report shows
-		}
+		err = errors.Join(err, ferr)
 		html := filepath.Join(res.Dir, "report.html")
 		if rerr := report.WriteFile(context.Background(), res.DBPath, html, report.Options{}); rerr != nil {
-			if err == nil {
-				err = rerr
-			}
+			err = errors.Join(err, rerr)
 		} else {
 			fmt.Fprintf(stdout, "report: %s\n", html)
 		}
@@ -207,20 +210,65 @@ func loadProfile(path string) (*profile.Profile, error) {
 	return profile.Load(path)
 }
 
-// printTable summarises the run from its database, stores the table and prints it.
-func printTable(w io.Writer, res *runner.Result) error {
+// finish summarises the run from its database, prints the table and stores
+// it; when the run succeeded (thresholds) it also checks the profile's
+// thresholds, prints the broken ones and stores the verdicts the report
+// shows. What is printed does not wait for the database: a write that fails
+// (a full disk) is retried with retry and then reported, and the final
+// checkpoint too (a *store.CheckpointError: nothing is lost). closed tells
+// that it opened and closed the database, checkpointing it once more.
+func finish(w io.Writer, res *runner.Result, retry *store.Retry, thresholds bool) (closed bool, err error) {
 	db, err := store.Open(res.DBPath)
 	if err != nil {
-		return err
+		return false, err
 	}
-	defer db.Close()
 	t, err := report.Summarize(db)
 	if err != nil {
-		return fmt.Errorf("summarize: %w", err)
+		return true, errors.Join(fmt.Errorf("summarize: %w", err), db.CloseWith(retry))
 	}
-	if err := db.SaveSummary(t.SummaryRows()); err != nil {
-		return err
+	printTable(w, res, t)
+	errs := []error{retry.Do("store the table", func() error { return db.SaveSummary(t.SummaryRows()) })}
+	if len(t.Libs) == 0 {
+		errs = append(errs, errors.New("no worker recorded anything"))
+	} else if thresholds {
+		vs, verr := checkThresholds(w, db)
+		if _, broken := verr.(thresholdError); verr == nil || broken {
+			errs = append(errs, retry.Do("store the verdicts", func() error { return db.SaveVerdicts(vs) }))
+		}
+		errs = append(errs, verr)
 	}
+	return true, errors.Join(append(errs, db.CloseWith(retry))...)
+}
+
+// dropCheckpoint removes the *store.CheckpointError from the errors joined in err.
+func dropCheckpoint(err error) error {
+	var keep []error
+	for _, e := range flatten(err) {
+		if _, ok := e.(*store.CheckpointError); !ok {
+			keep = append(keep, e)
+		}
+	}
+	return errors.Join(keep...)
+}
+
+// flatten lists the errors joined in err (errors.Join), recursively.
+func flatten(err error) []error {
+	if err == nil {
+		return nil
+	}
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, flatten(e)...)
+	}
+	return out
+}
+
+// printTable prints the table, the workers' notes and the run directory.
+func printTable(w io.Writer, res *runner.Result, t *report.Table) {
 	fmt.Fprintln(w)
 	t.WriteText(w)
 	for _, wr := range res.Workers {
@@ -229,8 +277,4 @@ func printTable(w io.Writer, res *runner.Result) error {
 		}
 	}
 	fmt.Fprintf(w, "\nrun directory: %s\n", res.Dir)
-	if len(t.Libs) == 0 {
-		return errors.New("no worker recorded anything")
-	}
-	return nil
 }

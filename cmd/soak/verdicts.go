@@ -20,22 +20,14 @@ func (e thresholdError) Error() string {
 }
 
 // checkThresholds checks the thresholds of the profile stored with the run in
-// the database at path, stores the verdicts in it (table verdicts) and prints
-// the broken ones. It returns a thresholdError when one broke.
-func checkThresholds(w io.Writer, path string) error {
-	db, err := store.Open(path)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
+// db (it only reads) and prints the broken ones. It returns the verdicts,
+// and a thresholdError when one broke.
+func checkThresholds(w io.Writer, db *store.DB) ([]store.Verdict, error) {
 	vs, err := verdict.FromRun(db)
 	if err != nil {
-		return fmt.Errorf("check thresholds: %w", err)
+		return nil, fmt.Errorf("check thresholds: %w", err)
 	}
-	if err := db.SaveVerdicts(vs); err != nil {
-		return err
-	}
-	return printVerdicts(w, vs)
+	return vs, printVerdicts(w, vs)
 }
 
 // printVerdicts prints the broken verdicts (or that all passed) and returns

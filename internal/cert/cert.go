@@ -12,11 +12,13 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
-	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/wssoak/wssoak/internal/rundir"
 )
 
 // LocalHosts are the names of a certificate for a loopback server.
@@ -94,11 +96,12 @@ func serial() *big.Int {
 	return n.Add(n, big.NewInt(1))
 }
 
-// Write writes ca.pem, server.pem and server-key.pem (mode 0600) into dir.
+// Write writes ca.pem, server.pem and server-key.pem (mode 0600) into dir, each
+// through rundir.WriteFile (a symlink at a name is replaced, not followed).
 func (a *Authority) Write(dir string) (Files, error) {
 	f := Files{CA: filepath.Join(dir, "ca.pem"), Cert: filepath.Join(dir, "server.pem"), Key: filepath.Join(dir, "server-key.pem")}
 	for path, data := range map[string][]byte{f.CA: a.CAPEM, f.Cert: a.CertPEM, f.Key: a.KeyPEM} {
-		if err := os.WriteFile(path, data, 0o600); err != nil {
+		if err := rundir.WriteFile(path, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
 			return Files{}, fmt.Errorf("write certificate: %w", err)
 		}
 	}

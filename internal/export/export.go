@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/report"
+	"github.com/wssoak/wssoak/internal/rundir"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -71,24 +73,25 @@ func Write(db *store.DB, dir, format string) (map[string]int64, error) {
 	return counts, nil
 }
 
+// writeTable writes one table's file through rundir.WriteFile: a temporary
+// file renamed over path once complete (mode 0600), so a failed export
+// leaves the previous file and a symlink at path is replaced, not followed.
 func writeTable(db *store.DB, path, format, table string, start time.Time) (int64, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return 0, err
-	}
-	bw := bufio.NewWriterSize(f, 256<<10)
-	w := &rowWriter{w: bw, cols: Columns[table], json: format == "json"}
-	if !w.json {
-		w.header()
-	}
-	err = fill(db, table, w, start)
-	if ferr := bw.Flush(); ferr != nil && err == nil {
-		err = ferr
-	}
-	if cerr := f.Close(); cerr != nil && err == nil {
-		err = cerr
-	}
-	return w.rows, err
+	var rows int64
+	err := rundir.WriteFile(path, func(f io.Writer) error {
+		bw := bufio.NewWriterSize(f, 256<<10)
+		w := &rowWriter{w: bw, cols: Columns[table], json: format == "json"}
+		if !w.json {
+			w.header()
+		}
+		err := fill(db, table, w, start)
+		if ferr := bw.Flush(); ferr != nil && err == nil {
+			err = ferr
+		}
+		rows = w.rows
+		return err
+	})
+	return rows, err
 }
 
 // unixMs is t in Unix milliseconds.

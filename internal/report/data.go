@@ -191,7 +191,7 @@ var better = []struct{ prefix, dir string }{
 }
 
 // build reads the database into a page.
-func build(db *store.DB) (*page, error) {
+func build(db *store.DB, checked []store.Verdict) (*page, error) {
 	run, err := db.Run()
 	if err != nil {
 		return nil, err
@@ -208,6 +208,9 @@ func build(db *store.DB) (*page, error) {
 	vs, err := db.Verdicts()
 	if err != nil {
 		return nil, err
+	}
+	if len(vs) == 0 {
+		vs = checked
 	}
 	for _, v := range vs {
 		p.Verdicts = append(p.Verdicts, verdictRow{Lib: v.Lib, Threshold: v.Threshold, Text: verdict.Format(v), Broken: v.Broken})

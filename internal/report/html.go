@@ -9,11 +9,10 @@ import (
 	"html/template"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/rundir"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -21,6 +20,9 @@ import (
 type Options struct {
 	// Now stamps the page ("generated at"); zero = time.Now().
 	Now time.Time
+	// Verdicts, when the database has none stored, are shown instead
+	// (checked now by a caller that may not write the database).
+	Verdicts []store.Verdict
 }
 
 var (
@@ -54,7 +56,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 // Render writes the HTML report of the run in db to w. It only reads db, so
 // it may run on a read-only connection while the run goes on.
 func Render(ctx context.Context, db *store.DB, w io.Writer, opts Options) error {
-	p, err := build(db)
+	p, err := build(db, opts.Verdicts)
 	if err != nil {
 		return err
 	}
@@ -95,23 +97,9 @@ func WriteFile(ctx context.Context, dbPath, htmlPath string, opts Options) error
 	if err := Render(ctx, db, &buf, opts); err != nil {
 		return fmt.Errorf("render %s: %w", dbPath, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(htmlPath), ".report-*.html")
-	if err != nil {
-		return fmt.Errorf("write report: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename this finds nothing
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write report: %w", err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write report: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write report: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), htmlPath); err != nil {
+	// A temporary file renamed over htmlPath (mode 0600; a symlink there is
+	// replaced, not followed).
+	if err := rundir.WriteFile(htmlPath, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err }); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/wssoak/wssoak/internal/rundir"
 )
 
 // child is a process of the run: the replay server or a worker. It gets its
@@ -24,7 +26,7 @@ type child struct {
 }
 
 func startChild(name, exe string, args []string, config []byte, logPath string) (*child, error) {
-	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	lf, err := rundir.OpenAppend(logPath) // a resumed run appends
 	if err != nil {
 		return nil, fmt.Errorf("open %s log: %w", name, err)
 	}

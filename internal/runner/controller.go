@@ -24,6 +24,7 @@ import (
 	"github.com/wssoak/wssoak/internal/metrics"
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/replay"
+	"github.com/wssoak/wssoak/internal/rundir"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/transport"
 )
@@ -62,6 +63,11 @@ type Options struct {
 	// Observer, if set, is told where the run writes, then sees every batch
 	// once it is committed to the database.
 	Observer Observer
+	// EndRetry retries the writes at the end of the run (the last batches,
+	// lost charges, server counts, worker records, the run's status, the
+	// final checkpoint) within one budget; the caller may go on using it
+	// for its own (the table). Default: store.DefaultRetryBudget.
+	EndRetry *store.Retry
 }
 
 // Observer watches a run from the outside (the live view). Its methods run
@@ -78,6 +84,17 @@ type Result struct {
 	Dir     string
 	DBPath  string
 	Workers []WorkerResult
+
+	lock *rundir.Lock
+}
+
+// Release gives up the run directory, which Run leaves locked so that the
+// caller can finish writing into it (the table, the report) before another
+// process may take it (a -resume). Safe on nil.
+func (r *Result) Release() {
+	if r != nil {
+		r.lock.Release()
+	}
 }
 
 // WorkerResult is one library's process account.
@@ -137,6 +154,7 @@ type workerProc struct {
 	subs    map[subKey]SubStat // latest cumulative totals per subscription
 	started time.Time
 	res     WorkerResult
+	unsaved *store.Worker // the last record, when storing it failed: retried at the end
 
 	// the last subs frame, sent after the connections ended: gaps and dial accounts
 	finalSubs  []SubStat
@@ -201,6 +219,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.WriteBacklog <= 0 {
 		o.WriteBacklog = defaultWriteBacklog
 	}
+	if o.EndRetry == nil {
+		o.EndRetry = &store.Retry{Budget: store.DefaultRetryBudget, Log: o.Log}
+	}
 	if o.Exe == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -212,28 +233,25 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		runID, dir string
 		db         *store.DB
 		rs         *resumed
+		lock       *rundir.Lock // held until the caller's Result.Release
 		err        error
 	)
 	if o.Resume != "" {
 		if rs, err = openResumed(o.Resume); err != nil {
 			return nil, err
 		}
-		o.Profile, db, dir, runID = rs.profile, rs.db, o.Resume, rs.run.ID
+		o.Profile, db, dir, runID, lock = rs.profile, rs.db, o.Resume, rs.run.ID, rs.lock
 	}
 	p := o.Profile
 	if err := preflight(ctx, p.Target, p.Proxy); err != nil {
 		if db != nil {
 			db.Close()
 		}
+		lock.Release()
 		return nil, err
 	}
 	if rs == nil {
-		runID = o.Now().UTC().Format("20060102-150405") + "-" + sanitize(p.Name)
-		dir = filepath.Join(o.OutDir, runID)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("create run dir: %w", err)
-		}
-		if db, err = store.Open(filepath.Join(dir, "soak.db")); err != nil {
+		if runID, dir, lock, db, err = createRun(o); err != nil {
 			return nil, err
 		}
 	}
@@ -258,17 +276,38 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	case ctx.Err() != nil:
 		status = "interrupted"
 	}
-	if ferr := db.FinishRun(o.Now(), status); ferr != nil && err == nil {
-		err = ferr
-	}
-	if cerr := db.Close(); cerr != nil && err == nil {
-		err = cerr
-	}
+	// A full disk at the end: retried, then reported with the rest; the
+	// caller still prints the table.
+	ended := o.Now()
+	err = errors.Join(err, o.EndRetry.Do("record the run's end", func() error { return db.FinishRun(ended, status) }))
+	err = errors.Join(err, db.CloseWith(o.EndRetry))
 	if res == nil {
 		res = &Result{RunID: runID}
 	}
-	res.RunID, res.Dir, res.DBPath = runID, dir, filepath.Join(dir, "soak.db")
+	res.RunID, res.Dir, res.DBPath, res.lock = runID, dir, filepath.Join(dir, "soak.db"), lock
 	return res, err
+}
+
+// createRun makes a new run's directory (private: see rundir), takes its
+// lock and creates its database, mode 0600 like every file of the run.
+func createRun(o Options) (runID, dir string, lock *rundir.Lock, db *store.DB, err error) {
+	runID = o.Now().UTC().Format("20060102-150405") + "-" + sanitize(o.Profile.Name)
+	if dir, err = rundir.Create(o.OutDir, runID); err != nil {
+		return "", "", nil, nil, err
+	}
+	if lock, err = rundir.TakeLock(dir); err != nil {
+		return "", "", nil, nil, err
+	}
+	path := filepath.Join(dir, "soak.db")
+	if err = rundir.CreateEmpty(path); err != nil {
+		lock.Release()
+		return "", "", nil, nil, fmt.Errorf("create db: %w", err)
+	}
+	if db, err = store.Open(path); err != nil {
+		lock.Release()
+		return "", "", nil, nil, err
+	}
+	return runID, dir, lock, db, nil
 }
 
 func (c *controller) flush() {
@@ -356,6 +395,13 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 	res := &Result{}
 	for _, w := range c.workers {
 		res.Workers = append(res.Workers, w.res)
+	}
+	for _, w := range c.workers {
+		if rec := w.unsaved; rec != nil {
+			if werr := c.o.EndRetry.Do("record worker "+w.lib, func() error { return c.db.UpsertWorker(*rec) }); werr != nil {
+				c.o.Log.Warn("record worker", "lib", w.lib, "err", werr)
+			}
+		}
 	}
 	if terr := c.saveTruth(); terr != nil {
 		c.o.Log.Warn("lost charges", "err", terr)
@@ -561,7 +607,7 @@ func (c *controller) saveServerCounts() error {
 			rows = append(rows, store.ServerCount{Tag: cn.Tag, Stream: name, Sent: s.Sent, Bytes: s.Bytes, FirstSeq: s.FirstSeq, LastSeq: s.LastSeq})
 		}
 	}
-	return c.db.SaveServerCounts(rows)
+	return c.o.EndRetry.Do("store server counts", func() error { return c.db.SaveServerCounts(rows) })
 }
 
 // saveTruth compares the libraries' lost ids per subscription and stores who
@@ -582,7 +628,8 @@ func (c *controller) saveTruth() error {
 	if len(finals) == 0 {
 		return nil
 	}
-	return c.db.SaveTruth(chargeLost(finals), dials)
+	lost := chargeLost(finals)
+	return c.o.EndRetry.Do("store lost charges", func() error { return c.db.SaveTruth(lost, dials) })
 }
 
 func (c *controller) startWorker(w *workerProc) error {
@@ -939,8 +986,10 @@ func (c *controller) onExit(w *workerProc, stopping bool) {
 		rec.MaxRSS = f.MaxRSS
 		rec.LatCount, rec.LatP50, rec.LatP99, rec.LatMax = f.LatN, f.LatP50, f.LatP99, f.LatMax
 	}
+	w.unsaved = nil
 	if err := c.db.UpsertWorker(rec); err != nil {
 		c.o.Log.Warn("record worker", "lib", w.lib, "err", err)
+		w.unsaved = &rec
 	}
 	if stopping && w.final != nil {
 		return

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/profile"
+	"github.com/wssoak/wssoak/internal/rundir"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/transport"
 )
@@ -43,6 +44,7 @@ type resumed struct {
 	last    map[string]store.Sample
 	streams map[string]map[subKey]SubStat
 	workers map[string]store.Worker
+	lock    *rundir.Lock // the run directory's, taken before the database is opened
 }
 
 type subKey struct {
@@ -55,15 +57,23 @@ func openResumed(dir string) (*resumed, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("resume %s: %w", dir, err)
 	}
+	// A controller still running this run owns it: refused before anything is written.
+	lock, err := rundir.TakeLock(dir)
+	if err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
 	db, err := store.Open(path)
 	if err != nil {
+		lock.Release()
 		return nil, fmt.Errorf("resume %s: %w", dir, err)
 	}
 	rs, err := loadResumed(db)
 	if err != nil {
 		db.Close()
+		lock.Release()
 		return nil, fmt.Errorf("resume %s: %w", dir, err)
 	}
+	rs.lock = lock
 	return rs, nil
 }
 

@@ -15,11 +15,11 @@ import (
 // the controller flushes about once a second) is the oldest dropped; what it
 // held is recorded as a "missing" event naming the seconds lost. Every failure
 // is logged, and the episode is recorded as a "write_failed" event once writes
-// work again. At the end, pending batches get writeFinalTries more attempts.
+// work again. At the end, pending batches are retried within
+// Options.EndRetry's budget, shared with the end's other writes.
 var (
-	writeRetryMin   = 100 * time.Millisecond
-	writeRetryMax   = 2 * time.Second
-	writeFinalTries = 5
+	writeRetryMin = store.RetryMin
+	writeRetryMax = store.RetryMax
 )
 
 const defaultWriteBacklog = 600
@@ -87,12 +87,13 @@ func (c *controller) writer() {
 		select {
 		case b, open := <-c.writes:
 			if !open {
-				for i := 0; len(pending) > 0 && i < writeFinalTries; i++ {
-					if drain() {
-						break
-					}
-					time.Sleep(backoff)
-					backoff = min(2*backoff, writeRetryMax)
+				if len(pending) > 0 {
+					_ = c.o.EndRetry.Do("write the last batches", func() error {
+						if drain() {
+							return nil
+						}
+						return ep.lastErr
+					})
 				}
 				if len(pending) > 0 {
 					for _, b := range pending {

@@ -17,14 +17,18 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"path/filepath"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+
+	"github.com/wssoak/wssoak/internal/rundir"
 )
 
 // DB is an open run database.
 type DB struct {
 	db       *sql.DB
+	path     string
 	readOnly bool
 
 	// Writer only: statements prepared once, reused by every Write.
@@ -44,6 +48,10 @@ func dsn(path string, params url.Values) string {
 // Open opens or creates the database at path (its directory must exist) as
 // the run's single writer and brings the schema up to date.
 func Open(path string) (*DB, error) {
+	// A file with content but no tables is not to be migrated: it is a copy
+	// of a running database made without its WAL (see noTables).
+	fi, err := os.Stat(path)
+	existing := err == nil && fi.Size() > 0
 	db, err := sql.Open("sqlite3", dsn(path, url.Values{
 		"_journal_mode": {"WAL"},
 		"_synchronous":  {"NORMAL"},
@@ -57,8 +65,8 @@ func Open(path string) (*DB, error) {
 	db.SetMaxOpenConns(1) // one writer connection: statements and pragmas stay on it
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	s := &DB{db: db, streamIDs: map[streamKey]int64{}}
-	if err := s.migrate(); err != nil {
+	s := &DB{db: db, path: path, streamIDs: map[streamKey]int64{}}
+	if err := s.migrate(existing); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -87,19 +95,68 @@ func OpenReadOnly(path string) (*DB, error) {
 	var v int
 	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
 		db.Close()
+		if werr := walUnreadable(path); werr != nil {
+			return nil, werr
+		}
 		return nil, fmt.Errorf("open db: %w", err)
+	}
+	if v == 0 {
+		if err := noTables(db, path); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	if v != schemaVersion {
 		db.Close()
 		return nil, fmt.Errorf("open db: schema version %d, want %d", v, schemaVersion)
 	}
-	return &DB{db: db, readOnly: true}, nil
+	return &DB{db: db, path: path, readOnly: true}, nil
 }
 
-func (s *DB) migrate() error {
+// walUnreadable explains why SQLite cannot open a database read-only: a
+// -wal file without its -shm in a directory this process may not write,
+// where SQLite cannot make the -shm it needs to read the WAL. Nil when that
+// is not the case.
+func walUnreadable(path string) error {
+	if _, err := os.Stat(path + "-wal"); err != nil {
+		return nil
+	}
+	if _, err := os.Stat(path + "-shm"); err == nil {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	if rundir.Writable(dir) == nil {
+		return nil
+	}
+	return fmt.Errorf("open db: %s has a -wal file (%s: a run going on, or one that crashed or was copied mid-run) "+
+		"but no -shm, and its directory %s is read-only: SQLite cannot read the WAL without making a -shm there; "+
+		"copy the run directory somewhere writable", path, filepath.Base(path)+"-wal", dir)
+}
+
+// noTables explains a database without a single table: a copy of a running
+// run's soak.db made without its soak.db-wal, where everything written since
+// the last checkpoint (for a short run: everything, the schema included) is.
+func noTables(db *sql.DB, path string) error {
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
+		return fmt.Errorf("open db: %w", err)
+	}
+	if n > 0 {
+		return nil
+	}
+	return fmt.Errorf("open db: %s has no tables: a copy of a running database needs its -wal file too (%s), "+
+		"or this is not a soak database", path, filepath.Base(path)+"-wal")
+}
+
+func (s *DB) migrate(existing bool) error {
 	var v int
 	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
 		return fmt.Errorf("open db: %w", err)
+	}
+	if v == 0 && existing {
+		if err := noTables(s.db, s.path); err != nil {
+			return err
+		}
 	}
 	if v > schemaVersion {
 		return fmt.Errorf("open db: schema version %d is newer than this program's %d", v, schemaVersion)
@@ -180,7 +237,12 @@ func (s *DB) prepare() error {
 
 // Close closes the database; the writer first folds the WAL into the main
 // file so the run directory holds one self-contained file.
-func (s *DB) Close() error {
+func (s *DB) Close() error { return s.CloseWith(nil) }
+
+// CloseWith is Close with the writer's final checkpoint retried by r (nil:
+// tried once). A checkpoint that fails loses nothing: the WAL stays beside
+// the database, and the next open folds it in (a *CheckpointError says so).
+func (s *DB) CloseWith(r *Retry) error {
 	var errs []error
 	for _, st := range []*sql.Stmt{s.insSample, s.insStreamSample, s.insEvent, s.insHost, s.insStream, s.selStream, s.updStream} {
 		if st != nil {
@@ -188,8 +250,18 @@ func (s *DB) Close() error {
 		}
 	}
 	if !s.readOnly {
-		if _, err := s.db.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-			errs = append(errs, fmt.Errorf("checkpoint: %w", err))
+		checkpoint := func() error {
+			_, err := s.db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+			return err
+		}
+		var err error
+		if r != nil {
+			err = r.Do("checkpoint", checkpoint)
+		} else {
+			err = checkpoint()
+		}
+		if err != nil {
+			errs = append(errs, &CheckpointError{Path: s.path, Err: err})
 		}
 	}
 	if err := s.db.Close(); err != nil {
@@ -197,6 +269,20 @@ func (s *DB) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// CheckpointError is a final checkpoint that failed (the disk is full): the
+// database is intact, in two files.
+type CheckpointError struct {
+	Path string
+	Err  error
+}
+
+func (e *CheckpointError) Error() string {
+	return fmt.Sprintf("checkpoint %s: %v: nothing written is lost: it is in %s and %s; keep the two files together "+
+		"(the next open of the database folds the WAL in)", e.Path, e.Err, filepath.Base(e.Path), filepath.Base(e.Path)+"-wal")
+}
+
+func (e *CheckpointError) Unwrap() error { return e.Err }
 
 // Checkpoint copies committed WAL pages into the database without blocking
 // readers or the writer (PASSIVE); call it periodically during a run.

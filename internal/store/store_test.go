@@ -4,6 +4,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 var t0 = time.Unix(0, 1_784_563_200_123_456_789)
@@ -572,5 +576,134 @@ func TestReadOnlyAfterWriterLeavesNoFiles(t *testing.T) {
 		if _, err := os.Stat(path + suffix); err == nil {
 			t.Errorf("reading the finished database left %s behind", filepath.Base(path+suffix))
 		}
+	}
+}
+
+// TestCopyWithoutWAL: a copy of a running database made without its -wal file
+// holds no tables (everything is still in the WAL). Reading it, or opening
+// it to write (resume, thresholds), says so instead of "schema version 0",
+// and leaves the copy as it was; with the -wal copied too, the run is there.
+func TestCopyWithoutWAL(t *testing.T) {
+	db, path := open(t)
+	if err := db.CreateRun(Run{ID: "r1", Name: "r", Status: "running", Started: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Write(&Batch{Samples: []Sample{{Sec: 1, Lib: "gorilla", TS: at(1), HasWorker: true, Msgs: 5}}}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cp := filepath.Join(dir, "soak.db")
+	for _, ext := range []string{"", "-wal"} {
+		b, err := os.ReadFile(path + ext)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "soak.db"+ext+".keep"), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if ext == "" {
+			if err := os.WriteFile(cp, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	orig, _ := os.ReadFile(cp)
+	for _, o := range []struct {
+		name string
+		open func(string) (*DB, error)
+	}{{"OpenReadOnly", OpenReadOnly}, {"Open", Open}} {
+		name := o.name
+		d, err := o.open(cp)
+		if err == nil {
+			d.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), "no tables") || !strings.Contains(err.Error(), "soak.db-wal") {
+			t.Errorf("%s of a copy without its WAL: %v; want an error saying it has no tables and needs its -wal", name, err)
+		}
+		if now, _ := os.ReadFile(cp); !reflect.DeepEqual(now, orig) {
+			t.Errorf("%s changed the copy", name)
+		}
+	}
+	// With its WAL, the copy is the run.
+	for _, ext := range []string{"", "-wal"} {
+		if err := os.Rename(filepath.Join(dir, "soak.db"+ext+".keep"), cp+ext); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Remove(cp + "-shm")
+	ro, err := OpenReadOnly(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if r, err := ro.Run(); err != nil || r.ID != "r1" {
+		t.Errorf("the copy with its WAL: run %+v, %v", r, err)
+	}
+}
+
+// signalWriter calls fn with every log line written to it.
+type signalWriter func(line string)
+
+func (f signalWriter) Write(p []byte) (int, error) { f(string(p)); return len(p), nil }
+
+// TestCloseRetriesCheckpoint: the writer's final checkpoint fails for real
+// (EFBIG: RLIMIT_FSIZE below the size the database grows to) and is retried;
+// once the limit is lifted, after the first retry is logged, it succeeds:
+// the WAL is folded in and removed, every row is in soak.db.
+func TestCloseRetriesCheckpoint(t *testing.T) {
+	db, path := open(t)
+	if err := db.CreateRun(Run{ID: "r1", Name: "r", Status: "running", Started: t0}); err != nil {
+		t.Fatal(err)
+	}
+	const secs = 200
+	for sec := int64(1); sec <= secs; sec++ {
+		if err := db.Write(&Batch{Samples: []Sample{{Sec: sec, Lib: "gorilla", TS: at(float64(sec)), HasWorker: true, Msgs: sec}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_FSIZE, &old); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: uint64(fi.Size()), Max: old.Max}); err != nil {
+		t.Skipf("cannot set RLIMIT_FSIZE: %v", err)
+	}
+	lifted := false
+	lift := func() {
+		if !lifted {
+			lifted = true
+			if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &old); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	defer lift()
+	var retries int
+	log := slog.New(slog.NewTextHandler(signalWriter(func(line string) {
+		if strings.Contains(line, `msg="checkpoint failed; retrying"`) && strings.Contains(line, "too large") {
+			retries++
+			lift() // the disk has room again
+		}
+	}), nil))
+	if err := db.CloseWith(&Retry{Budget: time.Minute, Log: log}); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if retries != 1 {
+		t.Errorf("%d retries logged, want 1", retries)
+	}
+	if _, err := os.Stat(path + "-wal"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the WAL is still there after the checkpoint: %v", err)
+	}
+	ro, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if n, err := ro.Count("samples"); err != nil || n != secs {
+		t.Errorf("%d samples in soak.db, %v; want %d", n, err, secs)
 	}
 }
