@@ -168,7 +168,7 @@ const eventCap = 500
 // verdictRow is one threshold checked for one library.
 type verdictRow struct {
 	Lib, Threshold, Text string
-	Broken               bool
+	Broken, Skipped      bool // Skipped: not measured, neither passed nor broken
 }
 
 // better says which way a reference-table row improves; rows not listed
@@ -210,7 +210,7 @@ func build(db *store.DB) (*page, error) {
 		return nil, err
 	}
 	for _, v := range vs {
-		p.Verdicts = append(p.Verdicts, verdictRow{Lib: v.Lib, Threshold: v.Threshold, Text: verdict.Format(v), Broken: v.Broken})
+		p.Verdicts = append(p.Verdicts, verdictRow{Lib: v.Lib, Threshold: v.Threshold, Text: verdict.Format(v), Broken: v.Broken, Skipped: v.Skipped()})
 	}
 	libs := tbl.Libs
 	slices.SortStableFunc(p.Workers, func(a, b store.Worker) int { return cmp.Compare(rank(a.Lib), rank(b.Lib)) })
