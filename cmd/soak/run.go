@@ -126,6 +126,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	opts.Observer = observers
 	res, err := runner.Run(ctx, opts)
+	// Stopped by a signal (or the caller) before the end: the runner recorded
+	// the run as interrupted; the exit code says so too.
+	interrupted := err == nil && ctx.Err() != nil
 	refresh.close()
 	if res != nil && res.DBPath != "" {
 		if terr := printTable(stdout, res); terr != nil && err == nil {
@@ -142,6 +145,13 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		} else {
 			fmt.Fprintf(stdout, "report: %s\n", html)
 		}
+	}
+	if err == nil && interrupted {
+		id := ""
+		if res != nil {
+			id = res.RunID
+		}
+		err = interruptedError{id}
 	}
 	return err
 }
