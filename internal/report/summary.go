@@ -340,6 +340,11 @@ func Summarize(db *store.DB) (*Table, error) {
 			dials += s.Dials
 			fails += s.DialFails
 			for code, n := range s.Statuses {
+				if code == "101" {
+					// A 101 is never a refusal: databases written before
+					// bad_accept counted a library's refused 101 under it.
+					code = "accept"
+				}
 				st[code] += n
 			}
 		}

@@ -280,3 +280,39 @@ func TestSummarizeNotMeasured(t *testing.T) {
 		}
 	}
 }
+
+// TestDialsCellAccept: failed dials are shown by HTTP status, and a 101 the
+// library refused (a wrong Sec-WebSocket-Accept) as accept — also when an
+// older database stored it under "101", which is no refusal.
+func TestDialsCellAccept(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.CreateRun(store.Run{ID: "r", Name: "r", Target: "local", Started: time.Unix(1_800_000_000, 0), Planned: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.UpsertWorker(store.Worker{Lib: "gorilla", Module: "m", Version: "v", Pid: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveTruth(nil, []store.SlotDials{
+		{Lib: "gorilla", Slot: 0, Group: "g", Dials: 7, DialFails: 6, Statuses: map[string]int64{"accept": 3, "429": 1}},
+		{Lib: "gorilla", Slot: 1, Group: "g", Dials: 2, DialFails: 2, Statuses: map[string]int64{"101": 2}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := Summarize(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range tbl.Rows {
+		if r.Name == "Dials / failed (status × n)" {
+			if want := "9 / 8 (429×1, accept×5)"; r.Cells[0] != want || r.Nums[0] != 8 {
+				t.Errorf("dials cell %q (%v), want %q (8)", r.Cells[0], r.Nums[0], want)
+			}
+			return
+		}
+	}
+	t.Fatal("no dials row")
+}
