@@ -9,11 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/metrics"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -97,6 +99,16 @@ func TestInterrupt(t *testing.T) {
 	}
 	if run.Status != "interrupted" {
 		t.Errorf("run status %q, want interrupted", run.Status)
+	}
+	// The clock's sync state: at the start (host info) and at the window's first second.
+	if c, err := metrics.ReadClock(); err == nil {
+		cs, err := db.ClockSamples()
+		if err != nil || len(cs) != 1 || cs[0].Sec != 1 || cs[0].Synced != c.Synced {
+			t.Errorf("clock samples %+v, %v: want one at second 1, synchronised %v as the kernel says now", cs, err, c.Synced)
+		}
+		if run.Host["clock_synced"] != strconv.FormatBool(c.Synced) || run.Host["clock_maxerror_us"] == "" {
+			t.Errorf("host info clock %q / %q, want synchronised %v", run.Host["clock_synced"], run.Host["clock_maxerror_us"], c.Synced)
+		}
 	}
 	ws, err := db.Workers()
 	if err != nil {

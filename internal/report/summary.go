@@ -76,6 +76,10 @@ func Summarize(db *store.DB) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	clock, err := readClockState(db, run)
+	if err != nil {
+		return nil, err
+	}
 	groups := planGroups(run.Settings["plan"])
 	t := &Table{RunID: run.ID, Seconds: int64(run.Planned.Seconds())}
 	data := map[string]*libData{}
@@ -280,7 +284,11 @@ func Summarize(db *store.DB) (*Table, error) {
 		if w.LatCount == 0 {
 			return notMeasured, math.NaN()
 		}
-		return fmt.Sprintf("%.2f / %.2f", float64(w.LatP50)/1000, float64(w.LatP99)/1000), float64(w.LatP99) / 1000
+		cell := fmt.Sprintf("%.2f / %.2f", float64(w.LatP50)/1000, float64(w.LatP99)/1000)
+		if clock.latencySuspect() { // a live target, and this machine's clock was not synchronised
+			cell += clockMark
+		}
+		return cell, float64(w.LatP99) / 1000
 	})
 	row("Errors / stalls", func(d *libData) (string, float64) {
 		var errs, stalls int
