@@ -43,7 +43,23 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.As(err, &te) {
 		return exitThreshold
 	}
+	var ie interruptedError
+	if errors.As(err, &ie) {
+		return exitInterrupted
+	}
 	return 1
+}
+
+// exitInterrupted is the exit code of soak run stopped by a signal (the first
+// Ctrl-C or SIGTERM: the run is recorded as interrupted, its table printed)
+// and of soak report of such a run, unless a threshold broke (3).
+const exitInterrupted = 4
+
+// interruptedError reports a run that was stopped before its end.
+type interruptedError struct{ run string }
+
+func (e interruptedError) Error() string {
+	return fmt.Sprintf("run %s was interrupted before its end (exit code %d)", e.run, exitInterrupted)
 }
 
 const usage = `soak compares Go WebSocket client libraries on Binance market streams.

@@ -51,10 +51,11 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		htmlPath = filepath.Join(dir, "report.html")
 	}
-	running, stored, err := runState(dbPath)
+	run, stored, err := runState(dbPath)
 	if err != nil {
 		return err
 	}
+	running := run.Status == "running"
 	// A finished run is judged against its profile's thresholds: by the
 	// verdicts soak run stored, else checked now (and stored when the
 	// database may be written, else shown in the page only). A run still
@@ -87,23 +88,26 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	fmt.Fprintf(stdout, "report: %s (%.1f MB, %s)\n", htmlPath, float64(st.Size())/1e6, time.Since(t0).Round(time.Millisecond))
+	if verdicts == nil && run.Status == "interrupted" {
+		return interruptedError{run.ID} // as soak run exited
+	}
 	return verdicts
 }
 
-// runState tells whether the run in the database is still recorded as
-// running (going on, or crashed), and returns its stored verdicts.
-func runState(dbPath string) (bool, []store.Verdict, error) {
+// runState returns the run's record (status "running" while it goes on, or
+// after a crash) and its stored verdicts.
+func runState(dbPath string) (store.Run, []store.Verdict, error) {
 	db, err := store.OpenReadOnly(dbPath)
 	if err != nil {
-		return false, nil, err
+		return store.Run{}, nil, err
 	}
 	defer db.Close()
 	r, err := db.Run()
 	if err != nil {
-		return false, nil, err
+		return store.Run{}, nil, err
 	}
 	vs, err := db.Verdicts()
-	return r.Status == "running", vs, err
+	return r, vs, err
 }
 
 // checkRun checks the thresholds of the run in the database at dbPath, read-only.

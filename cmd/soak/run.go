@@ -138,6 +138,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	opts.EndRetry = retry
 	res, err := runner.Run(ctx, opts)
 	defer res.Release() // the run directory stays ours until its report is written
+	// Stopped by a signal (or the caller) before the end: the runner recorded
+	// the run as interrupted; the exit code says so too.
+	interrupted := err == nil && ctx.Err() != nil
 	refresh.close()
 	if res != nil && res.DBPath != "" {
 		// Whatever failed, the table is printed and the report attempted.
@@ -152,6 +155,13 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		} else {
 			fmt.Fprintf(stdout, "report: %s\n", html)
 		}
+	}
+	if err == nil && interrupted {
+		id := ""
+		if res != nil {
+			id = res.RunID
+		}
+		err = interruptedError{id}
 	}
 	return err
 }

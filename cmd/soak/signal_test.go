@@ -3,15 +3,19 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/metrics"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -63,7 +67,7 @@ symbols: [btcusdt]
 `
 
 // TestInterrupt: the first SIGINT stops the workers, flushes, closes the
-// database and prints the table; exit code 0.
+// database and prints the table; exit code 4 (interrupted).
 func TestInterrupt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real run")
@@ -77,8 +81,8 @@ func TestInterrupt(t *testing.T) {
 	}
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Fatalf("exit after SIGINT: %v\n%s", err, out)
+		if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+			t.Fatalf("exit after SIGINT: %v (code %d), want code %d\n%s", err, code, exitInterrupted, out)
 		}
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
@@ -97,6 +101,16 @@ func TestInterrupt(t *testing.T) {
 	if run.Status != "interrupted" {
 		t.Errorf("run status %q, want interrupted", run.Status)
 	}
+	// The clock's sync state: at the start (host info) and at the window's first second.
+	if c, err := metrics.ReadClock(); err == nil {
+		cs, err := db.ClockSamples()
+		if err != nil || len(cs) != 1 || cs[0].Sec != 1 || cs[0].Synced != c.Synced {
+			t.Errorf("clock samples %+v, %v: want one at second 1, synchronised %v as the kernel says now", cs, err, c.Synced)
+		}
+		if run.Host["clock_synced"] != strconv.FormatBool(c.Synced) || run.Host["clock_maxerror_us"] == "" {
+			t.Errorf("host info clock %q / %q, want synchronised %v", run.Host["clock_synced"], run.Host["clock_maxerror_us"], c.Synced)
+		}
+	}
 	ws, err := db.Workers()
 	if err != nil {
 		t.Fatal(err)
@@ -109,6 +123,67 @@ func TestInterrupt(t *testing.T) {
 	samples, _ := db.Samples("gorilla")
 	if len(samples) < 10 {
 		t.Errorf("%d seconds recorded before the signal, want at least 10", len(samples))
+	}
+}
+
+// TestInterruptDuringWarmup: SIGTERM before the window starts. Nothing of
+// the window was recorded: the table shows "-" for the RSS, the CPU average,
+// the rates and the messages, and stores no number for them (NULL, not 0);
+// the CPU seconds the controller sampled when the workers stopped are shown.
+// The run exits with code 4, and soak report of it exits 4 too.
+func TestInterruptDuringWarmup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real run")
+	}
+	dir := t.TempDir()
+	prof := writeProfile(t, dir, "warm.yaml", "name: warm\nduration: 30s\nwarmup: 60s\nlibraries: [gorilla, gws]\nsymbols: [btcusdt]\n")
+	cmd := exec.Command(os.Args[0], "run", "-profile", prof, "-out", dir)
+	cmd.Env = append(os.Environ(), "SOAK_TEST_AS_MAIN=1")
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	workerPid(t, dir, "gws", cmd, &stderr) // the workers are up, in the warm-up
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("no exit 30 s after SIGTERM")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Fatalf("exit code %d after SIGTERM, want %d\n%s\n%s", code, exitInterrupted, out.String(), stderr.String())
+	}
+	db := openRun(t, dir)
+	rows, err := db.Summary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	notMeasured := map[string]bool{"Messages / data": true, "Avg / peak msgs/s": true, "RSS start → end (peak)": true,
+		"CPU avg (% of one core)": true, "Latency p50 / p99 (ms)": true}
+	seen := 0
+	for _, r := range rows {
+		if notMeasured[r.Metric] {
+			seen++
+			if r.Value != "-" || !math.IsNaN(r.Num) {
+				t.Errorf("%s %s: %q (%v), want - and no number (nothing of the window was measured)", r.Metric, r.Lib, r.Value, r.Num)
+			}
+		}
+		if r.Metric == "CPU s sampled / rusage" && (strings.HasPrefix(r.Value, "-") || strings.HasPrefix(r.Value, "0.00") || !(r.Num > 0)) {
+			t.Errorf("%s %s: %q (%v), want the CPU seconds sampled when the worker stopped", r.Metric, r.Lib, r.Value, r.Num)
+		}
+	}
+	if seen != 2*len(notMeasured) {
+		t.Errorf("%d not-measured cells checked, want %d:\n%s", seen, 2*len(notMeasured), out.String())
+	}
+	var rout, rerr bytes.Buffer
+	if err := run(context.Background(), []string{"report", filepath.Dir(dbPath(t, dir))}, nil, &rout, &rerr); exitCode(err, io.Discard) != exitInterrupted {
+		t.Errorf("soak report of the interrupted run: %v (code %d), want code %d", err, exitCode(err, io.Discard), exitInterrupted)
 	}
 }
 

@@ -36,9 +36,16 @@ func printVerdicts(w io.Writer, vs []store.Verdict) error {
 	if len(vs) == 0 {
 		return nil
 	}
-	broken := verdict.Broken(vs)
+	broken, skipped := verdict.Broken(vs), verdict.Skipped(vs)
+	for _, v := range skipped {
+		fmt.Fprintf(w, "threshold skipped: %s\n", verdict.Format(v))
+	}
 	if len(broken) == 0 {
-		fmt.Fprintf(w, "thresholds: all %d checks passed\n", len(vs))
+		if len(skipped) == 0 {
+			fmt.Fprintf(w, "thresholds: all %d checks passed\n", len(vs))
+		} else {
+			fmt.Fprintf(w, "thresholds: %d checks passed, %d skipped (not measured)\n", len(vs)-len(skipped), len(skipped))
+		}
 		return nil
 	}
 	for _, v := range broken {

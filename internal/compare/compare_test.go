@@ -146,3 +146,67 @@ func golden(t *testing.T, path, got string) {
 		t.Errorf("%s differs (run with -update if intended):\n%s", path, got)
 	}
 }
+
+// sampledRun writes a run without a stored table whose gws worker sent
+// frames for seconds 1–3; with sampled, the controller also sampled its
+// process (RSS 12 MB, 2 % CPU), else it never did (a worker that was
+// stopped before its first sample).
+func sampledRun(t *testing.T, id string, sampled bool) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "soak.db")
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Unix(1_800_000_000, 0)
+	if err := db.CreateRun(store.Run{ID: id, Name: "local", Target: "local", Status: "done", Started: start, Planned: 3 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	w := store.Worker{Lib: "gws", Module: "m", Version: "v", Pid: 1, RusageUser: 0.3}
+	if sampled {
+		w.SampledCPU = 0.3
+	}
+	if err := db.UpsertWorker(w); err != nil {
+		t.Fatal(err)
+	}
+	b := &store.Batch{}
+	for sec := int64(1); sec <= 3; sec++ {
+		b.Samples = append(b.Samples, store.Sample{Lib: "gws", Sec: sec, TS: start.Add(time.Duration(sec) * time.Second),
+			HasWorker: true, Msgs: 10, MsgsTotal: 10 * sec, HasProc: sampled, RSS: 12e6, CPUPct: 2})
+	}
+	if err := db.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestNotMeasuredHasNoDifference: B's worker was never sampled, so its RSS,
+// CPU average and sampled CPU are "-" (NULL): compare shows no difference for
+// them, not B − A against 0; the messages, measured in both, still differ by 0.
+func TestNotMeasuredHasNoDifference(t *testing.T) {
+	a := load(t, sampledRun(t, "a", true), "A")
+	b := load(t, sampledRun(t, "b", false), "B")
+	var out bytes.Buffer
+	Write(&out, a, b)
+	lines := map[string]string{}
+	for _, l := range strings.Split(out.String(), "\n") {
+		for _, m := range []string{"RSS start → end (peak)", "CPU avg (% of one core)", "CPU s sampled / rusage", "Messages / data"} {
+			if strings.HasPrefix(l, m) {
+				lines[m] = strings.Join(strings.Fields(strings.TrimPrefix(l, m)), " ")
+			}
+		}
+	}
+	for m, want := range map[string]string{
+		"RSS start → end (peak)":  "12.0 → 12.0 MB (12.0) - - -",
+		"CPU avg (% of one core)": "2.0 % - - -",
+		"CPU s sampled / rusage":  "0.30 / 0.30 (+0.0 %) - / 0.30 - -",
+		"Messages / data":         "30 / 0 B 30 / 0 B +0 messages +0.0 %",
+	} {
+		if lines[m] != want {
+			t.Errorf("%s: %q, want %q\n%s", m, lines[m], want, out.String())
+		}
+	}
+}

@@ -3,6 +3,7 @@ package metrics
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"strconv"
 	"strings"
@@ -91,8 +92,9 @@ var sysctls = []struct{ key, path string }{
 // HostInfo describes the host for a run's environment: cpu_model,
 // cpu_logical, cpu_physical, kernel, arch, os, virtualization, mem_total and,
 // where readable, the receive-buffer sysctls tcp_rmem, rmem_max and
-// rmem_default. The host name and host id are deliberately left out. A value
-// that cannot be read is omitted; the error joins those failures (sysctls
+// rmem_default, and the clock's sync state at the start (ClockSync.HostInfo).
+// The host name and host id are deliberately left out. A value that cannot be
+// read is omitted; the error joins those failures (sysctls and clock
 // excepted) and the map holds everything else even when the error is not nil.
 func HostInfo() (map[string]string, error) {
 	info := make(map[string]string)
@@ -137,6 +139,9 @@ func HostInfo() (map[string]string, error) {
 		if b, err := os.ReadFile(sc.path); err == nil {
 			info[sc.key] = strings.Join(strings.Fields(string(b)), " ")
 		}
+	}
+	if c, err := ReadClock(); err == nil {
+		maps.Copy(info, c.HostInfo())
 	}
 	return info, errors.Join(errs...)
 }

@@ -18,6 +18,7 @@ import (
 // JSON for the charts and the event log; the rest is rendered as HTML.
 type page struct {
 	Run      store.Run
+	Clock    string        // the local clock's synchronisation (clockState.header)
 	Duration time.Duration // started → ended (or → last sample while running)
 	Status   string
 	Host     []kv
@@ -54,6 +55,7 @@ type chart struct {
 	Basis   string   `json:"basis"`  // per second, per interval, cumulative, sampled …
 	Bucket  float64  `json:"bucket"` // downsampling bucket in seconds (0 = every point)
 	Step    bool     `json:"step,omitempty"`
+	Note    string   `json:"note,omitempty"` // shown under the chart (the latency charts: the clocks)
 	Series  []series `json:"series"`
 	Markers []marker `json:"markers,omitempty"`
 }
@@ -168,7 +170,7 @@ const eventCap = 500
 // verdictRow is one threshold checked for one library.
 type verdictRow struct {
 	Lib, Threshold, Text string
-	Broken               bool
+	Broken, Skipped      bool // Skipped: not measured, neither passed nor broken
 }
 
 // better says which way a reference-table row improves; rows not listed
@@ -213,7 +215,7 @@ func build(db *store.DB, checked []store.Verdict) (*page, error) {
 		vs = checked
 	}
 	for _, v := range vs {
-		p.Verdicts = append(p.Verdicts, verdictRow{Lib: v.Lib, Threshold: v.Threshold, Text: verdict.Format(v), Broken: v.Broken})
+		p.Verdicts = append(p.Verdicts, verdictRow{Lib: v.Lib, Threshold: v.Threshold, Text: verdict.Format(v), Broken: v.Broken, Skipped: v.Skipped()})
 	}
 	libs := tbl.Libs
 	slices.SortStableFunc(p.Workers, func(a, b store.Worker) int { return cmp.Compare(rank(a.Lib), rank(b.Lib)) })
@@ -247,6 +249,16 @@ func build(db *store.DB, checked []store.Verdict) (*page, error) {
 	p.Best = bestRows(tbl)
 	if p.Data.Charts, err = charts(db, lastSec, libs, libIdx, events); err != nil {
 		return nil, err
+	}
+	clock, err := readClockState(db, run)
+	if err != nil {
+		return nil, err
+	}
+	p.Clock = clock.header()
+	for i := range p.Data.Charts {
+		if c := &p.Data.Charts[i]; c.ID == "lat_p50" || c.ID == "lat_p99" {
+			c.Note = clock.chartNote()
+		}
 	}
 	p.Data.Events, p.Data.Kinds, p.Data.Counts = eventRows(libs, events)
 	p.Groups, p.Subs = streamTables(libs, run, streams, events)

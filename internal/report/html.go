@@ -50,7 +50,14 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"secs": func(s float64) string { return fmt.Sprintf("%.1f", s) },
 	"ms":   func(v float64) string { return fmtMs(v) },
 	"addf": func(a, b float64) float64 { return a + b },
-	"mbf":  func(b int64) float64 { return float64(b) / 1e6 },
+	// cpus is CPU seconds, or "-" when none were measured (see CPUSampled).
+	"cpus": func(s float64) string {
+		if s <= 0 {
+			return notMeasured
+		}
+		return fmt.Sprintf("%.2f", s)
+	},
+	"mbf": func(b int64) float64 { return float64(b) / 1e6 },
 }).Parse(pageHTML))
 
 // Render writes the HTML report of the run in db to w. It only reads db, so

@@ -37,7 +37,8 @@ func fixtureDB(t testing.TB) string {
 	if err := db.CreateRun(store.Run{ID: "20261101-120000-fixture", Name: "fixture", Target: "ws://127.0.0.1:9443",
 		ProfileText: "name: fixture\nduration: 2m\n# <script>alert(1)</script> stays text\n",
 		Started:     start, Ended: at(122), Planned: 120 * time.Second, Status: "done", GoVersion: "go1.26.8",
-		Host:     map[string]string{"cpu_model": "Test CPU", "cpu_logical": "2", "kernel": "6.1.0-test", "tcp_rmem": "4096 131072 6291456"},
+		Host: map[string]string{"cpu_model": "Test CPU", "cpu_logical": "2", "kernel": "6.1.0-test", "tcp_rmem": "4096 131072 6291456",
+			"clock_synced": "true", "clock_state": "0", "clock_status": "8193", "clock_esterror_us": "800", "clock_maxerror_us": "20000"},
 		Settings: map[string]string{"plan": plan, "keepalive": "20s/1m0s", "read_limit": "16777216", "rcvbuf": "0", "profile_path": "fixture.yaml"},
 	}); err != nil {
 		t.Fatal(err)
@@ -89,6 +90,11 @@ func fixtureDB(t testing.TB) string {
 					Sec: sec, MsgsTotal: msgs, BytesTotal: msgs * 100, LostTotal: lost, MaxSilenceMs: 1200 + int64(li)*100, LastSeq: msgs})
 			}
 		}
+	}
+	// The clock, synchronised: at the window's start and a minute later.
+	b.Clock = []store.ClockSample{
+		{Sec: 1, TS: at(1), Synced: true, Status: 0x2001, EstErrorUs: 900, MaxErrorUs: 25_000},
+		{Sec: 61, TS: at(61), Synced: true, Status: 0x2001, EstErrorUs: 1500, MaxErrorUs: 40_000},
 	}
 	for sec := int64(1); sec <= 122; sec++ {
 		b.Host = append(b.Host, store.HostSample{Sec: sec, TS: at(float64(sec)), Load1: 0.5 + float64(sec%10)/10, Load5: 0.6,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -75,6 +76,10 @@ func Summarize(db *store.DB) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	clock, err := readClockState(db, run)
+	if err != nil {
+		return nil, err
+	}
 	groups := planGroups(run.Settings["plan"])
 	t := &Table{RunID: run.ID, Seconds: int64(run.Planned.Seconds())}
 	data := map[string]*libData{}
@@ -140,42 +145,46 @@ func Summarize(db *store.DB) (*Table, error) {
 		}
 		return out
 	}
+	// A value that was not measured (no worker frame, no process sample, no
+	// latency recorded …) is shown as notMeasured with no number (NaN, stored
+	// as NULL), never as 0: compare and the thresholds skip it.
 	row("Messages / data", func(d *libData) (string, float64) {
 		var msgs, bytes int64
+		seen := false
 		for _, s := range d.samples {
 			if s.HasWorker {
 				msgs, bytes = max(msgs, s.MsgsTotal), max(bytes, s.BytesTotal)
+				seen = true
 			}
+		}
+		if !seen {
+			return notMeasured, math.NaN()
 		}
 		return fmt.Sprintf("%s / %s", count(float64(msgs)), size(float64(bytes))), float64(msgs)
 	})
 	row("Avg / peak msgs/s", func(d *libData) (string, float64) {
-		var sum, peak int64
-		var n int64
-		for _, s := range window(d) {
-			if s.HasWorker {
-				sum += s.Msgs
-				peak = max(peak, s.Msgs)
-				n++
-			}
+		sum, peak, n := RateSeconds(window(d))
+		if n == 0 {
+			return notMeasured, math.NaN()
 		}
-		avg := 0.0
-		if n > 0 {
-			avg = float64(sum) / float64(n)
-		}
+		avg := float64(sum) / float64(n)
 		return fmt.Sprintf("%s / %s", num(avg), num(float64(peak))), avg
 	})
 	row("RSS start → end (peak)", func(d *libData) (string, float64) {
 		var first, last, peak int64
+		seen := false
 		for _, s := range window(d) {
 			if !s.HasProc {
 				continue
 			}
-			if first == 0 {
-				first = s.RSS
+			if !seen {
+				first, seen = s.RSS, true
 			}
 			last = s.RSS
 			peak = max(peak, s.RSS)
+		}
+		if !seen {
+			return notMeasured, math.NaN()
 		}
 		return fmt.Sprintf("%s → %s MB (%s)", mb(first), mb(last), mb(peak)), float64(last)
 	})
@@ -189,17 +198,24 @@ func Summarize(db *store.DB) (*Table, error) {
 			}
 		}
 		if n == 0 {
-			return "-", 0
+			return notMeasured, math.NaN()
 		}
 		return fmt.Sprintf("%.1f %%", sum/float64(n)), sum / float64(n)
 	})
 	row("CPU s sampled / rusage", func(d *libData) (string, float64) {
 		w := d.worker
 		ru := w.RusageUser + w.RusageSys
-		if ru == 0 {
-			return fmt.Sprintf("%.2f / -", w.SampledCPU), w.SampledCPU
+		sampled, n := notMeasured, math.NaN()
+		if CPUSampled(w) {
+			sampled, n = fmt.Sprintf("%.2f", w.SampledCPU), w.SampledCPU
 		}
-		return fmt.Sprintf("%.2f / %.2f (%+.1f %%)", w.SampledCPU, ru, 100*(w.SampledCPU-ru)/ru), w.SampledCPU
+		switch {
+		case ru == 0:
+			return sampled + " / " + notMeasured, n
+		case math.IsNaN(n):
+			return fmt.Sprintf("%s / %.2f", sampled, ru), n
+		}
+		return fmt.Sprintf("%s / %.2f (%+.1f %%)", sampled, ru, 100*(w.SampledCPU-ru)/ru), n
 	})
 	row("Faults seen", func(d *libData) (string, float64) {
 		return fmt.Sprint(d.faults), float64(d.faults)
@@ -222,7 +238,7 @@ func Summarize(db *store.DB) (*Table, error) {
 	})
 	row("Reconnect duration (median / max)", func(d *libData) (string, float64) {
 		if len(d.recDur) == 0 {
-			return "-", 0
+			return notMeasured, math.NaN() // no reconnect: no duration
 		}
 		s := slices.Clone(d.recDur)
 		slices.Sort(s)
@@ -237,11 +253,14 @@ func Summarize(db *store.DB) (*Table, error) {
 			}
 		}
 		if which == "" {
-			return "-", 0
+			return notMeasured, math.NaN()
 		}
 		return fmt.Sprintf("%.1f s (%s)", float64(m)/1000, which), float64(m) / 1000
 	})
 	row("Lost / duplicate (sequence ids)", func(d *libData) (string, float64) {
+		if len(d.streams) == 0 {
+			return notMeasured, math.NaN() // no subscription totals recorded
+		}
 		var lost, dup int64
 		for _, s := range d.streams {
 			lost += s.LostTotal
@@ -251,7 +270,7 @@ func Summarize(db *store.DB) (*Table, error) {
 	})
 	row("Lost charged to library / source", func(d *libData) (string, float64) {
 		if len(d.charges) == 0 {
-			return "-", 0
+			return notMeasured, math.NaN()
 		}
 		var lib, src int64
 		for _, c := range d.charges {
@@ -263,9 +282,13 @@ func Summarize(db *store.DB) (*Table, error) {
 	row("Latency p50 / p99 (ms)", func(d *libData) (string, float64) {
 		w := d.worker
 		if w.LatCount == 0 {
-			return "-", 0
+			return notMeasured, math.NaN()
 		}
-		return fmt.Sprintf("%.2f / %.2f", float64(w.LatP50)/1000, float64(w.LatP99)/1000), float64(w.LatP99) / 1000
+		cell := fmt.Sprintf("%.2f / %.2f", float64(w.LatP50)/1000, float64(w.LatP99)/1000)
+		if clock.latencySuspect() { // a live target, and this machine's clock was not synchronised
+			cell += clockMark
+		}
+		return cell, float64(w.LatP99) / 1000
 	})
 	row("Errors / stalls", func(d *libData) (string, float64) {
 		var errs, stalls int
@@ -317,7 +340,7 @@ func Summarize(db *store.DB) (*Table, error) {
 	})
 	row("Dials / failed (status × n)", func(d *libData) (string, float64) {
 		if len(d.dials) == 0 {
-			return "-", 0
+			return notMeasured, math.NaN()
 		}
 		var dials, fails int64
 		st := map[string]int64{}
@@ -325,6 +348,11 @@ func Summarize(db *store.DB) (*Table, error) {
 			dials += s.Dials
 			fails += s.DialFails
 			for code, n := range s.Statuses {
+				if code == "101" {
+					// A 101 is never a refusal: databases written before
+					// bad_accept counted a library's refused 101 under it.
+					code = "accept"
+				}
 				st[code] += n
 			}
 		}
@@ -369,6 +397,42 @@ func Summarize(db *store.DB) (*Table, error) {
 		return fmt.Sprintf("%d (%s)", len(names), first), float64(len(names))
 	})
 	return t, nil
+}
+
+// notMeasured is the cell of a value that was not measured.
+const notMeasured = "-"
+
+// CPUSampled reports whether the controller took a /proc sample of the
+// library's worker: a process that ran has CPU time, so a sampled total of
+// exactly 0 means no sample was taken (e.g. the run was interrupted during
+// the warm-up, before the first one).
+func CPUSampled(w store.Worker) bool { return w.SampledCPU > 0 }
+
+// RateSeconds returns the messages, the highest count and the number of the
+// seconds of ss (one library's, ordered by second) whose count covers exactly
+// that one second: the worker's frame for second k counts the messages since
+// its previous frame, which is one second earlier only when the row of k−1 is
+// recorded too with totals that agree. The first second of the window (its
+// count starts when the worker started, warm-up included), the first after a
+// gap in the worker's reports (a stopped or restarted worker, a controller
+// outage: it may hold several seconds), and a second whose predecessor's row
+// was lost are left out of both the numerator and the denominator.
+func RateSeconds(ss []store.Sample) (sum, peak, n int64) {
+	var prev *store.Sample
+	for i := range ss {
+		s := &ss[i]
+		if !s.HasWorker {
+			prev = nil
+			continue
+		}
+		if prev != nil && prev.Sec == s.Sec-1 && prev.MsgsTotal+s.Msgs == s.MsgsTotal {
+			sum += s.Msgs
+			peak = max(peak, s.Msgs)
+			n++
+		}
+		prev = s
+	}
+	return sum, peak, n
 }
 
 func rank(lib string) int {

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,12 +104,12 @@ func TestSummarizeKnownRun(t *testing.T) {
 	}
 	want := map[string][2]float64{ // row -> primary number per library
 		"Messages / data":                    {15000, 14000},
-		"Avg / peak msgs/s":                  {13000.0 / 9, 1300}, // window seconds 1..10 only, over the seconds recorded
+		"Avg / peak msgs/s":                  {11000.0 / 7, 12000.0 / 9}, // seconds 2..10 whose previous second is recorded (gorilla: not 7, 8)
 		"RSS start → end (peak)":             {20e6, 20e6},
 		"CPU avg (% of one core)":            {47.0 / 8, 6}, // seconds 2..10 (gorilla without 7)
 		"CPU s sampled / rusage":             {1.98, 1.98},
 		"Reconnects (arr / markets / depth)": {0, 2},
-		"Reconnect duration (median / max)":  {0, 2000},
+		"Reconnect duration (median / max)":  {math.NaN(), 2000}, // no reconnect: no number
 		"Max seconds without data":           {0.9, 10},
 		"Lost / duplicate (sequence ids)":    {0, 7},
 		"Latency p50 / p99 (ms)":             {12, 12},
@@ -128,7 +129,7 @@ func TestSummarizeKnownRun(t *testing.T) {
 		}
 		delete(want, r.Name)
 		for i := range w {
-			if d := r.Nums[i] - w[i]; d > 1e-9 || d < -1e-9 {
+			if d := r.Nums[i] - w[i]; d > 1e-9 || d < -1e-9 || math.IsNaN(r.Nums[i]) != math.IsNaN(w[i]) {
 				t.Errorf("%s %s: %v, want %v", r.Name, tbl.Libs[i], r.Nums[i], w[i])
 			}
 		}
@@ -151,4 +152,167 @@ func TestSummarizeKnownRun(t *testing.T) {
 	if buf.String() != string(wantText) {
 		t.Errorf("table text differs from %s (run with -update after checking):\n%s", golden, buf.String())
 	}
+}
+
+// TestAvgRateOverOneSecondCounts: a worker that receives exactly 1,000
+// messages every second, whose first frame also holds 2,000 messages of the
+// warm-up and which was stopped for seconds 6–8 (no frame; its frame for
+// second 9 counts the messages of seconds 6–9). The average and the peak
+// are over the seconds whose count covers exactly one second: 1,000 and
+// 1,000, not inflated by the first second or the frame after the gap.
+func TestAvgRateOverOneSecondCounts(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	start := time.Unix(1_800_000_000, 0)
+	if err := db.CreateRun(store.Run{ID: "r", Name: "r", Target: "local", Started: start, Planned: 10 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.UpsertWorker(store.Worker{Lib: "gws", Module: "m", Version: "v", Pid: 1}); err != nil {
+		t.Fatal(err)
+	}
+	b := &store.Batch{}
+	total := int64(2000) // received during the warm-up
+	last := int64(0)     // the total of the worker's previous frame
+	for sec := int64(1); sec <= 10; sec++ {
+		total += 1000
+		if sec >= 6 && sec <= 8 {
+			continue // stopped: no frame
+		}
+		b.Samples = append(b.Samples, store.Sample{Lib: "gws", Sec: sec, TS: start.Add(time.Duration(sec) * time.Second),
+			HasWorker: true, Msgs: total - last, MsgsTotal: total})
+		last = total
+	}
+	if err := db.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := Summarize(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range tbl.Rows {
+		if r.Name == "Avg / peak msgs/s" {
+			if r.Nums[0] != 1000 || r.Cells[0] != "1,000 / 1,000" {
+				t.Errorf("avg / peak %q (%v), want 1,000 / 1,000", r.Cells[0], r.Nums[0])
+			}
+			return
+		}
+	}
+	t.Fatal("no avg row")
+}
+
+// TestSummarizeNotMeasured: gws's worker never sent a frame and was never
+// sampled (the run was interrupted during the warm-up; its rusage is known):
+// every value that was not measured is "-" with no number, stored as NULL,
+// never 0; gorilla's are measured.
+func TestSummarizeNotMeasured(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	start := time.Unix(1_800_000_000, 0)
+	if err := db.CreateRun(store.Run{ID: "r", Name: "r", Target: "local", Started: start, Planned: 10 * time.Second, Status: "interrupted"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []store.Worker{
+		{Lib: "gorilla", Module: "m", Version: "v", Pid: 1, RusageUser: 0.5, SampledCPU: 0.5, LatCount: 10, LatP50: 500, LatP99: 900},
+		{Lib: "gws", Module: "m", Version: "v", Pid: 2, RusageUser: 0.04, RusageSys: 0.01},
+	} {
+		if err := db.UpsertWorker(w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := &store.Batch{}
+	for sec := int64(1); sec <= 3; sec++ {
+		b.Samples = append(b.Samples, store.Sample{Lib: "gorilla", Sec: sec, TS: start.Add(time.Duration(sec) * time.Second),
+			HasWorker: true, Msgs: 10, MsgsTotal: 10 * sec, HasProc: true, RSS: 12e6, CPUPct: 2})
+	}
+	b.StreamSamples = []store.StreamSample{{Lib: "gorilla", Group: "g", Stream: "btcusdt@trade", Sec: 3, MsgsTotal: 30, MaxSilenceMs: 200}}
+	if err := db.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := Summarize(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gwsCells := map[string]string{
+		"Messages / data":                   "-",
+		"Avg / peak msgs/s":                 "-",
+		"RSS start → end (peak)":            "-",
+		"CPU avg (% of one core)":           "-",
+		"CPU s sampled / rusage":            "- / 0.05",
+		"Reconnect duration (median / max)": "-",
+		"Max seconds without data":          "-",
+		"Lost / duplicate (sequence ids)":   "-",
+		"Lost charged to library / source":  "-",
+		"Latency p50 / p99 (ms)":            "-",
+		"Dials / failed (status × n)":       "-",
+	}
+	for _, r := range tbl.Rows {
+		want, ok := gwsCells[r.Name]
+		if !ok {
+			continue
+		}
+		delete(gwsCells, r.Name)
+		if r.Cells[1] != want || !math.IsNaN(r.Nums[1]) {
+			t.Errorf("%s: gws %q (%v), want %q and no number", r.Name, r.Cells[1], r.Nums[1], want)
+		}
+		if r.Name == "RSS start → end (peak)" && (r.Cells[0] != "12.0 → 12.0 MB (12.0)" || r.Nums[0] != 12e6) {
+			t.Errorf("gorilla's RSS %q (%v), want measured", r.Cells[0], r.Nums[0])
+		}
+	}
+	for name := range gwsCells {
+		t.Errorf("no row %q", name)
+	}
+	if err := db.SaveSummary(tbl.SummaryRows()); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Summary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.Lib == "gws" && r.Metric == "RSS start → end (peak)" && !math.IsNaN(r.Num) {
+			t.Errorf("gws RSS stored as %v, want NULL", r.Num)
+		}
+	}
+}
+
+// TestDialsCellAccept: failed dials are shown by HTTP status, and a 101 the
+// library refused (a wrong Sec-WebSocket-Accept) as accept — also when an
+// older database stored it under "101", which is no refusal.
+func TestDialsCellAccept(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.CreateRun(store.Run{ID: "r", Name: "r", Target: "local", Started: time.Unix(1_800_000_000, 0), Planned: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.UpsertWorker(store.Worker{Lib: "gorilla", Module: "m", Version: "v", Pid: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveTruth(nil, []store.SlotDials{
+		{Lib: "gorilla", Slot: 0, Group: "g", Dials: 7, DialFails: 6, Statuses: map[string]int64{"accept": 3, "429": 1}},
+		{Lib: "gorilla", Slot: 1, Group: "g", Dials: 2, DialFails: 2, Statuses: map[string]int64{"101": 2}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := Summarize(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range tbl.Rows {
+		if r.Name == "Dials / failed (status × n)" {
+			if want := "9 / 8 (429×1, accept×5)"; r.Cells[0] != want || r.Nums[0] != 8 {
+				t.Errorf("dials cell %q (%v), want %q (8)", r.Cells[0], r.Nums[0], want)
+			}
+			return
+		}
+	}
+	t.Fatal("no dials row")
 }

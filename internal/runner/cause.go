@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/wssoak/wssoak/internal/transport"
@@ -22,6 +24,7 @@ const (
 	causeStallAbort  = "stall_abort"  // every subscription silent past its threshold: soak aborted the connection
 	causeDialError   = "dial_error"   // the TCP connect (or DNS, or the dial timeout) failed
 	causeHandshake   = "handshake"    // the server answered the upgrade with a status other than 101; the code is it
+	causeBadAccept   = "bad_accept"   // the server answered 101 but the library refused the upgrade (Sec-WebSocket-Accept); code 101
 	causeTLS         = "tls_error"    // the TLS handshake failed (certificate, protocol)
 	causeLocal       = "local_close"  // closed by soak at the end of the run
 )
@@ -50,8 +53,14 @@ func classify(err error, dialed bool, why *abortReason) (code int, cause, detail
 	switch {
 	case err == nil:
 		return 1000, causeLocal, "closed"
+	case errors.As(err, &he) && he.Status == 101:
+		// gorilla and fasthttp return the 101 they refused as a bad handshake.
+		return 101, causeBadAccept, badUpgrade(he.Header)
 	case errors.As(err, &he):
 		return he.Status, causeHandshake, fmt.Sprintf("status %d", he.Status)
+	case !dialed && strings.Contains(strings.ToLower(text), "sec-websocket-accept"):
+		// gobwas, coder and gws check the key themselves and say so in their error.
+		return 101, causeBadAccept, "101 with a wrong Sec-WebSocket-Accept: " + text
 	case errors.As(err, &ce) && ce.Code == 1006:
 		return 1006, causeAbnormal, "no close frame"
 	case errors.As(err, &ce):
@@ -69,6 +78,45 @@ func classify(err error, dialed bool, why *abortReason) (code int, cause, detail
 		return 1006, causeAbnormal, "eof"
 	}
 	return 1006, causeAbnormal, text
+}
+
+// badUpgrade says what is wrong with a 101 answer the library refused, from
+// its headers: the Upgrade and Connection tokens, else the accept key (which
+// the library computed from its own Sec-WebSocket-Key).
+func badUpgrade(h http.Header) string {
+	has := func(name, token string) bool {
+		for _, v := range h.Values(name) {
+			for _, t := range strings.Split(v, ",") {
+				if strings.EqualFold(strings.TrimSpace(t), token) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	switch {
+	case !has("Upgrade", "websocket"):
+		return "101 without Upgrade: websocket"
+	case !has("Connection", "upgrade"):
+		return "101 without Connection: upgrade"
+	case h.Get("Sec-WebSocket-Accept") == "":
+		return "101 without Sec-WebSocket-Accept"
+	}
+	return fmt.Sprintf("101 with a wrong Sec-WebSocket-Accept %q", h.Get("Sec-WebSocket-Accept"))
+}
+
+// failKey is how a failed dial is counted in its slot's account (SlotStat.
+// Statuses, the table's "failed (status × n)"): a refused handshake by its
+// HTTP status, a 101 whose upgrade the library refused as "accept"; other
+// failures (TCP, TLS) are only counted as failed.
+func failKey(code int, cause string) string {
+	switch cause {
+	case causeHandshake:
+		return strconv.Itoa(code)
+	case causeBadAccept:
+		return "accept"
+	}
+	return ""
 }
 
 // abortReason is why soak aborted a connection itself.

@@ -312,7 +312,7 @@ func createRun(o Options) (runID, dir string, lock *rundir.Lock, db *store.DB, e
 
 func (c *controller) flush() {
 	b := c.batch
-	if len(b.Samples)+len(b.StreamSamples)+len(b.Events)+len(b.Host) == 0 {
+	if len(b.Samples)+len(b.StreamSamples)+len(b.Events)+len(b.Host)+len(b.Clock) == 0 {
 		return
 	}
 	c.batch = new(store.Batch)
@@ -828,6 +828,12 @@ func (c *controller) sample(k int64, now time.Time) {
 	if err == nil {
 		c.batch.Host = append(c.batch.Host, store.HostSample{Sec: k, TS: now, Load1: hs.Load1, Load5: hs.Load5, Load15: hs.Load15,
 			CPUPct: hs.CPUPct, StealPct: hs.StealPct, IOWaitPct: hs.IOWaitPct, MemUsed: int64(hs.MemUsed), MemAvail: int64(hs.MemAvailable)})
+	}
+	if k%60 == 1 { // the clock's sync state (latency depends on it): the window's first second, then every minute
+		if cs, err := metrics.ReadClock(); err == nil {
+			c.batch.Clock = append(c.batch.Clock, store.ClockSample{Sec: k, TS: now, Synced: cs.Synced, State: cs.State,
+				Status: cs.Status, EstErrorUs: cs.EstErrorUs, MaxErrorUs: cs.MaxErrorUs})
+		}
 	}
 }
 

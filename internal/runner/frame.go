@@ -85,7 +85,7 @@ type SlotStat struct {
 	Group        string           `json:"grp"`
 	Dials        int64            `json:"dials"`
 	DialFails    int64            `json:"dial_fails"`
-	Statuses     map[string]int64 `json:"statuses,omitempty"` // handshake status → failed dials
+	Statuses     map[string]int64 `json:"statuses,omitempty"` // failKey (handshake status, "accept") → failed dials
 	Unrepairable bool             `json:"unrepairable,omitempty"`
 }
 

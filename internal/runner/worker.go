@@ -85,8 +85,8 @@ type slot struct {
 
 	// dial accounting, slot goroutine only; read after it ended
 	dials, dialFails int64
-	statuses         map[int]int64 // handshake status → count
-	unrepairable     bool          // the rule fired at least once
+	statuses         map[string]int64 // failKey (handshake status, "accept") → count
+	unrepairable     bool             // the rule fired at least once
 
 	// state of the current connection, read goroutine only
 	gotFirst   bool
@@ -350,11 +350,11 @@ func (w *Worker) slotStats() []SlotStat {
 	out := make([]SlotStat, 0, len(w.slots))
 	for _, s := range w.slots {
 		st := SlotStat{Slot: s.Slot.ID, Group: s.Slot.Group, Dials: s.dials, DialFails: s.dialFails, Unrepairable: s.unrepairable}
-		for code, n := range s.statuses {
+		for key, n := range s.statuses {
 			if st.Statuses == nil {
 				st.Statuses = map[string]int64{}
 			}
-			st.Statuses[strconv.Itoa(code)] = n
+			st.Statuses[key] = n
 		}
 		out = append(out, st)
 	}
@@ -619,11 +619,13 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	if err != nil {
 		code, cause, detail := classify(err, false, nil)
 		s.dialFails++
-		if cause == causeHandshake {
+		if key := failKey(code, cause); key != "" {
 			if s.statuses == nil {
-				s.statuses = map[int]int64{}
+				s.statuses = map[string]int64{}
 			}
-			s.statuses[code]++
+			s.statuses[key]++
+		}
+		if cause == causeHandshake {
 			if d := retryAfter(err, w.plan.BackoffMax); d > 0 {
 				detail += fmt.Sprintf("; retry after %s", d)
 			}

@@ -85,6 +85,7 @@ type Batch struct {
 	StreamSamples []StreamSample
 	Events        []Event
 	Host          []HostSample
+	Clock         []ClockSample // the clock's sync state, once a minute
 }
 
 // nullable returns v, or NULL when the half it belongs to is missing.
@@ -137,7 +138,7 @@ func (s *DB) Write(b *Batch) error {
 				return fmt.Errorf("host sample %d: %w", h.Sec, err)
 			}
 		}
-		return nil
+		return writeClock(tx, b.Clock)
 	})
 	if err != nil {
 		// Ids handed out inside the rolled-back transaction no longer exist.

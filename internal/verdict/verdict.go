@@ -18,38 +18,59 @@ import (
 type measures struct {
 	lost, dup, reconnects, stalls, errors float64
 	recDurMs                              []float64
+	streams                               int // subscriptions with stored totals
 	maxSilenceMs                          int64
 	rssFirst, rssLast                     int64
+	rssN                                  int // process samples in the window
 	cpuSum                                float64
 	cpuN                                  int
+	latCount                              int64
 	latP99us                              int64
 }
 
-// value returns the measure a threshold key limits, in its unit.
+// value returns the measure a threshold key limits, in its unit; NaN when it
+// was not measured (no subscription totals, no process sample in the window,
+// no latency recorded): the check is then skipped, neither passed nor broken.
 func (m *measures) value(key string) (float64, string) {
+	nan := math.NaN()
 	switch key {
 	case "max_lost":
+		if m.streams == 0 {
+			return nan, "messages"
+		}
 		return m.lost, "messages"
 	case "max_dup":
+		if m.streams == 0 {
+			return nan, "messages"
+		}
 		return m.dup, "messages"
 	case "max_reconnects":
 		return m.reconnects, "count"
 	case "max_reconnect_p99":
 		return p99(m.recDurMs) / 1000, "s"
 	case "max_silence":
+		if m.streams == 0 {
+			return nan, "s"
+		}
 		return float64(m.maxSilenceMs) / 1000, "s"
 	case "max_stalls":
 		return m.stalls, "count"
 	case "max_errors":
 		return m.errors, "count"
 	case "max_rss_growth":
+		if m.rssN == 0 {
+			return nan, "bytes"
+		}
 		return float64(m.rssLast - m.rssFirst), "bytes"
 	case "max_cpu_avg":
 		if m.cpuN == 0 {
-			return 0, "%"
+			return nan, "%"
 		}
 		return m.cpuSum / float64(m.cpuN), "%"
 	case "max_latency_p99":
+		if m.latCount == 0 {
+			return nan, "s"
+		}
 		return float64(m.latP99us) / 1e6, "s"
 	}
 	panic("verdict: no measure for threshold " + key) // profile.ThresholdKeys and this switch go together (tested)
@@ -99,7 +120,7 @@ func Check(db *store.DB, ts []profile.Threshold) ([]store.Verdict, error) {
 	ms := map[string]*measures{}
 	var libs []string
 	for _, w := range workers {
-		ms[w.Lib] = &measures{latP99us: w.LatP99}
+		ms[w.Lib] = &measures{latCount: w.LatCount, latP99us: w.LatP99}
 		libs = append(libs, w.Lib)
 	}
 	streams, err := db.LatestStreamSamples()
@@ -108,6 +129,7 @@ func Check(db *store.DB, ts []profile.Threshold) ([]store.Verdict, error) {
 	}
 	for _, s := range streams {
 		if m := ms[s.Lib]; m != nil {
+			m.streams++
 			m.lost += float64(s.LostTotal)
 			m.dup += float64(s.DupTotal)
 			m.maxSilenceMs = max(m.maxSilenceMs, s.MaxSilenceMs)
@@ -140,10 +162,11 @@ func Check(db *store.DB, ts []profile.Threshold) ([]store.Verdict, error) {
 		if m == nil || !s.HasProc || s.Sec < 1 || (last > 0 && s.Sec > last) {
 			return nil
 		}
-		if m.rssFirst == 0 {
+		if m.rssN == 0 {
 			m.rssFirst = s.RSS
 		}
 		m.rssLast = s.RSS
+		m.rssN++
 		if s.Sec > 1 {
 			m.cpuSum += s.CPUPct
 			m.cpuN++
@@ -158,10 +181,21 @@ func Check(db *store.DB, ts []profile.Threshold) ([]store.Verdict, error) {
 		for _, lib := range libs {
 			v, unit := ms[lib].value(t.Key)
 			out = append(out, store.Verdict{Lib: lib, Threshold: t.Key, Value: v, Limit: t.Limit, Unit: unit,
-				Broken: v > t.Limit, Ord: i})
+				Broken: v > t.Limit, Ord: i}) // NaN > limit is false: a skipped check is not broken
 		}
 	}
 	return out, nil
+}
+
+// Skipped returns the verdicts whose measure was not measured.
+func Skipped(vs []store.Verdict) []store.Verdict {
+	var out []store.Verdict
+	for _, v := range vs {
+		if v.Skipped() {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // Broken returns the verdicts that broke their threshold.
@@ -177,6 +211,9 @@ func Broken(vs []store.Verdict) []store.Verdict {
 
 // Format is a verdict as one line: "gws max_lost: 12 messages > limit 0 messages".
 func Format(v store.Verdict) string {
+	if v.Skipped() {
+		return fmt.Sprintf("%s %s: not measured, skipped (limit %s)", v.Lib, v.Threshold, amount(v.Limit, v.Unit))
+	}
 	op := "≤"
 	if v.Broken {
 		op = ">"

@@ -179,3 +179,55 @@ func TestFromRunWithoutProfile(t *testing.T) {
 		t.Errorf("FromRun without profile text = %v, %v; want nothing", vs, err)
 	}
 }
+
+// TestNotMeasuredIsSkipped: a library whose worker was never sampled, sent no
+// frame and recorded no latency (the run was interrupted during the warm-up)
+// has no RSS growth, CPU average, loss, silence or latency: those checks are
+// skipped (NaN, stored as NULL, not broken), never measured as 0 and passed;
+// counts of events (none) are still 0 and checked.
+func TestNotMeasuredIsSkipped(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.CreateRun(store.Run{ID: "w", Name: "w", Target: "local", ProfileText: knownProfile,
+		Started: time.Unix(1_800_000_000, 0), Planned: 3 * time.Second, Status: "interrupted"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.UpsertWorker(store.Worker{Lib: "gws", Module: "m", Version: "v", Pid: 1, RusageUser: 0.04}); err != nil {
+		t.Fatal(err)
+	}
+	vs, err := FromRun(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveVerdicts(vs); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := db.Verdicts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	skipped := map[string]bool{"max_lost": true, "max_dup": true, "max_silence": true, "max_rss_growth": true,
+		"max_cpu_avg": true, "max_latency_p99": true}
+	if len(stored) != len(profile.ThresholdKeys) {
+		t.Fatalf("%d verdicts stored, want %d", len(stored), len(profile.ThresholdKeys))
+	}
+	for _, v := range stored {
+		switch {
+		case v.Broken:
+			t.Errorf("%s broken with nothing measured: %+v", v.Threshold, v)
+		case skipped[v.Threshold] && !v.Skipped():
+			t.Errorf("%s: value %v, want skipped (not measured)", v.Threshold, v.Value)
+		case !skipped[v.Threshold] && (v.Skipped() || v.Value != 0):
+			t.Errorf("%s: value %v, want 0 (no events)", v.Threshold, v.Value)
+		}
+	}
+	if n := len(Skipped(stored)); n != len(skipped) {
+		t.Errorf("%d skipped, want %d", n, len(skipped))
+	}
+	if got, want := Format(stored[len(stored)-1]), "gws max_latency_p99: not measured, skipped (limit 10ms)"; got != want {
+		t.Errorf("Format = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,13 @@
+//go:build !linux
+
+package metrics
+
+import (
+	"errors"
+	"runtime"
+)
+
+// ReadClock is only available on Linux (adjtimex(2)).
+func ReadClock() (ClockSync, error) {
+	return ClockSync{}, errors.New("read clock sync state: not available on " + runtime.GOOS)
+}
