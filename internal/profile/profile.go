@@ -6,10 +6,11 @@ package profile
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/wssoak/wssoak/internal/limit"
 )
 
 // KnownLibraries are the library names a profile may list, in report order.
@@ -244,11 +245,11 @@ func newGroup(name string, streams ...string) Group {
 	return Group{Name: name, Streams: streams, PerConnection: MaxPerConnection, Subscribe: SubscribeURL}
 }
 
-// Load reads and parses a profile file.
+// Load reads and parses a profile file of at most limit.ProfileFile bytes.
 func Load(path string) (*Profile, error) {
-	data, err := os.ReadFile(path)
+	data, err := limit.ReadFile("profile", path, limit.ProfileFile)
 	if err != nil {
-		return nil, fmt.Errorf("open profile: %w", err)
+		return nil, err
 	}
 	return Parse(path, data)
 }

@@ -167,8 +167,42 @@ func TestTopSymbols(t *testing.T) {
 
 func TestLoadMissing(t *testing.T) {
 	_, err := Load(filepath.Join(t.TempDir(), "none.yaml"))
-	if err == nil || !strings.HasPrefix(err.Error(), "open profile: ") || !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("err = %v, want open profile: ... not exist", err)
+	if err == nil || !strings.HasPrefix(err.Error(), "read profile: open ") || !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("err = %v, want read profile: open ... not exist", err)
+	}
+}
+
+// A profile, or a CA file it names, that never ends (/dev/zero) or is huge
+// (a sparse terabyte) fails at the size bound, naming the file, instead of
+// being read whole.
+func TestLoadBounded(t *testing.T) {
+	dir := t.TempDir()
+	sparse := filepath.Join(dir, "huge")
+	f, err := os.Create(sparse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 40); err != nil {
+		f.Close()
+		t.Skipf("no sparse file here: %v", err)
+	}
+	f.Close()
+	files := []string{sparse}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		files = append(files, "/dev/zero")
+	}
+	for _, file := range files {
+		if _, err := Load(file); err == nil || err.Error() != "profile "+file+": larger than 4 MiB" {
+			t.Errorf("Load(%s) = %v, want profile %s: larger than 4 MiB", file, err, file)
+		}
+		prof := filepath.Join(dir, "ca.yaml")
+		if err := os.WriteFile(prof, []byte("name: x\ntls:\n  ca: "+file+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		want := prof + ":3: tls.ca: ca file " + file + ": larger than 4 MiB"
+		if _, err := Load(prof); err == nil || err.Error() != want {
+			t.Errorf("tls.ca %s: %v, want %s", file, err, want)
+		}
 	}
 }
 
