@@ -2,6 +2,7 @@ package profile
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -264,11 +265,15 @@ func (d *decoder) scalar(v *yaml.Node, name string) (string, error) {
 	return v.Value, nil
 }
 
-// list returns the scalar items of a sequence node with their lines.
-func (d *decoder) list(v *yaml.Node, name string) ([]string, []int, error) {
+// list returns the scalar items of a sequence node with their lines; a list
+// of more than max items is refused before its items are looked at.
+func (d *decoder) list(v *yaml.Node, name string, max int) ([]string, []int, error) {
 	v = deref(v)
 	if v.Kind != yaml.SequenceNode {
 		return nil, nil, d.errf(v.Line, "%s must be a list, got %s", name, kindName(v))
+	}
+	if len(v.Content) > max {
+		return nil, nil, d.errf(v.Line, "%s has %d items: at most %d", name, len(v.Content), max)
 	}
 	items, lines := make([]string, 0, len(v.Content)), make([]int, 0, len(v.Content))
 	for _, it := range v.Content {
@@ -444,40 +449,44 @@ func (d *decoder) target(v *yaml.Node, dst *string) error {
 }
 
 func (d *decoder) libraries(v *yaml.Node, dst *[]string) error {
-	libs, lines, err := d.list(v, "libraries")
+	libs, lines, err := d.list(v, "libraries", math.MaxInt) // the checks below stop at the 6th item
 	if err != nil {
 		return err
 	}
 	if len(libs) == 0 {
 		return d.errf(deref(v).Line, "libraries is empty: list at least one of %s", strings.Join(KnownLibraries, ", "))
 	}
+	first := map[string]int{}
 	for i, l := range libs {
 		if !slices.Contains(KnownLibraries, l) {
 			return d.errf(lines[i], "unknown library %q (known: %s)", l, strings.Join(KnownLibraries, ", "))
 		}
-		if j := slices.Index(libs[:i], l); j >= 0 {
+		if j, dup := first[l]; dup {
 			return d.errf(lines[i], "library %q listed twice (first at line %d)", l, lines[j])
 		}
+		first[l] = i
 	}
 	*dst = libs
 	return nil
 }
 
 func (d *decoder) symbols(v *yaml.Node, name string, dst *[]string) error {
-	syms, lines, err := d.list(v, name)
+	syms, lines, err := d.list(v, name, MaxSymbols)
 	if err != nil {
 		return err
 	}
 	if len(syms) == 0 {
 		return d.errf(deref(v).Line, "%s is empty", name)
 	}
+	first := make(map[string]int, len(syms))
 	for i, s := range syms {
 		if err := checkSymbol(s); err != nil {
 			return d.errf(lines[i], "bad symbol %q: %v", s, err)
 		}
-		if j := slices.Index(syms[:i], s); j >= 0 {
+		if j, dup := first[s]; dup {
 			return d.errf(lines[i], "symbol %q listed twice (first at line %d)", s, lines[j])
 		}
+		first[s] = i
 	}
 	*dst = syms
 	return nil
@@ -554,7 +563,11 @@ func (d *decoder) groups(v *yaml.Node, dst *[]Group) error {
 	if len(v.Content) == 0 {
 		return d.errf(v.Line, "groups is empty: define at least one connection group")
 	}
+	if len(v.Content) > MaxStreams {
+		return d.errf(v.Line, "groups has %d items: at most %d", len(v.Content), MaxStreams)
+	}
 	gs := make([]Group, len(v.Content))
+	first := map[string]int{} // group name → index
 	for i, gn := range v.Content {
 		g := &gs[i]
 		*g = newGroup("")
@@ -571,7 +584,7 @@ func (d *decoder) groups(v *yaml.Node, dst *[]Group) error {
 				return err
 			}},
 			{"streams", func(v *yaml.Node) error {
-				ss, lines, err := d.list(v, "streams")
+				ss, lines, err := d.list(v, "streams", MaxStreams)
 				if err != nil {
 					return err
 				}
@@ -613,9 +626,10 @@ func (d *decoder) groups(v *yaml.Node, dst *[]Group) error {
 		if g.Streams == nil {
 			return d.errf(g.Line, "group %q has no streams", g.Name)
 		}
-		if j := slices.IndexFunc(gs[:i], func(o Group) bool { return o.Name == g.Name }); j >= 0 {
+		if j, dup := first[g.Name]; dup {
 			return d.errf(g.Line, "group %q defined twice (first at line %d)", g.Name, gs[j].Line)
 		}
+		first[g.Name] = i
 	}
 	*dst = gs
 	return nil
@@ -651,6 +665,10 @@ func (d *decoder) validate(p *Profile) error {
 	if d.set["rest"] && p.Target == TargetLocal && !p.NeedsResolve() {
 		add(d.errf(line("rest"), "rest is only used to resolve symbols given as {top: N, quote: Q}; no symbols list here has that form"))
 	}
+	if err := d.checkSize(p); err != nil {
+		// Anything further would expand the groups in full.
+		return slices.MinFunc(append(errs, err), func(a, b *Error) int { return a.Line - b.Line })
+	}
 	for i, g := range p.Groups {
 		pre := "groups." + strconv.Itoa(i)
 		sym := placeholderSymbol
@@ -675,6 +693,81 @@ func (d *decoder) validate(p *Profile) error {
 		return nil
 	}
 	return slices.MinFunc(errs, func(a, b *Error) int { return a.Line - b.Line })
+}
+
+// checkSize bounds the streams and connections of one library, summed over
+// the groups (MaxStreams, MaxConnections). It counts a group's distinct
+// streams as Expand does, stopping past the bound; a symbols list still given
+// as {top: N} counts as N symbols.
+func (d *decoder) checkSize(p *Profile) *Error {
+	streams, conns := 0, 0
+	for _, g := range p.Groups {
+		var n int
+		switch top := cmp.Or(g.Top, p.Top); {
+		case g.Symbols == nil && top != nil:
+			n = countTop(g.Streams, top.N) // the names are not known yet
+		case g.Symbols != nil:
+			n = countStreams(g.Streams, g.Symbols, MaxStreams-streams+1)
+		default:
+			n = countStreams(g.Streams, p.Symbols, MaxStreams-streams+1)
+		}
+		if streams+n > MaxStreams {
+			if streams == 0 {
+				return d.errf(g.Line, "group %q subscribes to more than %d streams: a library subscribes to at most %d over all groups",
+					g.Name, MaxStreams, MaxStreams)
+			}
+			return d.errf(g.Line, "group %q brings the streams past %d (%d in the groups before it): a library subscribes to at most %d over all groups",
+				g.Name, MaxStreams, streams, MaxStreams)
+		}
+		streams += n
+		per := min(max(g.PerConnection, 1), MaxPerConnection)
+		need := (n + per - 1) / per
+		if conns+need > MaxConnections {
+			before := ""
+			if conns > 0 {
+				before = fmt.Sprintf(", %d with the groups before it", conns+need)
+			}
+			return d.errf(g.Line, "group %q needs %d connections (%d streams, %d per connection)%s: a library opens at most %d over all groups",
+				g.Name, need, n, per, before, MaxConnections)
+		}
+		conns += need
+	}
+	return nil
+}
+
+// countTop is the number of streams of templates over the top n symbols.
+func countTop(templates []string, n int) int {
+	c := 0
+	for _, t := range templates {
+		if strings.Contains(t, SymbolPlaceholder) {
+			c += n
+		} else {
+			c++
+		}
+	}
+	return c
+}
+
+// countStreams counts the distinct names of templates crossed with syms, as
+// Expand makes them, but stops at limit.
+func countStreams(templates, syms []string, limit int) int {
+	seen := map[string]bool{}
+	for _, t := range templates {
+		if !strings.Contains(t, SymbolPlaceholder) {
+			seen[t] = true
+		} else {
+			for _, s := range syms {
+				seen[strings.ReplaceAll(t, SymbolPlaceholder, s)] = true
+				if len(seen) >= limit {
+					return len(seen)
+				}
+			}
+		}
+		if len(seen) >= limit {
+			return len(seen)
+		}
+	}
+	return len(seen)
 }
 
 func deref(n *yaml.Node) *yaml.Node {

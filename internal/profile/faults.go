@@ -69,7 +69,7 @@ func (d *decoder) faults(v *yaml.Node, dst *[]Fault) error {
 				return nil
 			}),
 			key("streams", func(v *yaml.Node) error {
-				ss, _, err := d.list(v, "fault streams")
+				ss, _, err := d.list(v, "fault streams", MaxStreams)
 				if err == nil && len(ss) == 0 {
 					err = d.errf(deref(v).Line, "fault streams is empty: leave it out to mean every connection")
 				}

@@ -19,6 +19,16 @@ var KnownLibraries = []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}
 // MaxPerConnection is the Binance limit of streams on one connection.
 const MaxPerConnection = 1024
 
+// Bounds of what one profile subscribes to, far above any real use (Binance
+// lists a few thousand markets, takes 1024 streams per connection and 300
+// new connections per 5 minutes from one IP address): a runaway list fails
+// at once with its line instead of stalling the run.
+const (
+	MaxSymbols     = 100_000 // items of a symbols list (the profile's, a group's, replay's)
+	MaxStreams     = 100_000 // streams one library subscribes to, summed over the groups
+	MaxConnections = 10_000  // connections one library opens: each group's streams ÷ its per_connection, summed
+)
+
 // Subscription modes of a group.
 const (
 	SubscribeURL     = "url"     // combined /stream?streams=a/b/c
