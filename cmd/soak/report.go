@@ -53,7 +53,7 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case len(stored) > 0:
 		verdicts = printVerdicts(stdout, stored)
 	case !running:
-		verdicts = checkThresholds(stdout, dbPath)
+		verdicts = checkThresholds(stdout, dbPath, nil)
 		if _, broken := verdicts.(thresholdError); verdicts != nil && !broken {
 			return verdicts
 		}

@@ -132,7 +132,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			err = terr
 		}
 		if err == nil {
-			err = checkThresholds(stdout, res.DBPath) // stores the verdicts the report shows
+			err = checkThresholds(stdout, res.DBPath, res.Profile) // stores the verdicts the report shows
 		}
 		html := filepath.Join(res.Dir, "report.html")
 		if rerr := report.WriteFile(context.Background(), res.DBPath, html, report.Options{}); rerr != nil {

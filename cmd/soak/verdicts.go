@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/verdict"
 )
@@ -19,16 +20,23 @@ func (e thresholdError) Error() string {
 	return fmt.Sprintf("%d threshold(s) broken (exit code %d)", e.broken, exitThreshold)
 }
 
-// checkThresholds checks the thresholds of the profile stored with the run in
-// the database at path, stores the verdicts in it (table verdicts) and prints
-// the broken ones. It returns a thresholdError when one broke.
-func checkThresholds(w io.Writer, path string) error {
+// checkThresholds checks the thresholds of the run in the database at path,
+// stores the verdicts in it (table verdicts) and prints the broken ones. It
+// returns a thresholdError when one broke. The thresholds are p's, the
+// profile the run was started with; without it (soak report), those of the
+// profile stored with the run, parsed again.
+func checkThresholds(w io.Writer, path string, p *profile.Profile) error {
 	db, err := store.Open(path)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	vs, err := verdict.FromRun(db)
+	var vs []store.Verdict
+	if p != nil {
+		vs, err = verdict.Check(db, p.Thresholds)
+	} else {
+		vs, err = verdict.FromRun(db)
+	}
 	if err != nil {
 		return fmt.Errorf("check thresholds: %w", err)
 	}

@@ -78,6 +78,7 @@ type Result struct {
 	Dir     string
 	DBPath  string
 	Workers []WorkerResult
+	Profile *profile.Profile // the profile the run used (resumed: the one stored with it), not parsed again after the run
 }
 
 // WorkerResult is one library's process account.
@@ -268,6 +269,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		res = &Result{RunID: runID}
 	}
 	res.RunID, res.Dir, res.DBPath = runID, dir, filepath.Join(dir, "soak.db")
+	res.Profile = p
 	return res, err
 }
 
