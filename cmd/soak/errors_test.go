@@ -35,7 +35,8 @@ func TestBadInput(t *testing.T) {
 		{"bad duration flag", []string{"run", "-duration", "ten", "-out", out}, `flag -duration: bad duration "ten"`, 2},
 		{"unknown flag", []string{"run", "-bogus"}, `flag provided but not defined: -bogus`, 2},
 		{"unreachable url", []string{"run", "-profile", unreachable, "-out", out}, `target ws://127.0.0.1:1 unreachable: .*connection refused`, 1},
-		{"missing profile", []string{"run", "-profile", filepath.Join(dir, "none.yaml"), "-out", out}, `open profile: .*none.yaml`, 1},
+		{"missing profile", []string{"run", "-profile", filepath.Join(dir, "none.yaml"), "-out", out}, `read profile: open .*none.yaml`, 1},
+		{"endless profile", []string{"run", "-profile", "/dev/zero", "-out", out}, `^soak: profile /dev/zero: larger than 4 MiB\n$`, 1},
 		{"unknown library flag", []string{"run", "-libs", "gorilla,nope", "-out", out}, `flag -libs: unknown library "nope"`, 2},
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`, 2},
 	}

@@ -117,7 +117,7 @@ func checkRun(w io.Writer, dbPath string) ([]store.Verdict, error) {
 		return nil, err
 	}
 	defer db.Close()
-	return checkThresholds(w, db)
+	return checkThresholds(w, db, nil)
 }
 
 // saveVerdicts stores verdicts in the database at dbPath.

@@ -241,7 +241,7 @@ func finish(w io.Writer, res *runner.Result, retry *store.Retry, thresholds bool
 	if len(t.Libs) == 0 {
 		errs = append(errs, errors.New("no worker recorded anything"))
 	} else if thresholds {
-		vs, verr := checkThresholds(w, db)
+		vs, verr := checkThresholds(w, db, res.Profile)
 		if _, broken := verr.(thresholdError); verr == nil || broken {
 			errs = append(errs, retry.Do("store the verdicts", func() error { return db.SaveVerdicts(vs) }))
 		}

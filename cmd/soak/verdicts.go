@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/verdict"
 )
@@ -19,11 +20,19 @@ func (e thresholdError) Error() string {
 	return fmt.Sprintf("%d threshold(s) broken (exit code %d)", e.broken, exitThreshold)
 }
 
-// checkThresholds checks the thresholds of the profile stored with the run in
-// db (it only reads) and prints the broken ones. It returns the verdicts,
-// and a thresholdError when one broke.
-func checkThresholds(w io.Writer, db *store.DB) ([]store.Verdict, error) {
-	vs, err := verdict.FromRun(db)
+// checkThresholds checks the thresholds of the run in db (it only reads) and
+// prints the broken ones. It returns the verdicts, and a thresholdError when
+// one broke. The thresholds are p's, the profile the run was started with;
+// without it (soak report), those of the profile stored with the run, parsed
+// again.
+func checkThresholds(w io.Writer, db *store.DB, p *profile.Profile) ([]store.Verdict, error) {
+	var vs []store.Verdict
+	var err error
+	if p != nil {
+		vs, err = verdict.Check(db, p.Thresholds)
+	} else {
+		vs, err = verdict.FromRun(db)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("check thresholds: %w", err)
 	}

@@ -3,12 +3,14 @@ package binance
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/wssoak/wssoak/internal/limit"
 )
 
 // Ticker24h is the part of one element of GET /api/v3/ticker/24hr that symbol
@@ -84,8 +86,10 @@ func FetchTickers24h(ctx context.Context, client *http.Client, base string) ([]T
 		return nil, fmt.Errorf("get %s: %w", u, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
+	body, err := limit.ReadAll(resp.Body, "get "+u, limit.RESTAnswer)
+	if errors.As(err, new(*limit.TooLargeError)) {
+		return nil, err
+	} else if err != nil {
 		return nil, fmt.Errorf("get %s: %w", u, err)
 	}
 	if resp.StatusCode != http.StatusOK {

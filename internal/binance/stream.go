@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Kind is the type of a market stream.
@@ -139,11 +140,15 @@ func ParseStream(name string) (Stream, error) {
 	if name == "" {
 		return st, &SyntaxError{name, "empty name"}
 	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
+	pos := 0 // in characters, not bytes
+	for i, c := range name {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '@' || c == '_' || c == '!' || c == '+' || c == ':') {
-			return st, &SyntaxError{name, fmt.Sprintf("character %q at %d", c, i)}
+			if c == utf8.RuneError && !strings.HasPrefix(name[i:], "\uFFFD") {
+				return st, &SyntaxError{name, fmt.Sprintf("byte %#x (not UTF-8) at %d", name[i], pos)}
+			}
+			return st, &SyntaxError{name, fmt.Sprintf("character %q at %d", c, pos)}
 		}
+		pos++
 	}
 	if name[0] == '!' {
 		return parseMarketWide(st)

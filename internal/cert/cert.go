@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/limit"
 	"github.com/wssoak/wssoak/internal/rundir"
 )
 
@@ -124,9 +125,18 @@ func (a *Authority) Pool() *x509.CertPool {
 	return p
 }
 
-// ServerFiles loads a server's TLS settings from PEM files (soak serve -cert -key).
+// ServerFiles loads a server's TLS settings from PEM files (soak serve -cert
+// -key) of at most limit.PEMFile bytes each.
 func ServerFiles(certFile, keyFile string) (*tls.Config, error) {
-	c, err := tls.LoadX509KeyPair(certFile, keyFile)
+	certPEM, err := limit.ReadFile("certificate file", certFile, limit.PEMFile)
+	if err != nil {
+		return nil, err
+	}
+	keyPEM, err := limit.ReadFile("key file", keyFile, limit.PEMFile)
+	if err != nil {
+		return nil, err
+	}
+	c, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		return nil, fmt.Errorf("load certificate: %w", err)
 	}

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -25,13 +26,42 @@ type decoder struct {
 	path  string
 	lines map[string]int // dotted setting name ("keepalive.timeout", "groups.1.streams.0") → line
 	set   map[string]bool
+	// alias is the alias (*name) whose anchored value is being decoded, if
+	// any: the nodes of that value carry the anchor's lines, and the problem
+	// is where the alias uses them.
+	alias *yaml.Node
 }
 
 func (d *decoder) errf(line int, format string, args ...any) *Error {
+	msg := fmt.Sprintf(format, args...)
+	if a := d.alias; a != nil {
+		line = a.Line
+		msg += fmt.Sprintf(" (in the value of *%s, anchored at line %d)", a.Value, a.Alias.Line)
+	}
 	if line < 1 {
 		line = 1
 	}
-	return &Error{Path: d.path, Line: line, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Path: d.path, Line: line, Msg: msg}
+}
+
+// at is the line to record for a node at line: the alias's while an anchored
+// value is decoded.
+func (d *decoder) at(line int) int {
+	if d.alias != nil {
+		return d.alias.Line
+	}
+	return line
+}
+
+// via decodes v with dec; when v is an alias, the lines inside its anchored
+// value are reported as the alias's (see decoder.alias).
+func (d *decoder) via(v *yaml.Node, dec func(*yaml.Node) error) error {
+	if v.Kind != yaml.AliasNode || v.Alias == nil || d.alias != nil {
+		return dec(v)
+	}
+	d.alias = v
+	defer func() { d.alias = nil }()
+	return dec(v)
 }
 
 // field is one key of a mapping and how to decode its value.
@@ -51,21 +81,65 @@ var parserProblems = []string{
 	"found duplicate %YAML directive", "found incompatible YAML document", "found duplicate %TAG directive",
 }
 
+// unknownAnchor is the parser's message for an alias without anchor; it
+// carries no line.
+var unknownAnchor = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
+
 // syntaxError turns a YAML parser error into one "<path>:<line>: ..." line.
 func (d *decoder) syntaxError(err error, data []byte) error {
-	m := yamlLine.FindStringSubmatch(err.Error())
-	if m == nil {
-		return d.errf(1, "%s", strings.TrimPrefix(strings.ReplaceAll(err.Error(), "\n", " "), "yaml: "))
+	lines := bytes.Split(data, []byte("\n"))
+	if m := unknownAnchor.FindStringSubmatch(err.Error()); m != nil {
+		return d.errf(aliasLine(lines, m[1]), "unknown anchor %q: *%s is used before any &%s", m[1], m[1], m[1])
 	}
-	line, _ := strconv.Atoi(m[1])
-	if slices.Contains(parserProblems, m[2]) {
-		line++
+	// Without "line N:" the parser means the first line.
+	line, msg := 1, strings.TrimPrefix(strings.ReplaceAll(err.Error(), "\n", " "), "yaml: ")
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+		if slices.Contains(parserProblems, msg) {
+			line++
+		}
+		last := bytes.Count(data, []byte("\n"))
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			last++
+		}
+		line = min(line, max(last, 1))
 	}
-	last := bytes.Count(data, []byte("\n"))
-	if len(data) > 0 && data[len(data)-1] != '\n' {
-		last++
+	switch msg {
+	case "found a tab character that violates indentation", "found character that cannot start any token":
+		// The first message comes with the line where the value before the
+		// tab started; the tab is on that line or a later one.
+		for i := line - 1; i < len(lines); i++ {
+			lead := lines[i][:len(lines[i])-len(bytes.TrimLeft(lines[i], " \t"))]
+			if bytes.IndexByte(lead, '\t') >= 0 {
+				line, msg = i+1, "a tab in the indentation: YAML indents with spaces only"
+				break
+			}
+			if msg != "found a tab character that violates indentation" {
+				break // any other character that cannot start a token: the line is right
+			}
+		}
 	}
-	return d.errf(min(line, max(last, 1)), "%s", m[2])
+	return d.errf(line, "%s", msg)
+}
+
+// aliasLine is the line of the first use of alias *name in lines (1 if none is found).
+func aliasLine(lines [][]byte, name string) int {
+	use := []byte("*" + name)
+	for i, l := range lines {
+		for j := 0; ; {
+			k := bytes.Index(l[j:], use)
+			if k < 0 {
+				break
+			}
+			end := j + k + len(use)
+			if end == len(l) || bytes.IndexByte([]byte(" \t\r,]}#"), l[end]) >= 0 {
+				return i + 1
+			}
+			j = end
+		}
+	}
+	return 1
 }
 
 func (d *decoder) parse(data []byte) (*Profile, error) {
@@ -221,30 +295,31 @@ func (d *decoder) mapping(n *yaml.Node, what string, fs []field) error {
 	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := deref(n.Content[i]), n.Content[i+1]
+		line := d.at(n.Content[i].Line) // an alias as a key: its own line
 		if k.Kind != yaml.ScalarNode {
-			return d.errf(k.Line, "a key in %s is %s: want a plain name", what, kindName(k))
+			return d.errf(line, "a key in %s is %s: want a plain name", what, kindName(k))
 		}
 		if first, dup := seen[k.Value]; dup {
-			return d.errf(k.Line, "duplicate key %q in %s (first at line %d)", k.Value, what, first)
+			return d.errf(line, "duplicate key %q in %s (first at line %d)", k.Value, what, first)
 		}
-		seen[k.Value] = k.Line
+		seen[k.Value] = line
 		i := slices.IndexFunc(fs, func(f field) bool { return f.key == k.Value })
 		if i < 0 {
 			keys := make([]string, len(fs))
 			for j, f := range fs {
 				keys[j] = f.key
 			}
-			return d.errf(k.Line, "unknown key %q in %s%s", k.Value, what, suggest(k.Value, keys))
+			return d.errf(line, "unknown key %q in %s%s", k.Value, what, suggest(k.Value, keys))
 		}
 		name := what + "." + k.Value
 		if what == "profile" {
 			name = k.Value
 		}
-		d.lines[name], d.set[name] = k.Line, true
+		d.lines[name], d.set[name] = line, true
 		if isNull(deref(v)) {
-			return d.errf(k.Line, "%s has no value", name)
+			return d.errf(line, "%s has no value", name)
 		}
-		if err := fs[i].decode(v); err != nil {
+		if err := d.via(v, fs[i].decode); err != nil {
 			return err
 		}
 	}
@@ -264,19 +339,26 @@ func (d *decoder) scalar(v *yaml.Node, name string) (string, error) {
 	return v.Value, nil
 }
 
-// list returns the scalar items of a sequence node with their lines.
-func (d *decoder) list(v *yaml.Node, name string) ([]string, []int, error) {
+// list returns the scalar items of a sequence node with their lines; a list
+// of more than max items is refused before its items are looked at.
+func (d *decoder) list(v *yaml.Node, name string, max int) ([]string, []int, error) {
 	v = deref(v)
 	if v.Kind != yaml.SequenceNode {
 		return nil, nil, d.errf(v.Line, "%s must be a list, got %s", name, kindName(v))
 	}
+	if len(v.Content) > max {
+		return nil, nil, d.errf(v.Line, "%s has %d items: at most %d", name, len(v.Content), max)
+	}
 	items, lines := make([]string, 0, len(v.Content)), make([]int, 0, len(v.Content))
 	for _, it := range v.Content {
-		s, err := d.scalar(it, name+" item")
+		err := d.via(it, func(it *yaml.Node) error {
+			s, err := d.scalar(it, name+" item")
+			items, lines = append(items, s), append(lines, d.at(it.Line))
+			return err
+		})
 		if err != nil {
 			return nil, nil, err
 		}
-		items, lines = append(items, s), append(lines, deref(it).Line)
 	}
 	return items, lines, nil
 }
@@ -307,6 +389,9 @@ func (d *decoder) duration(name string, dst *Duration, s sign) func(*yaml.Node) 
 		}
 		line := deref(v).Line
 		x, err := parseDuration(text)
+		if err == errDurationRange && strings.HasPrefix(text, "-") {
+			return d.checkSign(line, name, true, false, s, text) // no setting takes a negative duration
+		}
 		if err != nil {
 			return d.errf(line, "bad duration %q: %v", text, err)
 		}
@@ -345,21 +430,27 @@ func (d *decoder) integer(name string, dst *int64, lo, hi int64) func(*yaml.Node
 		}
 		n := deref(v)
 		var x int64
-		if n.Tag != "!!int" || n.Decode(&x) != nil {
+		fits := n.Tag == "!!int" && n.Decode(&x) == nil
+		if !fits && !decimal.MatchString(text) {
 			return d.errf(n.Line, "%s must be an integer, got %q", name, text)
 		}
+		// An integer that does not fit 64 bits is out of range on its side.
+		neg := fits && x < 0 || !fits && text[0] == '-'
 		switch {
-		case x < 0 && lo >= 0:
+		case neg && lo >= 0:
 			return d.errf(n.Line, "%s must not be negative, got %s", name, text)
-		case x < lo:
+		case !fits && neg || fits && x < lo:
 			return d.errf(n.Line, "%s must be at least %d, got %s", name, lo, text)
-		case x > hi:
+		case !fits || x > hi:
 			return d.errf(n.Line, "%s must be at most %d, got %s", name, hi, text)
 		}
 		*dst = x
 		return nil
 	}
 }
+
+// decimal is an integer in decimal digits, however large.
+var decimal = regexp.MustCompile(`^[-+]?[0-9][0-9_]*$`)
 
 func (d *decoder) int(name string, dst *int, lo, hi int64) func(*yaml.Node) error {
 	return func(v *yaml.Node) error {
@@ -380,8 +471,14 @@ func (d *decoder) float(name string, dst *float64, s sign) func(*yaml.Node) erro
 		}
 		n := deref(v)
 		var x float64
-		if (n.Tag != "!!int" && n.Tag != "!!float") || n.Decode(&x) != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		if _, err := strconv.ParseFloat(strings.ReplaceAll(text, "_", ""), 64); errors.Is(err, strconv.ErrRange) {
+			return d.errf(n.Line, "%s %s is out of range: a number is at most about 1.8e308", name, text)
+		}
+		if (n.Tag != "!!int" && n.Tag != "!!float") || n.Decode(&x) != nil || math.IsNaN(x) {
 			return d.errf(n.Line, "%s must be a number, got %q", name, text)
+		}
+		if math.IsInf(x, 0) {
+			return d.errf(n.Line, "%s must be a finite number, got %q", name, text)
 		}
 		if err := d.checkSign(n.Line, name, x < 0, x == 0, s, text); err != nil {
 			return err
@@ -394,7 +491,7 @@ func (d *decoder) float(name string, dst *float64, s sign) func(*yaml.Node) erro
 // giveUp reads reconnect.give_up_after: a number of failed dials in a row, or
 // a duration of failing dials.
 func (d *decoder) giveUp(v *yaml.Node, r *Reconnect) error {
-	if n := deref(v); n.Tag == "!!int" {
+	if n := deref(v); n.Tag == "!!int" || n.Kind == yaml.ScalarNode && decimal.MatchString(n.Value) {
 		var x int
 		if err := d.int("reconnect.give_up_after", &x, 1, 1<<30)(v); err != nil {
 			return err
@@ -407,7 +504,7 @@ func (d *decoder) giveUp(v *yaml.Node, r *Reconnect) error {
 	if err != nil {
 		return err
 	}
-	if _, err := parseDuration(text); err != nil {
+	if _, err := parseDuration(text); err == errDurationUnit {
 		return d.errf(deref(v).Line, "bad reconnect.give_up_after %q: want a number of failed dials (20) or a duration (10m)", text)
 	}
 	if err := d.duration("reconnect.give_up_after", &x, positive)(v); err != nil {
@@ -444,40 +541,44 @@ func (d *decoder) target(v *yaml.Node, dst *string) error {
 }
 
 func (d *decoder) libraries(v *yaml.Node, dst *[]string) error {
-	libs, lines, err := d.list(v, "libraries")
+	libs, lines, err := d.list(v, "libraries", math.MaxInt) // the checks below stop at the 6th item
 	if err != nil {
 		return err
 	}
 	if len(libs) == 0 {
 		return d.errf(deref(v).Line, "libraries is empty: list at least one of %s", strings.Join(KnownLibraries, ", "))
 	}
+	first := map[string]int{}
 	for i, l := range libs {
 		if !slices.Contains(KnownLibraries, l) {
 			return d.errf(lines[i], "unknown library %q (known: %s)", l, strings.Join(KnownLibraries, ", "))
 		}
-		if j := slices.Index(libs[:i], l); j >= 0 {
+		if j, dup := first[l]; dup {
 			return d.errf(lines[i], "library %q listed twice (first at line %d)", l, lines[j])
 		}
+		first[l] = i
 	}
 	*dst = libs
 	return nil
 }
 
 func (d *decoder) symbols(v *yaml.Node, name string, dst *[]string) error {
-	syms, lines, err := d.list(v, name)
+	syms, lines, err := d.list(v, name, MaxSymbols)
 	if err != nil {
 		return err
 	}
 	if len(syms) == 0 {
 		return d.errf(deref(v).Line, "%s is empty", name)
 	}
+	first := make(map[string]int, len(syms))
 	for i, s := range syms {
 		if err := checkSymbol(s); err != nil {
 			return d.errf(lines[i], "bad symbol %q: %v", s, err)
 		}
-		if j := slices.Index(syms[:i], s); j >= 0 {
+		if j, dup := first[s]; dup {
 			return d.errf(lines[i], "symbol %q listed twice (first at line %d)", s, lines[j])
 		}
+		first[s] = i
 	}
 	*dst = syms
 	return nil
@@ -488,7 +589,7 @@ func (d *decoder) symbolsOrTop(v *yaml.Node, name string, list *[]string, top **
 	if deref(v).Kind != yaml.MappingNode {
 		return d.symbols(v, name, list)
 	}
-	t := &Top{Line: deref(v).Line}
+	t := &Top{Line: d.at(deref(v).Line)}
 	var n int64
 	err := d.mapping(v, name, []field{
 		{"top", func(v *yaml.Node) error {
@@ -554,70 +655,87 @@ func (d *decoder) groups(v *yaml.Node, dst *[]Group) error {
 	if len(v.Content) == 0 {
 		return d.errf(v.Line, "groups is empty: define at least one connection group")
 	}
+	if len(v.Content) > MaxStreams {
+		return d.errf(v.Line, "groups has %d items: at most %d", len(v.Content), MaxStreams)
+	}
 	gs := make([]Group, len(v.Content))
+	first := map[string]int{} // group name → index
 	for i, gn := range v.Content {
 		g := &gs[i]
-		*g = newGroup("")
-		g.Line = deref(gn).Line
-		pre := "groups." + strconv.Itoa(i)
-		d.lines[pre] = g.Line
-		err := d.mapping(gn, "group", []field{
-			{"name", func(v *yaml.Node) error {
-				s, err := d.scalar(v, "group name")
-				if err == nil && !nameRE.MatchString(s) {
-					err = d.errf(deref(v).Line, "bad group name %q: want letters, digits, '.', '-' or '_'", s)
-				}
-				g.Name = s
-				return err
-			}},
-			{"streams", func(v *yaml.Node) error {
-				ss, lines, err := d.list(v, "streams")
-				if err != nil {
-					return err
-				}
-				if len(ss) == 0 {
-					return d.errf(deref(v).Line, "streams is empty")
-				}
-				for j, l := range lines {
-					d.lines[pre+".streams."+strconv.Itoa(j)] = l
-				}
-				g.Streams = ss
-				return nil
-			}},
-			{"per_connection", func(v *yaml.Node) error {
-				if err := d.int("per_connection", &g.PerConnection, 1, math.MaxInt64)(v); err != nil {
-					return err
-				}
-				if g.PerConnection > MaxPerConnection {
-					return d.errf(deref(v).Line, "per_connection %d is over the Binance limit of %d streams per connection",
-						g.PerConnection, MaxPerConnection)
-				}
-				return nil
-			}},
-			{"subscribe", func(v *yaml.Node) error {
-				s, err := d.scalar(v, "subscribe")
-				if err == nil && s != SubscribeURL && s != SubscribeMessage {
-					err = d.errf(deref(v).Line, "bad subscribe %q: want %q or %q", s, SubscribeURL, SubscribeMessage)
-				}
-				g.Subscribe = s
-				return err
-			}},
-			{"symbols", func(v *yaml.Node) error { return d.symbolsOrTop(v, "group symbols", &g.Symbols, &g.Top) }},
-		})
-		if err != nil {
+		if err := d.via(gn, func(gn *yaml.Node) error { return d.group(gn, i, g) }); err != nil {
 			return err
 		}
-		if g.Name == "" {
-			return d.errf(g.Line, "group has no name")
-		}
-		if g.Streams == nil {
-			return d.errf(g.Line, "group %q has no streams", g.Name)
-		}
-		if j := slices.IndexFunc(gs[:i], func(o Group) bool { return o.Name == g.Name }); j >= 0 {
+		if j, dup := first[g.Name]; dup {
 			return d.errf(g.Line, "group %q defined twice (first at line %d)", g.Name, gs[j].Line)
 		}
+		first[g.Name] = i
 	}
 	*dst = gs
+	return nil
+}
+
+// group decodes the i-th item of groups into g.
+func (d *decoder) group(gn *yaml.Node, i int, g *Group) error {
+	*g = newGroup("")
+	g.Line = d.at(deref(gn).Line)
+	pre := "groups." + strconv.Itoa(i)
+	d.lines[pre] = g.Line
+	err := d.mapping(gn, "group", []field{
+		{"name", func(v *yaml.Node) error {
+			s, err := d.scalar(v, "group name")
+			if err == nil && !nameRE.MatchString(s) {
+				err = d.errf(deref(v).Line, "bad group name %q: want letters, digits, '.', '-' or '_'", s)
+			}
+			g.Name = s
+			return err
+		}},
+		{"streams", func(v *yaml.Node) error {
+			ss, lines, err := d.list(v, "streams", MaxStreams)
+			if err != nil {
+				return err
+			}
+			if len(ss) == 0 {
+				return d.errf(deref(v).Line, "streams is empty")
+			}
+			for j, l := range lines {
+				d.lines[pre+".streams."+strconv.Itoa(j)] = l
+			}
+			g.Streams = ss
+			return nil
+		}},
+		{"per_connection", func(v *yaml.Node) error {
+			err := d.int("per_connection", &g.PerConnection, 1, math.MaxInt64)(v)
+			n := deref(v)
+			_, perr := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 10, 64)
+			tooMany := err != nil && errors.Is(perr, strconv.ErrRange) && n.Value[0] != '-' // more than 64 bits hold
+			if err != nil && !tooMany {
+				return err
+			}
+			if tooMany || g.PerConnection > MaxPerConnection {
+				return d.errf(n.Line, "per_connection %s is over the Binance limit of %d streams per connection",
+					n.Value, MaxPerConnection)
+			}
+			return nil
+		}},
+		{"subscribe", func(v *yaml.Node) error {
+			s, err := d.scalar(v, "subscribe")
+			if err == nil && s != SubscribeURL && s != SubscribeMessage {
+				err = d.errf(deref(v).Line, "bad subscribe %q: want %q or %q", s, SubscribeURL, SubscribeMessage)
+			}
+			g.Subscribe = s
+			return err
+		}},
+		{"symbols", func(v *yaml.Node) error { return d.symbolsOrTop(v, "group symbols", &g.Symbols, &g.Top) }},
+	})
+	if err != nil {
+		return err
+	}
+	if g.Name == "" {
+		return d.errf(g.Line, "group has no name")
+	}
+	if g.Streams == nil {
+		return d.errf(g.Line, "group %q has no streams", g.Name)
+	}
 	return nil
 }
 
@@ -651,6 +769,10 @@ func (d *decoder) validate(p *Profile) error {
 	if d.set["rest"] && p.Target == TargetLocal && !p.NeedsResolve() {
 		add(d.errf(line("rest"), "rest is only used to resolve symbols given as {top: N, quote: Q}; no symbols list here has that form"))
 	}
+	if err := d.checkSize(p); err != nil {
+		// Anything further would expand the groups in full.
+		return slices.MinFunc(append(errs, err), func(a, b *Error) int { return a.Line - b.Line })
+	}
 	for i, g := range p.Groups {
 		pre := "groups." + strconv.Itoa(i)
 		sym := placeholderSymbol
@@ -675,6 +797,81 @@ func (d *decoder) validate(p *Profile) error {
 		return nil
 	}
 	return slices.MinFunc(errs, func(a, b *Error) int { return a.Line - b.Line })
+}
+
+// checkSize bounds the streams and connections of one library, summed over
+// the groups (MaxStreams, MaxConnections). It counts a group's distinct
+// streams as Expand does, stopping past the bound; a symbols list still given
+// as {top: N} counts as N symbols.
+func (d *decoder) checkSize(p *Profile) *Error {
+	streams, conns := 0, 0
+	for _, g := range p.Groups {
+		var n int
+		switch top := cmp.Or(g.Top, p.Top); {
+		case g.Symbols == nil && top != nil:
+			n = countTop(g.Streams, top.N) // the names are not known yet
+		case g.Symbols != nil:
+			n = countStreams(g.Streams, g.Symbols, MaxStreams-streams+1)
+		default:
+			n = countStreams(g.Streams, p.Symbols, MaxStreams-streams+1)
+		}
+		if streams+n > MaxStreams {
+			if streams == 0 {
+				return d.errf(g.Line, "group %q subscribes to more than %d streams: a library subscribes to at most %d over all groups",
+					g.Name, MaxStreams, MaxStreams)
+			}
+			return d.errf(g.Line, "group %q brings the streams past %d (%d in the groups before it): a library subscribes to at most %d over all groups",
+				g.Name, MaxStreams, streams, MaxStreams)
+		}
+		streams += n
+		per := min(max(g.PerConnection, 1), MaxPerConnection)
+		need := (n + per - 1) / per
+		if conns+need > MaxConnections {
+			before := ""
+			if conns > 0 {
+				before = fmt.Sprintf(", %d with the groups before it", conns+need)
+			}
+			return d.errf(g.Line, "group %q needs %d connections (%d streams, %d per connection)%s: a library opens at most %d over all groups",
+				g.Name, need, n, per, before, MaxConnections)
+		}
+		conns += need
+	}
+	return nil
+}
+
+// countTop is the number of streams of templates over the top n symbols.
+func countTop(templates []string, n int) int {
+	c := 0
+	for _, t := range templates {
+		if strings.Contains(t, SymbolPlaceholder) {
+			c += n
+		} else {
+			c++
+		}
+	}
+	return c
+}
+
+// countStreams counts the distinct names of templates crossed with syms, as
+// Expand makes them, but stops at limit.
+func countStreams(templates, syms []string, limit int) int {
+	seen := map[string]bool{}
+	for _, t := range templates {
+		if !strings.Contains(t, SymbolPlaceholder) {
+			seen[t] = true
+		} else {
+			for _, s := range syms {
+				seen[strings.ReplaceAll(t, SymbolPlaceholder, s)] = true
+				if len(seen) >= limit {
+					return len(seen)
+				}
+			}
+		}
+		if len(seen) >= limit {
+			return len(seen)
+		}
+	}
+	return len(seen)
 }
 
 func deref(n *yaml.Node) *yaml.Node {

@@ -41,67 +41,74 @@ func (d *decoder) faults(v *yaml.Node, dst *[]Fault) error {
 	}
 	out := make([]Fault, len(v.Content))
 	for i, fn := range v.Content {
-		f := &out[i]
-		f.Line, f.lines = deref(fn).Line, map[string]int{}
-		key := func(k string, dec func(*yaml.Node) error) field {
-			return field{k, func(v *yaml.Node) error {
-				f.lines[k] = deref(v).Line
-				return dec(v)
-			}}
-		}
-		fs := []field{
-			key("at", d.duration("fault at", &f.At, nonNegative)),
-			key("every", d.duration("fault every", &f.Every, positive)),
-			key("kind", func(v *yaml.Node) error {
-				s, err := d.scalar(v, "fault kind")
-				if err != nil {
-					return err
-				}
-				if !slices.Contains(replay.FaultKinds, replay.FaultKind(s)) {
-					kinds := kindNames()
-					hint := suggest(s, kinds)
-					if hint == "" {
-						hint = " (known: " + strings.Join(kinds, ", ") + ")"
-					}
-					return d.errf(deref(v).Line, "unknown fault kind %q%s", s, hint)
-				}
-				f.Kind = s
-				return nil
-			}),
-			key("streams", func(v *yaml.Node) error {
-				ss, _, err := d.list(v, "fault streams")
-				if err == nil && len(ss) == 0 {
-					err = d.errf(deref(v).Line, "fault streams is empty: leave it out to mean every connection")
-				}
-				f.Streams = ss
-				return err
-			}),
-			key("code", d.int("fault code", &f.Code, 0, 4999)),
-			key("reason", func(v *yaml.Node) error {
-				s, err := d.scalar(v, "fault reason")
-				f.Reason = s
-				return err
-			}),
-			key("n", d.int("fault n", &f.N, 1, 1<<20)),
-			key("status", d.int("fault status", &f.Status, 100, 599)),
-			key("retry_after", d.duration("fault retry_after", &f.RetryAfter, nonNegative)),
-			key("size", d.size("fault size", &f.Size, positive)),
-			key("for", d.duration("fault for", &f.For, nonNegative)),
-			key("delay", d.duration("fault delay", &f.Delay, positive)),
-		}
-		if err := d.mapping(fn, "fault", fs); err != nil {
+		if err := d.via(fn, func(fn *yaml.Node) error { return d.fault(fn, &out[i]) }); err != nil {
 			return err
-		}
-		switch {
-		case f.Kind == "":
-			return d.errf(f.Line, "fault has no kind (one of %s)", strings.Join(kindNames(), ", "))
-		case f.lines["at"] == 0 && f.lines["every"] == 0:
-			return d.errf(f.Line, "fault %s has neither at: nor every:", f.Kind)
-		case f.lines["at"] == 0:
-			f.At = f.Every
 		}
 	}
 	*dst = out
+	return nil
+}
+
+// fault decodes one item of faults into f.
+func (d *decoder) fault(fn *yaml.Node, f *Fault) error {
+	f.Line, f.lines = d.at(deref(fn).Line), map[string]int{}
+	key := func(k string, dec func(*yaml.Node) error) field {
+		return field{k, func(v *yaml.Node) error {
+			f.lines[k] = d.at(deref(v).Line)
+			return dec(v)
+		}}
+	}
+	fs := []field{
+		key("at", d.duration("fault at", &f.At, nonNegative)),
+		key("every", d.duration("fault every", &f.Every, positive)),
+		key("kind", func(v *yaml.Node) error {
+			s, err := d.scalar(v, "fault kind")
+			if err != nil {
+				return err
+			}
+			if !slices.Contains(replay.FaultKinds, replay.FaultKind(s)) {
+				kinds := kindNames()
+				hint := suggest(s, kinds)
+				if hint == "" {
+					hint = " (known: " + strings.Join(kinds, ", ") + ")"
+				}
+				return d.errf(deref(v).Line, "unknown fault kind %q%s", s, hint)
+			}
+			f.Kind = s
+			return nil
+		}),
+		key("streams", func(v *yaml.Node) error {
+			ss, _, err := d.list(v, "fault streams", MaxStreams)
+			if err == nil && len(ss) == 0 {
+				err = d.errf(deref(v).Line, "fault streams is empty: leave it out to mean every connection")
+			}
+			f.Streams = ss
+			return err
+		}),
+		key("code", d.int("fault code", &f.Code, 0, 4999)),
+		key("reason", func(v *yaml.Node) error {
+			s, err := d.scalar(v, "fault reason")
+			f.Reason = s
+			return err
+		}),
+		key("n", d.int("fault n", &f.N, 1, 1<<20)),
+		key("status", d.int("fault status", &f.Status, 100, 599)),
+		key("retry_after", d.duration("fault retry_after", &f.RetryAfter, nonNegative)),
+		key("size", d.size("fault size", &f.Size, positive)),
+		key("for", d.duration("fault for", &f.For, nonNegative)),
+		key("delay", d.duration("fault delay", &f.Delay, positive)),
+	}
+	if err := d.mapping(fn, "fault", fs); err != nil {
+		return err
+	}
+	switch {
+	case f.Kind == "":
+		return d.errf(f.Line, "fault has no kind (one of %s)", strings.Join(kindNames(), ", "))
+	case f.lines["at"] == 0 && f.lines["every"] == 0:
+		return d.errf(f.Line, "fault %s has neither at: nor every:", f.Kind)
+	case f.lines["at"] == 0:
+		f.At = f.Every
+	}
 	return nil
 }
 

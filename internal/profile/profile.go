@@ -6,10 +6,11 @@ package profile
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/wssoak/wssoak/internal/limit"
 )
 
 // KnownLibraries are the library names a profile may list, in report order.
@@ -17,6 +18,16 @@ var KnownLibraries = []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}
 
 // MaxPerConnection is the Binance limit of streams on one connection.
 const MaxPerConnection = 1024
+
+// Bounds of what one profile subscribes to, far above any real use (Binance
+// lists a few thousand markets, takes 1024 streams per connection and 300
+// new connections per 5 minutes from one IP address): a runaway list fails
+// at once with its line instead of stalling the run.
+const (
+	MaxSymbols     = 100_000 // items of a symbols list (the profile's, a group's, replay's)
+	MaxStreams     = 100_000 // streams one library subscribes to, summed over the groups
+	MaxConnections = 10_000  // connections one library opens: each group's streams ÷ its per_connection, summed
+)
 
 // Subscription modes of a group.
 const (
@@ -244,11 +255,11 @@ func newGroup(name string, streams ...string) Group {
 	return Group{Name: name, Streams: streams, PerConnection: MaxPerConnection, Subscribe: SubscribeURL}
 }
 
-// Load reads and parses a profile file.
+// Load reads and parses a profile file of at most limit.ProfileFile bytes.
 func Load(path string) (*Profile, error) {
-	data, err := os.ReadFile(path)
+	data, err := limit.ReadFile("profile", path, limit.ProfileFile)
 	if err != nil {
-		return nil, fmt.Errorf("open profile: %w", err)
+		return nil, err
 	}
 	return Parse(path, data)
 }

@@ -167,8 +167,42 @@ func TestTopSymbols(t *testing.T) {
 
 func TestLoadMissing(t *testing.T) {
 	_, err := Load(filepath.Join(t.TempDir(), "none.yaml"))
-	if err == nil || !strings.HasPrefix(err.Error(), "open profile: ") || !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("err = %v, want open profile: ... not exist", err)
+	if err == nil || !strings.HasPrefix(err.Error(), "read profile: open ") || !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("err = %v, want read profile: open ... not exist", err)
+	}
+}
+
+// A profile, or a CA file it names, that never ends (/dev/zero) or is huge
+// (a sparse terabyte) fails at the size bound, naming the file, instead of
+// being read whole.
+func TestLoadBounded(t *testing.T) {
+	dir := t.TempDir()
+	sparse := filepath.Join(dir, "huge")
+	f, err := os.Create(sparse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 40); err != nil {
+		f.Close()
+		t.Skipf("no sparse file here: %v", err)
+	}
+	f.Close()
+	files := []string{sparse}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		files = append(files, "/dev/zero")
+	}
+	for _, file := range files {
+		if _, err := Load(file); err == nil || err.Error() != "profile "+file+": larger than 4 MiB" {
+			t.Errorf("Load(%s) = %v, want profile %s: larger than 4 MiB", file, err, file)
+		}
+		prof := filepath.Join(dir, "ca.yaml")
+		if err := os.WriteFile(prof, []byte("name: x\ntls:\n  ca: "+file+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		want := prof + ":3: tls.ca: ca file " + file + ": larger than 4 MiB"
+		if _, err := Load(prof); err == nil || err.Error() != want {
+			t.Errorf("tls.ca %s: %v, want %s", file, err, want)
+		}
 	}
 }
 
@@ -370,6 +404,32 @@ var badProfiles = []struct{ name, yaml string }{
 	{"fault status", "faults:\n  - at: 10s\n    kind: reject\n    n: 1\n    status: 302\n"},
 	{"fault template with top", "symbols: {top: 5, quote: USDT}\nfaults:\n  - at: 10s\n    kind: drop\n    n: 1\n    streams: ['{symbol}@trade']\n"},
 	{"fault oversize small", "faults:\n  - at: 10s\n    kind: oversize\n    size: 10B\n"},
+	{"tab after a value", "name: x\nkeepalive:\n  interval: 1s\n\ttimeout: 2s\n"},
+	{"tab in a list", "name: x\nsymbols:\n  - btcusdt\n\t- ethusdt\n"},
+	{"tab on the first line", "\tname: x\n"},
+	{"tab with crlf", "name: x\r\nkeepalive:\r\n  interval: 1s\r\n\ttimeout: 2s\r\n"},
+	{"alias of a bad value", "name: &a x\nwarmup: 1s\nduration: *a\n"},
+	{"alias of a mapping", "keepalive: &k\n  interval: 1s\n  timeout: 2s\n\n\nreconnect: *k\n"},
+	{"alias in a list", "name: &n BTCUSDT\nwarmup: 1s\nsymbols: [btcusdt, *n]\n"},
+	{"alias of a list", "name: x\nsymbols: &s [btcusdt, ethusdt]\ngroups:\n  - name: a\n    streams: [btcusdt@trade]\n\n\nlibraries: *s\n"},
+	{"unknown anchor in a list", "name: x\nsymbols: [btcusdt, *nope]\n"},
+	{"non-ascii stream", "groups:\n  - name: a\n    streams: ['{symbol}@tr\u00e9de']\n"},
+	{"duration out of range", "duration: 3000000h\n"},
+	{"negative duration out of range", "warmup: -3000000h\n"},
+	{"give up duration out of range", "reconnect: {give_up_after: 3000000h}\n"},
+	{"threshold duration out of range", "thresholds:\n  max_silence: 9999999999999h\n"},
+	{"huge integer", "replay: {seed: 99999999999999999999999}\n"},
+	{"huge negative integer", "replay: {queue_size: -99999999999999999999999}\n"},
+	{"huge give up count", "reconnect: {give_up_after: 99999999999999999999999}\n"},
+	{"huge per_connection", "groups:\n  - name: a\n    streams: ['{symbol}@trade']\n    per_connection: 99999999999999999999\n"},
+	{"huge size in bytes", "read_limit: 99999999999999999999\n"},
+	{"huge float", "replay: {speed: 1e400}\n"},
+	{"infinite float", "replay: {speed: .inf}\n"},
+	{"byte order mark", "\ufeffname: x\ndration: 1m\n"},
+	{"crlf duplicate key", "name: x\r\nwarmup: 1s\r\nwarmup: 2s\r\n"},
+	{"second document after blank lines", "name: x\n\n\n---\nname: y\n"},
+	{"empty second document", "---\nname: x\n---\n"},
+	{"whitespace only", "  \n\n"},
 }
 
 func TestParseErrors(t *testing.T) {

@@ -59,7 +59,7 @@ func (d *decoder) thresholds(v *yaml.Node, dst *[]Threshold) error {
 	for i, k := range ThresholdKeys {
 		name := "thresholds." + k.Key
 		fs[i] = field{k.Key, func(v *yaml.Node) error {
-			t := Threshold{Key: k.Key, Line: deref(v).Line}
+			t := Threshold{Key: k.Key, Line: d.at(deref(v).Line)}
 			switch k.Kind {
 			case ThresholdCount:
 				var x int64

@@ -2,7 +2,9 @@ package profile
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -20,7 +22,13 @@ func (d Duration) String() string { return time.Duration(d).String() }
 // MarshalYAML writes d in the form Parse reads.
 func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
 
-var errDurationUnit = errors.New("want a number with a unit such as 90s, 2m, 24h")
+var (
+	errDurationUnit  = errors.New("want a number with a unit such as 90s, 2m, 24h")
+	errDurationRange = fmt.Errorf("out of range: a duration is at most %dh (about 292 years)", math.MaxInt64/time.Hour)
+)
+
+// durationSyntax is what time.ParseDuration reads, however large.
+var durationSyntax = regexp.MustCompile(`^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$`)
 
 // parseDuration reads a duration with a unit; "0" is the only unitless value.
 func parseDuration(s string) (Duration, error) {
@@ -28,7 +36,10 @@ func parseDuration(s string) (Duration, error) {
 		return 0, nil
 	}
 	v, err := time.ParseDuration(s)
-	if err != nil {
+	switch {
+	case err != nil && durationSyntax.MatchString(s):
+		return 0, errDurationRange
+	case err != nil:
 		return 0, errDurationUnit
 	}
 	return Duration(v), nil
@@ -58,7 +69,10 @@ func (b ByteSize) String() string {
 // MarshalYAML writes b in the form Parse reads.
 func (b ByteSize) MarshalYAML() (any, error) { return b.String(), nil }
 
-var errSizeUnit = errors.New("want bytes or a number with a unit such as 512KiB, 16MiB, 1MB")
+var (
+	errSizeUnit  = errors.New("want bytes or a number with a unit such as 512KiB, 16MiB, 1MB")
+	errSizeRange = fmt.Errorf("too large: a size is at most %d bytes (8 EiB)", math.MaxInt64)
+)
 
 // parseByteSize reads "1048576", "16MiB", "512 KB", "-1KiB" (negative sizes are
 // returned as such, for the caller to reject with its own message).
@@ -71,11 +85,11 @@ func parseByteSize(s string) (ByteSize, error) {
 		}
 	}
 	n, err := strconv.ParseInt(num, 10, 64)
+	if errors.Is(err, strconv.ErrRange) && num[0] != '+' || err == nil && (n > math.MaxInt64/mult || n < math.MinInt64/mult) {
+		return 0, errSizeRange
+	}
 	if err != nil || num == "" || num[0] == '+' {
 		return 0, errSizeUnit
-	}
-	if n > math.MaxInt64/mult || n < math.MinInt64/mult {
-		return 0, errors.New("too large")
 	}
 	return ByteSize(n * mult), nil
 }

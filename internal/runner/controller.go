@@ -84,6 +84,7 @@ type Result struct {
 	Dir     string
 	DBPath  string
 	Workers []WorkerResult
+	Profile *profile.Profile // the profile the run used (resumed: the one stored with it), not parsed again after the run
 
 	lock *rundir.Lock
 }
@@ -285,6 +286,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		res = &Result{RunID: runID}
 	}
 	res.RunID, res.Dir, res.DBPath, res.lock = runID, dir, filepath.Join(dir, "soak.db"), lock
+	res.Profile = p
 	return res, err
 }
 

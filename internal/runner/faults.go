@@ -2,12 +2,14 @@ package runner
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/limit"
 	"github.com/wssoak/wssoak/internal/replay"
 	"github.com/wssoak/wssoak/internal/store"
 )
@@ -86,7 +88,7 @@ func (c *controller) getLocal(path string, v any) error {
 	return getJSON(cl, c.localBase()+path, v)
 }
 
-// getJSON decodes the JSON served at url into v.
+// getJSON decodes the JSON served at url (at most limit.ServerAnswer bytes) into v.
 func getJSON(cl *http.Client, url string, v any) error {
 	resp, err := cl.Get(url)
 	if err != nil {
@@ -96,7 +98,14 @@ func getJSON(cl *http.Client, url string, v any) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("get %s: %s", url, resp.Status)
 	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+	body, err := limit.ReadAll(resp.Body, "get "+url, limit.ServerAnswer)
+	if err != nil {
+		if errors.As(err, new(*limit.TooLargeError)) {
+			return err
+		}
+		return fmt.Errorf("get %s: %w", url, err)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
 		return fmt.Errorf("decode %s: %w", url, err)
 	}
 	return nil

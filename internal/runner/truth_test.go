@@ -35,3 +35,25 @@ func TestChargeLost(t *testing.T) {
 		t.Errorf("single library: %+v", one[0])
 	}
 }
+
+// BenchmarkChargeLost compares 1k, 10k and 80k subscriptions of two
+// libraries: the time per subscription stays flat.
+func BenchmarkChargeLost(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 80_000} {
+		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
+			finals := map[string][]SubStat{}
+			for _, lib := range []string{"gorilla", "gws"} {
+				for i := range n {
+					finals[lib] = append(finals[lib], SubStat{Slot: i / 1024, Group: "g", Stream: fmt.Sprintf("s%dusdt@trade", i),
+						Lost: 2, Gaps: [][2]int64{{10, 11}}})
+				}
+			}
+			for b.Loop() {
+				if out := chargeLost(finals); len(out) != 2*n || out[0].Source != 2 {
+					b.Fatalf("%d charges, first %+v", len(out), out[0])
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/subscription")
+		})
+	}
+}

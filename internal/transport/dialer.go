@@ -6,9 +6,10 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net"
-	"os"
 	"syscall"
 	"time"
+
+	"github.com/wssoak/wssoak/internal/limit"
 )
 
 // Dialer is the one TCP dialer shared by every adapter (DialConfig.NetDial = d.DialContext),
@@ -102,11 +103,12 @@ func TLSConfig(caFiles []string, serverName string) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// AppendCAFile adds the PEM certificates of file to pool; a file without one is an error.
+// AppendCAFile adds the PEM certificates of file (at most limit.PEMFile bytes)
+// to pool; a file without one is an error.
 func AppendCAFile(pool *x509.CertPool, file string) error {
-	data, err := os.ReadFile(file)
+	data, err := limit.ReadFile("ca file", file, limit.PEMFile)
 	if err != nil {
-		return fmt.Errorf("read ca file: %w", err)
+		return err
 	}
 	if !pool.AppendCertsFromPEM(data) {
 		return fmt.Errorf("read ca file %s: no PEM certificate in it", file)

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wssoak/wssoak/internal/limit"
 )
 
 // Proxy is a forward proxy every connection is tunnelled through: the profile's `proxy:`.
@@ -287,7 +289,7 @@ func (p *Proxy) connect(conn net.Conn, addr string) (net.Conn, error) {
 	if _, err := io.WriteString(conn, req+"\r\n"); err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
-	br := bufio.NewReader(conn)
+	br := bufio.NewReader(limit.Reader(conn, "the proxy's answer", limit.ProxyAnswer))
 	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
