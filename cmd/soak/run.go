@@ -60,6 +60,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err != nil || d <= 0 {
 			return usageError{fmt.Errorf("flag -duration: bad duration %q: want a positive number with a unit such as 30s, 2m, 24h", *duration)}
 		}
+		if d < time.Second {
+			return usageError{fmt.Errorf("flag -duration: %s is shorter than one second: a run is recorded second by second", d)}
+		}
 		p.Duration = profile.Duration(d)
 	}
 	if *libs != "" {

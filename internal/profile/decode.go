@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -191,7 +192,15 @@ func (d *decoder) profileFields(p *Profile) []field {
 	return []field{
 		{"name", func(v *yaml.Node) error { return d.name(v, &p.Name) }},
 		{"target", func(v *yaml.Node) error { return d.target(v, &p.Target) }},
-		{"duration", d.duration("duration", &p.Duration, positive)},
+		{"duration", func(v *yaml.Node) error {
+			if err := d.duration("duration", &p.Duration, positive)(v); err != nil {
+				return err
+			}
+			if p.Duration < Duration(time.Second) {
+				return d.errf(deref(v).Line, "duration %v is shorter than one second: a run is recorded second by second", time.Duration(p.Duration))
+			}
+			return nil
+		}},
 		{"warmup", d.duration("warmup", &p.Warmup, nonNegative)},
 		{"libraries", func(v *yaml.Node) error { return d.libraries(v, &p.Libraries) }},
 		{"symbols", func(v *yaml.Node) error { return d.symbolsOrTop(v, "symbols", &p.Symbols, &p.Top) }},
