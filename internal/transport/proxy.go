@@ -32,28 +32,30 @@ type Proxy struct {
 var proxyPorts = map[string]string{"socks5": "1080", "socks4": "1080", "http": "80", "https": "443"}
 
 // ParseProxy parses scheme://[user[:password]@]host[:port]. Reserved characters in the
-// user or password are percent-encoded (p%40ss is p@ss). Errors never contain the password.
+// user or password are percent-encoded (p%40ss is p@ss). Errors never contain the password
+// and are one line: they show the URL through maskRaw, quoted.
 func ParseProxy(raw string) (*Proxy, error) {
-	const form = "want scheme://[user[:password]@]host[:port] with scheme socks5, socks4, http or https"
+	const form = "want scheme://host[:port], scheme://user@host[:port] or scheme://user:password@host[:port] with scheme socks5, socks4, http or https"
 	u, err := url.Parse(raw)
 	if err != nil {
-		// url's own message repeats the whole URL, password included; so would Mask's
-		// output for a URL it cannot parse either.
-		return nil, fmt.Errorf("malformed proxy URL: %s; percent-encode reserved characters of the user and password (@ as %%40, / as %%2F, : as %%3A, space as %%20)", form)
+		// url's own message repeats the URL or a piece of it, password included.
+		return nil, fmt.Errorf("proxy URL %q is malformed: %s; percent-encode reserved characters of the user and password (@ as %%40, / as %%2F, : as %%3A, space as %%20)", maskRaw(raw), form)
 	}
 	p := &Proxy{Scheme: strings.ToLower(u.Scheme)}
 	port, ok := proxyPorts[p.Scheme]
 	switch {
+	case u.Scheme == "":
+		return nil, fmt.Errorf("proxy URL %q: no scheme: %s", maskRaw(raw), form)
 	case !ok:
-		return nil, fmt.Errorf("proxy URL %s: unsupported scheme %q: %s", Mask(raw), u.Scheme, form)
+		return nil, fmt.Errorf("proxy URL %q: unsupported scheme %q: %s", maskRaw(raw), u.Scheme, form)
 	case u.Opaque != "" || u.Host == "" || u.Hostname() == "":
-		return nil, fmt.Errorf("proxy URL %s: no host: %s", Mask(raw), form)
+		return nil, fmt.Errorf("proxy URL %q: no host: %s", maskRaw(raw), form)
 	case (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
-		return nil, fmt.Errorf("proxy URL %s: unexpected path, query or fragment: %s", Mask(raw), form)
+		return nil, fmt.Errorf("proxy URL %q: unexpected path, query or fragment: %s", maskRaw(raw), form)
 	}
 	if u.Port() != "" {
 		if n, err := strconv.Atoi(u.Port()); err != nil || n < 1 || n > 65535 {
-			return nil, fmt.Errorf("proxy URL %s: bad port %q", Mask(raw), u.Port())
+			return nil, fmt.Errorf("proxy URL %q: bad port %q", maskRaw(raw), u.Port())
 		}
 		port = u.Port()
 	}
@@ -64,11 +66,11 @@ func ParseProxy(raw string) (*Proxy, error) {
 		p.Pass, hasPass = u.User.Password()
 		switch {
 		case p.Scheme == "socks4" && hasPass:
-			return nil, fmt.Errorf("proxy URL %s: socks4 has no password, only a user id", Mask(raw))
+			return nil, fmt.Errorf("proxy URL %q: socks4 has no password, only a user id", maskRaw(raw))
 		case p.Scheme == "socks5" && (len(p.User) > 255 || len(p.Pass) > 255):
-			return nil, fmt.Errorf("proxy URL %s: socks5 user and password are limited to 255 bytes", Mask(raw))
+			return nil, fmt.Errorf("proxy URL %q: socks5 user and password are limited to 255 bytes", maskRaw(raw))
 		case p.Scheme == "socks5" && p.User == "":
-			return nil, fmt.Errorf("proxy URL %s: socks5 password without a user", Mask(raw))
+			return nil, fmt.Errorf("proxy URL %q: socks5 password without a user", maskRaw(raw))
 		}
 	}
 	var who string
@@ -78,24 +80,71 @@ func ParseProxy(raw string) (*Proxy, error) {
 	case p.User != "":
 		who = url.User(p.User).String() + "@"
 	}
-	p.masked = p.Scheme + "://" + who + u.Host
+	host := strings.TrimPrefix((&url.URL{Host: u.Host}).String(), "//") // an IPv6 zone's % escaped again
+	p.masked = p.Scheme + "://" + who + host
 	return p, nil
+}
+
+// schemeHead is the scheme and slashes that begin a mistyped URL (socks5:/, http:\\).
+var schemeHead = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:[/\\]*`)
+
+// maskRaw is a proxy URL as given, for an error message: Mask's output when raw is a URL
+// whose user part is plain (it parses, with a user, and nothing after the host has an '@');
+// otherwise, when raw has an '@', everything between its scheme and its last '@' is masked,
+// user included, since where a mistyped user part ends cannot be told.
+func maskRaw(raw string) string {
+	at := strings.LastIndexByte(raw, '@')
+	if at < 0 {
+		return raw // no user part, so no password
+	}
+	if u, err := url.Parse(raw); err == nil && u.User != nil && u.Host != "" &&
+		!strings.Contains(u.Path+u.RawQuery+u.Fragment, "@") {
+		return Mask(raw)
+	}
+	return schemeHead.FindString(raw[:at]) + "****" + raw[at:]
 }
 
 // String is the proxy URL with the password masked.
 func (p *Proxy) String() string { return p.masked }
 
-// userinfo matches the password of scheme://user:password@ in any text. The password
-// runs to the last '@' before a space, a quote or the URL's path.
-var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:"'<>]*):[^\s/?#"'<>]*@`)
-
-// Mask replaces the password of every scheme://user:password@ in s by ****. It is the one
-// function that keeps proxy credentials out of logs, errors, the database and the report.
+// Mask replaces by **** every password in s: in each word (a word ends at white space, a
+// control character, '"', '<' or '>') and each part of a word between '/', '?' and '#'
+// that has an '@', the text from its first ':' to its last '@'. That is the password of
+// scheme://user:password@host (every character a URL allows in a password is kept in a
+// word part), and of the mistyped forms user:password@host, http//user:password@host or
+// socks5:/user:password@host; a stream name such as btcusdt@depth, or a URL's path, is
+// left alone. It is the one function that keeps proxy credentials out of logs, errors,
+// the database and the report.
 func Mask(s string) string {
-	if !strings.Contains(s, "://") {
+	if !strings.Contains(s, "@") {
 		return s
 	}
-	return userinfo.ReplaceAllString(s, "$1:****@")
+	var b strings.Builder
+	done, colon, at := 0, -1, -1 // s[:done] is in b; the first ':' and last '@' of the current part
+	end := func() {
+		if colon >= 0 && at > colon {
+			b.WriteString(s[done : colon+1])
+			b.WriteString("****")
+			done = at
+		}
+		colon, at = -1, -1
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c <= ' ' || c == 0x7f || c == '"' || c == '<' || c == '>' || c == '/' || c == '?' || c == '#':
+			end()
+		case c == ':' && colon < 0:
+			colon = i
+		case c == '@':
+			at = i
+		}
+	}
+	end()
+	if done == 0 {
+		return s
+	}
+	b.WriteString(s[done:])
+	return b.String()
 }
 
 // dial connects to the proxy with nd and opens a tunnel to addr (host:port). ctx bounds the
