@@ -229,21 +229,21 @@ func msgsAt(t *testing.T, db *store.DB, lib string, sec int64) int64 {
 }
 
 func TestLiveRefusesPublicAddress(t *testing.T) {
-	for _, addr := range []string{"0.0.0.0:8080", ":8080", "192.0.2.1:80", "example.org:80"} {
+	for _, addr := range []string{"0.0.0.0:8080", ":8080", "[::]:8080", "192.0.2.1:80", "example.org:80"} {
 		_, _, err := runSoak(t, "run", "-duration", "1s", "-http", addr, "-out", t.TempDir())
 		if err == nil || !strings.Contains(err.Error(), "-http-public") || exitCode(err, io.Discard) != 2 {
 			t.Errorf("-http %s: err %v, want a usage error naming -http-public", addr, err)
 		}
 	}
 	for _, addr := range []string{"127.0.0.1:0", "[::1]:0", "localhost:0"} {
-		if err := checkLoopback(addr, false); err != nil {
+		if err := httpFlag.check(addr, false); err != nil {
 			t.Errorf("%s refused: %v", addr, err)
 		}
 	}
-	if err := checkLoopback("0.0.0.0:0", true); err != nil {
+	if err := httpFlag.check("0.0.0.0:0", true); err != nil {
 		t.Errorf("-http-public did not allow 0.0.0.0: %v", err)
 	}
-	if err := checkLoopback("8080", false); err == nil || !strings.Contains(err.Error(), "HOST:PORT") {
+	if err := httpFlag.check("8080", false); err == nil || !strings.Contains(err.Error(), "HOST:PORT") {
 		t.Errorf("port alone: %v", err)
 	}
 }
