@@ -67,7 +67,7 @@ func startLive(addr string, public bool, log *slog.Logger) (*live.Server, func()
 		return nil, nil, err
 	}
 	lv := live.New(renderReport)
-	srv := &http.Server{Handler: lv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: lv.Handler(public), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

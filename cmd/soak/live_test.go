@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -245,5 +246,49 @@ func TestLiveRefusesPublicAddress(t *testing.T) {
 	}
 	if err := httpFlag.check("8080", false); err == nil || !strings.Contains(err.Error(), "HOST:PORT") {
 		t.Errorf("port alone: %v", err)
+	}
+}
+
+// TestLiveGuards: the live view as soak run starts it (-http 127.0.0.1:0) answers a
+// Host that is not loopback with 421, and the 503 page that reloads itself until the
+// run has recorded something.
+func TestLiveGuards(t *testing.T) {
+	var logs lockedBuffer
+	lv, stop, err := startLive("127.0.0.1:0", false, newLogger(&logs, slog.LevelInfo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	m := liveAddr.FindStringSubmatch(logs.String())
+	if m == nil {
+		t.Fatalf("no address logged: %q", logs.String())
+	}
+	get := func(host string) (int, string) {
+		req, err := http.NewRequest("GET", "http://"+m[1]+"/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Refresh") == "" {
+			t.Errorf("503 without Refresh: %q", b)
+		}
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := get("rebound.example:" + strings.Split(m[1], ":")[1]); code != http.StatusMisdirectedRequest {
+		t.Errorf("Host rebound.example: status %d, want 421", code)
+	}
+	if code, body := get(m[1]); code != http.StatusServiceUnavailable || !strings.Contains(body, "not started") {
+		t.Errorf("before the run: %d %q", code, body)
+	}
+	dir := t.TempDir()
+	lv.RunStarted(dir, filepath.Join(dir, "soak.db"))
+	if code, body := get("localhost"); code != http.StatusServiceUnavailable || !strings.Contains(body, "warming up") {
+		t.Errorf("warm-up: %d %q", code, body)
 	}
 }
