@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/wssoak/wssoak/internal/store"
@@ -12,9 +14,10 @@ import (
 
 // TestMain lets the test binary stand in for the soak binary: the controller
 // re-executes its own executable as "serve" and "worker" children, and with
-// SOAK_TEST_AS_MAIN set this binary behaves exactly like soak.
+// SOAK_TEST_AS_MAIN set this binary behaves exactly like soak (but for a fuzzing
+// worker, which go test -fuzz starts as a child too).
 func TestMain(m *testing.M) {
-	if os.Getenv("SOAK_TEST_AS_MAIN") == "1" {
+	if os.Getenv("SOAK_TEST_AS_MAIN") == "1" && !slices.ContainsFunc(os.Args, func(a string) bool { return strings.HasPrefix(a, "-test.fuzzworker") }) {
 		err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 		os.Exit(exitCode(err, os.Stderr))
 	}
