@@ -35,7 +35,7 @@ func TestMistypedProxyPasswordHidden(t *testing.T) {
 		stdout, stderr, err := runSoak(t, "run", "-profile", prof, "-out", out, "-worker-timeout", "1s")
 		var line bytes.Buffer
 		code := exitCode(err, &line)
-		if code != 1 || strings.Count(line.String(), "\n") != 1 || !strings.HasPrefix(line.String(), "soak: "+prof+":3: proxy URL ") {
+		if code != 1 || strings.Count(line.String(), "\n") != 1 || !strings.HasPrefix(line.String(), "soak: "+prof+":3: ") || !strings.Contains(line.String(), "proxy URL") {
 			t.Errorf("proxy %q: exit %d, error %q; want exit 1 and one line naming %s:3 and the proxy URL", raw, code, line.String(), prof)
 		}
 		for what, s := range map[string]string{"error line": line.String(), "stdout": stdout, "stderr": stderr} {

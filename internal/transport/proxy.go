@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Proxy is a forward proxy every connection is tunnelled through: the profile's `proxy:`.
@@ -32,45 +34,50 @@ type Proxy struct {
 var proxyPorts = map[string]string{"socks5": "1080", "socks4": "1080", "http": "80", "https": "443"}
 
 // ParseProxy parses scheme://[user[:password]@]host[:port]. Reserved characters in the
-// user or password are percent-encoded (p%40ss is p@ss). Errors never contain the password
-// and are one line: they show the URL through maskRaw, quoted.
+// user or password are percent-encoded (p%40ss is p@ss). Errors never contain the password:
+// they show the URL through maskRaw, or not at all when it does not parse.
 func ParseProxy(raw string) (*Proxy, error) {
-	const form = "want scheme://host[:port], scheme://user@host[:port] or scheme://user:password@host[:port] with scheme socks5, socks4, http or https"
+	const form = "want scheme://[user[:password]@]host[:port] with scheme socks5, socks4, http or https"
 	u, err := url.Parse(raw)
-	if err != nil {
-		// url's own message repeats the URL or a piece of it, password included.
-		return nil, fmt.Errorf("proxy URL %q is malformed: %s; percent-encode reserved characters of the user and password (@ as %%40, / as %%2F, : as %%3A, space as %%20)", maskRaw(raw), form)
+	if err != nil || strings.ContainsFunc(raw, unicode.IsControl) { // url lets them through in a fragment
+		// url's own message repeats the URL or a piece of it, password included; and a
+		// control character would break the message's line.
+		return nil, fmt.Errorf("malformed proxy URL: %s; percent-encode reserved characters of the user and password (@ as %%40, / as %%2F, : as %%3A, space as %%20)", form)
 	}
 	p := &Proxy{Scheme: strings.ToLower(u.Scheme)}
 	port, ok := proxyPorts[p.Scheme]
 	switch {
 	case u.Scheme == "":
-		return nil, fmt.Errorf("proxy URL %q: no scheme: %s", maskRaw(raw), form)
+		return nil, fmt.Errorf("proxy URL %s: no scheme: %s", maskRaw(raw, u), form)
 	case !ok:
-		return nil, fmt.Errorf("proxy URL %q: unsupported scheme %q: %s", maskRaw(raw), u.Scheme, form)
+		return nil, fmt.Errorf("proxy URL %s: unsupported scheme %q: %s", maskRaw(raw, u), u.Scheme, form)
 	case u.Opaque != "" || u.Host == "" || u.Hostname() == "":
-		return nil, fmt.Errorf("proxy URL %q: no host: %s", maskRaw(raw), form)
+		return nil, fmt.Errorf("proxy URL %s: no host: %s", maskRaw(raw, u), form)
 	case (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
-		return nil, fmt.Errorf("proxy URL %q: unexpected path, query or fragment: %s", maskRaw(raw), form)
+		return nil, fmt.Errorf("proxy URL %s: unexpected path, query or fragment: %s", maskRaw(raw, u), form)
 	}
 	if u.Port() != "" {
 		if n, err := strconv.Atoi(u.Port()); err != nil || n < 1 || n > 65535 {
-			return nil, fmt.Errorf("proxy URL %q: bad port %q", maskRaw(raw), u.Port())
+			return nil, fmt.Errorf("proxy URL %s: bad port %q", maskRaw(raw, u), u.Port())
 		}
 		port = u.Port()
 	}
 	p.Addr = net.JoinHostPort(u.Hostname(), port)
+	// url lets a ] through, and bytes outside ASCII (a name to dial is ASCII: punycode).
+	if h, _, err := net.SplitHostPort(p.Addr); err != nil || h != u.Hostname() || strings.ContainsFunc(h, func(r rune) bool { return r >= utf8.RuneSelf }) {
+		return nil, fmt.Errorf("proxy URL %s: bad host %q", maskRaw(raw, u), u.Hostname())
+	}
 	if u.User != nil {
 		var hasPass bool
 		p.User = u.User.Username()
 		p.Pass, hasPass = u.User.Password()
 		switch {
 		case p.Scheme == "socks4" && hasPass:
-			return nil, fmt.Errorf("proxy URL %q: socks4 has no password, only a user id", maskRaw(raw))
+			return nil, fmt.Errorf("proxy URL %s: socks4 has no password, only a user id", maskRaw(raw, u))
 		case p.Scheme == "socks5" && (len(p.User) > 255 || len(p.Pass) > 255):
-			return nil, fmt.Errorf("proxy URL %q: socks5 user and password are limited to 255 bytes", maskRaw(raw))
+			return nil, fmt.Errorf("proxy URL %s: socks5 user and password are limited to 255 bytes", maskRaw(raw, u))
 		case p.Scheme == "socks5" && p.User == "":
-			return nil, fmt.Errorf("proxy URL %q: socks5 password without a user", maskRaw(raw))
+			return nil, fmt.Errorf("proxy URL %s: socks5 password without a user", maskRaw(raw, u))
 		}
 	}
 	var who string
@@ -88,17 +95,17 @@ func ParseProxy(raw string) (*Proxy, error) {
 // schemeHead is the scheme and slashes that begin a mistyped URL (socks5:/, http:\\).
 var schemeHead = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:[/\\]*`)
 
-// maskRaw is a proxy URL as given, for an error message: Mask's output when raw is a URL
-// whose user part is plain (it parses, with a user, and nothing after the host has an '@');
-// otherwise, when raw has an '@', everything between its scheme and its last '@' is masked,
-// user included, since where a mistyped user part ends cannot be told.
-func maskRaw(raw string) string {
+// maskRaw is raw, a proxy URL without control characters that url.Parse made u of,
+// for an error message: Mask's output when raw has a plain user part (a user, a host, and
+// no '@' after the host); otherwise, when raw has an '@', everything between its scheme
+// and its last '@' is masked, user included, since where a mistyped user part ends
+// cannot be told.
+func maskRaw(raw string, u *url.URL) string {
 	at := strings.LastIndexByte(raw, '@')
-	if at < 0 {
+	switch {
+	case at < 0:
 		return raw // no user part, so no password
-	}
-	if u, err := url.Parse(raw); err == nil && u.User != nil && u.Host != "" &&
-		!strings.Contains(u.Path+u.RawQuery+u.Fragment, "@") {
+	case u.User != nil && u.Host != "" && !strings.Contains(u.Path+u.RawQuery+u.Fragment, "@"):
 		return Mask(raw)
 	}
 	return schemeHead.FindString(raw[:at]) + "****" + raw[at:]
