@@ -18,12 +18,24 @@ import (
 	"github.com/wssoak/wssoak/internal/store"
 )
 
-// checkLoopback refuses a listen address outside loopback unless public is
-// set: the live view has no authentication.
-func checkLoopback(addr string, public bool) error {
+// listenFlag is a flag that names a listen address of a server without authentication,
+// and the flag that allows an address outside loopback for it.
+type listenFlag struct {
+	name, public, what, example string
+}
+
+var (
+	httpFlag = listenFlag{"-http", "-http-public", "the live view", "127.0.0.1:8080"}
+	addrFlag = listenFlag{"-addr", "-addr-public", "the replay server", "127.0.0.1:9443"}
+)
+
+// check refuses a listen address outside loopback unless public is set: an empty or
+// unspecified host (:8080, 0.0.0.0:8080, [::]:8080) is every interface. localhost is
+// loopback.
+func (f listenFlag) check(addr string, public bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return usageError{fmt.Errorf("flag -http: bad address %q: want HOST:PORT such as 127.0.0.1:8080", addr)}
+		return usageError{fmt.Errorf("flag %s: bad address %q: want HOST:PORT such as %s", f.name, addr, f.example)}
 	}
 	if public {
 		return nil
@@ -32,22 +44,30 @@ func checkLoopback(addr string, public bool) error {
 	if host == "localhost" || ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return usageError{fmt.Errorf("flag -http: %s is not a loopback address and the live view has no authentication; "+
-		"use 127.0.0.1:PORT, or add -http-public to serve it there anyway", addr)}
+	where := "not a loopback address"
+	if host == "" || ip != nil && ip.IsUnspecified() {
+		where = "every interface, not loopback only"
+	}
+	return usageError{fmt.Errorf("flag %s: %q is %s, and %s has no authentication; "+
+		"use 127.0.0.1:PORT, or add %s to serve it there anyway", f.name, addr, where, f.what, f.public)}
 }
 
 // startLive listens on addr, logs the bound address ("live view" addr=...)
 // and serves the live view until stop is called.
 func startLive(addr string, public bool, log *slog.Logger) (*live.Server, func(), error) {
-	if err := checkLoopback(addr, public); err != nil {
+	if err := httpFlag.check(addr, public); err != nil {
 		return nil, nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("live view: %w", err)
 	}
+	if err := httpFlag.check(ln.Addr().String(), public); err != nil { // localhost that is not loopback here
+		ln.Close()
+		return nil, nil, err
+	}
 	lv := live.New(renderReport)
-	srv := &http.Server{Handler: lv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: lv.Handler(public), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -230,21 +231,65 @@ func msgsAt(t *testing.T, db *store.DB, lib string, sec int64) int64 {
 }
 
 func TestLiveRefusesPublicAddress(t *testing.T) {
-	for _, addr := range []string{"0.0.0.0:8080", ":8080", "192.0.2.1:80", "example.org:80"} {
+	for _, addr := range []string{"0.0.0.0:8080", ":8080", "[::]:8080", "192.0.2.1:80", "example.org:80"} {
 		_, _, err := runSoak(t, "run", "-duration", "1s", "-http", addr, "-out", t.TempDir())
 		if err == nil || !strings.Contains(err.Error(), "-http-public") || exitCode(err, io.Discard) != 2 {
 			t.Errorf("-http %s: err %v, want a usage error naming -http-public", addr, err)
 		}
 	}
 	for _, addr := range []string{"127.0.0.1:0", "[::1]:0", "localhost:0"} {
-		if err := checkLoopback(addr, false); err != nil {
+		if err := httpFlag.check(addr, false); err != nil {
 			t.Errorf("%s refused: %v", addr, err)
 		}
 	}
-	if err := checkLoopback("0.0.0.0:0", true); err != nil {
+	if err := httpFlag.check("0.0.0.0:0", true); err != nil {
 		t.Errorf("-http-public did not allow 0.0.0.0: %v", err)
 	}
-	if err := checkLoopback("8080", false); err == nil || !strings.Contains(err.Error(), "HOST:PORT") {
+	if err := httpFlag.check("8080", false); err == nil || !strings.Contains(err.Error(), "HOST:PORT") {
 		t.Errorf("port alone: %v", err)
+	}
+}
+
+// TestLiveGuards: the live view as soak run starts it (-http 127.0.0.1:0) answers a
+// Host that is not loopback with 421, and the 503 page that reloads itself until the
+// run has recorded something.
+func TestLiveGuards(t *testing.T) {
+	var logs lockedBuffer
+	lv, stop, err := startLive("127.0.0.1:0", false, newLogger(&logs, slog.LevelInfo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	m := liveAddr.FindStringSubmatch(logs.String())
+	if m == nil {
+		t.Fatalf("no address logged: %q", logs.String())
+	}
+	get := func(host string) (int, string) {
+		req, err := http.NewRequest("GET", "http://"+m[1]+"/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Refresh") == "" {
+			t.Errorf("503 without Refresh: %q", b)
+		}
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := get("rebound.example:" + strings.Split(m[1], ":")[1]); code != http.StatusMisdirectedRequest {
+		t.Errorf("Host rebound.example: status %d, want 421", code)
+	}
+	if code, body := get(m[1]); code != http.StatusServiceUnavailable || !strings.Contains(body, "not started") {
+		t.Errorf("before the run: %d %q", code, body)
+	}
+	dir := t.TempDir()
+	lv.RunStarted(dir, filepath.Join(dir, "soak.db"))
+	if code, body := get("localhost"); code != http.StatusServiceUnavailable || !strings.Contains(body, "warming up") {
+		t.Errorf("warm-up: %d %q", code, body)
 	}
 }

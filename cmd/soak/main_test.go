@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/wssoak/wssoak/internal/store"
@@ -13,9 +15,10 @@ import (
 
 // TestMain lets the test binary stand in for the soak binary: the controller
 // re-executes its own executable as "serve" and "worker" children, and with
-// SOAK_TEST_AS_MAIN set this binary behaves exactly like soak.
+// SOAK_TEST_AS_MAIN set this binary behaves exactly like soak (but for a fuzzing
+// worker, which go test -fuzz starts as a child too).
 func TestMain(m *testing.M) {
-	if os.Getenv("SOAK_TEST_AS_MAIN") == "1" {
+	if os.Getenv("SOAK_TEST_AS_MAIN") == "1" && !slices.ContainsFunc(os.Args, func(a string) bool { return strings.HasPrefix(a, "-test.fuzzworker") }) {
 		if ro := os.Getenv(readOnlyEnv); ro != "" {
 			if err := mountReadOnly(ro); err != nil {
 				fmt.Fprintf(os.Stderr, "mount %s read-only: %v\n", ro, err)

@@ -40,6 +40,11 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if *httpAddr != "" {
+		if err := httpFlag.check(*httpAddr, *httpPublic); err != nil {
+			return err
+		}
+	}
 	var p *profile.Profile
 	var err error
 	if *resume != "" {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -25,7 +26,8 @@ import (
 func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:9443", "listen address")
+	addr := fs.String("addr", "127.0.0.1:9443", "listen address (loopback; see -addr-public)")
+	addrPublic := fs.Bool("addr-public", false, "allow -addr on an address other than loopback (the replay server has no authentication)")
 	profilePath := fs.String("profile", "", "profile whose replay section configures the server (default: built-in)")
 	seed := fs.Int64("seed", -1, "generator seed (default: the profile's)")
 	speed := fs.Float64("speed", 0, "rate factor (default: the profile's)")
@@ -33,6 +35,9 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	keyFile := fs.String("key", "", "PEM private key of -cert")
 	child := fs.Bool("child", false, "run as the child of 'soak run' (internal)")
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := addrFlag.check(*addr, *addrPublic); err != nil {
 		return err
 	}
 	if (*certFile == "") != (*keyFile == "") {
@@ -89,6 +94,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return fmt.Errorf("replay server: %w", err)
 	}
 	if err := srv.Listen(*addr); err != nil {
+		_ = srv.Close() // its generators run already
 		return fmt.Errorf("listen %s: %w", *addr, err)
 	}
 	defer srv.Close()
@@ -99,13 +105,25 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		_, _ = io.Copy(io.Discard, stdin) // until the controller closes stdin (or dies)
 		return nil
 	}
-	base := "http://" + srv.Addr()
-	if cfg.TLS != nil {
-		base = "https://" + srv.Addr()
-	}
-	fmt.Fprintf(stdout, "replay server listening on %s (stats: %s/_soak/stats, faults: %s/_soak/faults)\n", srv.URL(), base, base)
+	fmt.Fprintln(stdout, serveBanner(*addr, srv.Addr(), cfg.TLS != nil))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	<-ctx.Done()
 	return nil
+}
+
+// serveBanner is the line serve prints once it listens on addr (as given) at bound, the
+// address the replay server reports (where an unspecified host is 127.0.0.1). With an
+// empty or unspecified host (-addr-public), it says every interface.
+func serveBanner(addr, bound string, tls bool) string {
+	ws, base := "ws://"+bound, "http://"+bound
+	if tls {
+		ws, base = "wss://"+bound, "https://"+bound
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		_, port, _ := net.SplitHostPort(bound)
+		return fmt.Sprintf("replay server listening on every interface, port %s (on this machine %s; stats: %s/_soak/stats, faults: %s/_soak/faults)", port, ws, base, base)
+	}
+	return fmt.Sprintf("replay server listening on %s (stats: %s/_soak/stats, faults: %s/_soak/faults)", ws, base, base)
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -69,5 +71,56 @@ func TestServeStandalone(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Error("serve did not exit on SIGINT")
+	}
+}
+
+// TestServeRefusesPublicAddress: serve -addr outside loopback is a usage error naming
+// -addr-public, before anything listens; an empty or unspecified host is every interface.
+// The command itself is run only with addresses it could not bind anyway.
+func TestServeRefusesPublicAddress(t *testing.T) {
+	for _, addr := range []string{"192.0.2.1:9443", "example.invalid:9443"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		var stdout, stderr bytes.Buffer
+		err := run(ctx, []string{"serve", "-addr", addr}, strings.NewReader(""), &stdout, &stderr)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), `flag -addr: "`+addr+`" is not a loopback address`) ||
+			!strings.Contains(err.Error(), "-addr-public") || exitCode(err, io.Discard) != 2 || stdout.Len() > 0 {
+			t.Fatalf("serve -addr %s: err %v, stdout %q; want a usage error naming -addr-public", addr, err, stdout.String())
+		}
+		// With -addr-public the address is tried (and cannot be bound here).
+		err = run(context.Background(), []string{"serve", "-addr", addr, "-addr-public"}, strings.NewReader(""), &stdout, &stderr)
+		if err == nil || strings.Contains(err.Error(), "-addr-public") || stdout.Len() > 0 {
+			t.Errorf("serve -addr %s -addr-public: err %v, stdout %q; want a listen error", addr, err, stdout.String())
+		}
+	}
+	for _, addr := range []string{"0.0.0.0:9443", ":9443", "[::]:9443"} {
+		if err := addrFlag.check(addr, false); err == nil || !strings.Contains(err.Error(), "every interface") || !strings.Contains(err.Error(), "-addr-public") {
+			t.Errorf("-addr %s: %v, want refused as every interface", addr, err)
+		}
+	}
+	for _, addr := range []string{"127.0.0.1:0", "[::1]:0", "localhost:9443"} {
+		if err := addrFlag.check(addr, false); err != nil {
+			t.Errorf("-addr %s refused: %v", addr, err)
+		}
+	}
+}
+
+// TestServeBanner: the printed address is where serve really listens: every interface
+// for an empty or unspecified host, with the URL for this machine.
+func TestServeBanner(t *testing.T) {
+	for _, tc := range []struct {
+		addr, bound string
+		tls         bool
+		want        string
+	}{
+		{"127.0.0.1:0", "127.0.0.1:4242", false, "replay server listening on ws://127.0.0.1:4242 (stats: http://127.0.0.1:4242/_soak/stats, faults: http://127.0.0.1:4242/_soak/faults)"},
+		{"192.0.2.1:9443", "192.0.2.1:9443", true, "replay server listening on wss://192.0.2.1:9443 (stats: https://192.0.2.1:9443/_soak/stats, faults: https://192.0.2.1:9443/_soak/faults)"},
+		{"0.0.0.0:0", "127.0.0.1:4242", false, "replay server listening on every interface, port 4242 (on this machine ws://127.0.0.1:4242; stats: http://127.0.0.1:4242/_soak/stats, faults: http://127.0.0.1:4242/_soak/faults)"},
+		{":9443", "127.0.0.1:9443", true, "replay server listening on every interface, port 9443 (on this machine wss://127.0.0.1:9443; stats: https://127.0.0.1:9443/_soak/stats, faults: https://127.0.0.1:9443/_soak/faults)"},
+		{"[::]:9443", "127.0.0.1:9443", false, "replay server listening on every interface, port 9443 (on this machine ws://127.0.0.1:9443; stats: http://127.0.0.1:9443/_soak/stats, faults: http://127.0.0.1:9443/_soak/faults)"},
+	} {
+		if got := serveBanner(tc.addr, tc.bound, tc.tls); got != tc.want {
+			t.Errorf("serveBanner(%q, %q, %v) =\n%s\nwant\n%s", tc.addr, tc.bound, tc.tls, got, tc.want)
+		}
 	}
 }

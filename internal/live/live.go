@@ -13,10 +13,12 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -53,6 +55,7 @@ type Server struct {
 	cacheAt    time.Time
 	cache      []byte
 	cacheEvery time.Duration
+	recorded   bool // a batch with samples was committed: the warm-up is over
 }
 
 // RenderEvery is the least time between two renders of the report for /:
@@ -104,6 +107,7 @@ func (s *Server) Observe(b *store.Batch) {
 		}
 	}
 	if len(b.Samples) > 0 {
+		s.recorded = true
 		for name, l := range s.libs {
 			if !seen[name] {
 				l.up = 0 // no row at all: the worker is not running
@@ -193,27 +197,53 @@ func (s *Server) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// Handler serves / (the report), /report.html (the same) and /metrics.
-func (s *Server) Handler() http.Handler {
+// Handler serves / (the report), /report.html (the same) and /metrics. Unless public, a
+// request whose Host header names neither a loopback address nor localhost (any port) gets
+// 421: a web page whose name an attacker has pointed at 127.0.0.1 (DNS rebinding) cannot
+// read the live view through the browser of the machine that runs it.
+func (s *Server) Handler(public bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /{$}", s.report)
 	mux.HandleFunc("GET /report.html", s.report)
-	return mux
+	if public {
+		return mux
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !loopbackHost(r.Host) {
+			http.Error(w, fmt.Sprintf("soak live view: Host %q is not a loopback address or localhost; open it as http://127.0.0.1:PORT/", r.Host), http.StatusMisdirectedRequest)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// loopbackHost tells whether the Host header h (host or host:port) names loopback.
+func loopbackHost(h string) bool {
+	host, _, err := net.SplitHostPort(h)
+	if err != nil {
+		host = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]") // no port
+	}
+	ip := net.ParseIP(host)
+	return strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()
 }
 
 func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	dir, db := s.dir, s.db
+	dir, db, recorded := s.dir, s.db, s.recorded
 	s.mu.Unlock()
-	if db == "" {
-		placeholder(w, http.StatusOK, "The run has not started yet.")
+	switch {
+	case db == "":
+		placeholder(w, http.StatusServiceUnavailable, "The run has not started yet.")
+		return
+	case !recorded:
+		// The warm-up: nothing to show yet, and nothing rendered, so nothing cached.
+		placeholder(w, http.StatusServiceUnavailable, "The run is warming up: nothing is recorded yet.")
 		return
 	}
 	if s.render != nil {
 		page, err := s.rendered(r.Context(), db)
 		if err != nil {
-			// Typically the first second of a run, before anything is recorded.
 			placeholder(w, http.StatusServiceUnavailable, "The report cannot be rendered yet: "+err.Error())
 			return
 		}

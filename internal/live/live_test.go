@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -34,7 +35,7 @@ func sample(lib string, sec int64, worker, proc bool) store.Sample {
 func gather(t *testing.T, s *Server) map[string]*dto.MetricFamily {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	s.Handler(false).ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/metrics", nil))
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(rec.Body)
 	if err != nil {
@@ -106,14 +107,15 @@ func TestReportPage(t *testing.T) {
 	s := New(nil)
 	page := func() (int, string) {
 		rec := httptest.NewRecorder()
-		s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+		s.Handler(false).ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost:8080/", nil))
 		return rec.Code, rec.Body.String()
 	}
-	if code, body := page(); code != 200 || !strings.Contains(body, "not started") {
+	if code, body := page(); code != 503 || !strings.Contains(body, "not started") {
 		t.Errorf("before the run: %d %q", code, body)
 	}
 	dir := t.TempDir()
 	s.RunStarted(dir, filepath.Join(dir, "soak.db"))
+	s.Observe(&store.Batch{Samples: []store.Sample{sample("gws", 1, true, true)}})
 	if code, body := page(); code != 200 || !strings.Contains(body, "No report has been written yet") {
 		t.Errorf("before the report: %d %q", code, body)
 	}
@@ -132,7 +134,8 @@ func TestReportPage(t *testing.T) {
 		return err
 	})
 	r.RunStarted(dir, filepath.Join(dir, "soak.db"))
-	srv := httptest.NewServer(r.Handler())
+	r.Observe(&store.Batch{Samples: []store.Sample{sample("gws", 1, true, true)}})
+	srv := httptest.NewServer(r.Handler(false))
 	defer srv.Close()
 	for range 3 {
 		resp, err := http.Get(srv.URL + "/")
@@ -149,13 +152,93 @@ func TestReportPage(t *testing.T) {
 		t.Errorf("renderer called %d times for 3 requests within %s, want 1", calls, r.cacheEvery)
 	}
 
-	// A render that fails (nothing recorded yet) is a 503 that reloads itself.
+	// A render that fails is a 503 that reloads itself.
 	f := New(func(context.Context, io.Writer, string) error { return errors.New("read run: no rows") })
 	f.RunStarted(dir, filepath.Join(dir, "soak.db"))
+	f.Observe(&store.Batch{Samples: []store.Sample{sample("gws", 1, true, true)}})
 	rec := httptest.NewRecorder()
-	f.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	f.Handler(false).ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/", nil))
 	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Refresh") == "" || !strings.Contains(rec.Body.String(), "read run: no rows") {
 		t.Errorf("failed render: %d %v %q", rec.Code, rec.Header(), rec.Body.String())
+	}
+}
+
+// TestReportWarmup: asked during the warm-up (the run started, no sample committed yet,
+// events maybe), / is the 503 page that reloads itself, and renders nothing; the first
+// request after a batch with samples gets a fresh render, not one made during the warm-up.
+func TestReportWarmup(t *testing.T) {
+	calls, db := 0, "empty" // what the database holds, as the renderer would show it
+	s := New(func(_ context.Context, w io.Writer, _ string) error {
+		calls++
+		_, err := fmt.Fprintf(w, "render %d of the %s database", calls, db)
+		return err
+	})
+	srv := httptest.NewServer(s.Handler(false))
+	defer srv.Close()
+	get := func() (int, string, string) {
+		resp, err := http.Get(srv.URL + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Refresh"), string(b)
+	}
+	dir := t.TempDir()
+	s.RunStarted(dir, filepath.Join(dir, "soak.db"))
+	for i, b := range []*store.Batch{{}, {Events: []store.Event{{Lib: "gws", Kind: "connect", Sec: -2}}}} {
+		s.Observe(b)
+		if code, refresh, body := get(); code != http.StatusServiceUnavailable || refresh == "" || !strings.Contains(body, "warming up") || calls != 0 {
+			t.Errorf("warm-up, batch %d: %d, Refresh %q, %q, %d renders; want 503, a Refresh, the warm-up page, no render", i, code, refresh, body, calls)
+		}
+	}
+	db = "recorded"
+	s.Observe(&store.Batch{Samples: []store.Sample{sample("gws", 1, true, true)}})
+	if code, _, body := get(); code != 200 || body != "render 1 of the recorded database" {
+		t.Errorf("after the first sample: %d %q, want 200 and a first render of the recorded database", code, body)
+	}
+}
+
+// TestHostHeader: unless public, a request whose Host is not loopback or localhost gets
+// 421 (DNS rebinding); any port is fine (an SSH tunnel may use another local one).
+func TestHostHeader(t *testing.T) {
+	s := New(nil)
+	for _, public := range []bool{false, true} {
+		srv := httptest.NewServer(s.Handler(public))
+		for _, tc := range []struct {
+			host string
+			ok   bool
+		}{
+			{srv.Listener.Addr().String(), true},
+			{"127.0.0.1:8080", true},
+			{"localhost:9000", true},
+			{"LocalHost", true},
+			{"[::1]:8080", true},
+			{"[::1]", true},
+			{"127.0.0.2", true},
+			{"evil.example:8080", false},
+			{"evil.example", false},
+			{"localhost.evil.example:8080", false},
+			{"192.0.2.1:8080", false},
+			{"0.0.0.0:8080", false},
+		} {
+			for _, path := range []string{"/", "/metrics", "/report.html"} {
+				req, err := http.NewRequest("GET", srv.URL+path, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Host = tc.host
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if refused := resp.StatusCode == http.StatusMisdirectedRequest; refused != (!tc.ok && !public) {
+					t.Errorf("public %v, Host %q, %s: status %d", public, tc.host, path, resp.StatusCode)
+				}
+			}
+		}
+		srv.Close()
 	}
 }
 
@@ -167,8 +250,8 @@ func BenchmarkScrape(b *testing.B) {
 		batch.Samples = append(batch.Samples, sample(lib, 1, true, true))
 	}
 	s.Observe(&batch)
-	h := s.Handler()
-	req := httptest.NewRequest("GET", "/metrics", nil)
+	h := s.Handler(false)
+	req := httptest.NewRequest("GET", "http://127.0.0.1/metrics", nil)
 	b.ReportAllocs()
 	for b.Loop() {
 		rec := httptest.NewRecorder()

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/wssoak/wssoak/internal/limit"
 )
@@ -34,43 +36,50 @@ type Proxy struct {
 var proxyPorts = map[string]string{"socks5": "1080", "socks4": "1080", "http": "80", "https": "443"}
 
 // ParseProxy parses scheme://[user[:password]@]host[:port]. Reserved characters in the
-// user or password are percent-encoded (p%40ss is p@ss). Errors never contain the password.
+// user or password are percent-encoded (p%40ss is p@ss). Errors never contain the password:
+// they show the URL through maskRaw, or not at all when it does not parse.
 func ParseProxy(raw string) (*Proxy, error) {
 	const form = "want scheme://[user[:password]@]host[:port] with scheme socks5, socks4, http or https"
 	u, err := url.Parse(raw)
-	if err != nil {
-		// url's own message repeats the whole URL, password included; so would Mask's
-		// output for a URL it cannot parse either.
+	if err != nil || strings.ContainsFunc(raw, unicode.IsControl) { // url lets them through in a fragment
+		// url's own message repeats the URL or a piece of it, password included; and a
+		// control character would break the message's line.
 		return nil, fmt.Errorf("malformed proxy URL: %s; percent-encode reserved characters of the user and password (@ as %%40, / as %%2F, : as %%3A, space as %%20)", form)
 	}
 	p := &Proxy{Scheme: strings.ToLower(u.Scheme)}
 	port, ok := proxyPorts[p.Scheme]
 	switch {
+	case u.Scheme == "":
+		return nil, fmt.Errorf("proxy URL %s: no scheme: %s", maskRaw(raw, u), form)
 	case !ok:
-		return nil, fmt.Errorf("proxy URL %s: unsupported scheme %q: %s", Mask(raw), u.Scheme, form)
+		return nil, fmt.Errorf("proxy URL %s: unsupported scheme %q: %s", maskRaw(raw, u), u.Scheme, form)
 	case u.Opaque != "" || u.Host == "" || u.Hostname() == "":
-		return nil, fmt.Errorf("proxy URL %s: no host: %s", Mask(raw), form)
+		return nil, fmt.Errorf("proxy URL %s: no host: %s", maskRaw(raw, u), form)
 	case (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
-		return nil, fmt.Errorf("proxy URL %s: unexpected path, query or fragment: %s", Mask(raw), form)
+		return nil, fmt.Errorf("proxy URL %s: unexpected path, query or fragment: %s", maskRaw(raw, u), form)
 	}
 	if u.Port() != "" {
 		if n, err := strconv.Atoi(u.Port()); err != nil || n < 1 || n > 65535 {
-			return nil, fmt.Errorf("proxy URL %s: bad port %q", Mask(raw), u.Port())
+			return nil, fmt.Errorf("proxy URL %s: bad port %q", maskRaw(raw, u), u.Port())
 		}
 		port = u.Port()
 	}
 	p.Addr = net.JoinHostPort(u.Hostname(), port)
+	// url lets a ] through, and bytes outside ASCII (a name to dial is ASCII: punycode).
+	if h, _, err := net.SplitHostPort(p.Addr); err != nil || h != u.Hostname() || strings.ContainsFunc(h, func(r rune) bool { return r >= utf8.RuneSelf }) {
+		return nil, fmt.Errorf("proxy URL %s: bad host %q", maskRaw(raw, u), u.Hostname())
+	}
 	if u.User != nil {
 		var hasPass bool
 		p.User = u.User.Username()
 		p.Pass, hasPass = u.User.Password()
 		switch {
 		case p.Scheme == "socks4" && hasPass:
-			return nil, fmt.Errorf("proxy URL %s: socks4 has no password, only a user id", Mask(raw))
+			return nil, fmt.Errorf("proxy URL %s: socks4 has no password, only a user id", maskRaw(raw, u))
 		case p.Scheme == "socks5" && (len(p.User) > 255 || len(p.Pass) > 255):
-			return nil, fmt.Errorf("proxy URL %s: socks5 user and password are limited to 255 bytes", Mask(raw))
+			return nil, fmt.Errorf("proxy URL %s: socks5 user and password are limited to 255 bytes", maskRaw(raw, u))
 		case p.Scheme == "socks5" && p.User == "":
-			return nil, fmt.Errorf("proxy URL %s: socks5 password without a user", Mask(raw))
+			return nil, fmt.Errorf("proxy URL %s: socks5 password without a user", maskRaw(raw, u))
 		}
 	}
 	var who string
@@ -80,24 +89,71 @@ func ParseProxy(raw string) (*Proxy, error) {
 	case p.User != "":
 		who = url.User(p.User).String() + "@"
 	}
-	p.masked = p.Scheme + "://" + who + u.Host
+	host := strings.TrimPrefix((&url.URL{Host: u.Host}).String(), "//") // an IPv6 zone's % escaped again
+	p.masked = p.Scheme + "://" + who + host
 	return p, nil
+}
+
+// schemeHead is the scheme and slashes that begin a mistyped URL (socks5:/, http:\\).
+var schemeHead = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:[/\\]*`)
+
+// maskRaw is raw, a proxy URL without control characters that url.Parse made u of,
+// for an error message: Mask's output when raw has a plain user part (a user, a host, and
+// no '@' after the host); otherwise, when raw has an '@', everything between its scheme
+// and its last '@' is masked, user included, since where a mistyped user part ends
+// cannot be told.
+func maskRaw(raw string, u *url.URL) string {
+	at := strings.LastIndexByte(raw, '@')
+	switch {
+	case at < 0:
+		return raw // no user part, so no password
+	case u.User != nil && u.Host != "" && !strings.Contains(u.Path+u.RawQuery+u.Fragment, "@"):
+		return Mask(raw)
+	}
+	return schemeHead.FindString(raw[:at]) + "****" + raw[at:]
 }
 
 // String is the proxy URL with the password masked.
 func (p *Proxy) String() string { return p.masked }
 
-// userinfo matches the password of scheme://user:password@ in any text. The password
-// runs to the last '@' before a space, a quote or the URL's path.
-var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:"'<>]*):[^\s/?#"'<>]*@`)
-
-// Mask replaces the password of every scheme://user:password@ in s by ****. It is the one
-// function that keeps proxy credentials out of logs, errors, the database and the report.
+// Mask replaces by **** every password in s: in each word (a word ends at white space, a
+// control character, '"', '<' or '>') and each part of a word between '/', '?' and '#'
+// that has an '@', the text from its first ':' to its last '@'. That is the password of
+// scheme://user:password@host (every character a URL allows in a password is kept in a
+// word part), and of the mistyped forms user:password@host, http//user:password@host or
+// socks5:/user:password@host; a stream name such as btcusdt@depth, or a URL's path, is
+// left alone. It is the one function that keeps proxy credentials out of logs, errors,
+// the database and the report.
 func Mask(s string) string {
-	if !strings.Contains(s, "://") {
+	if !strings.Contains(s, "@") {
 		return s
 	}
-	return userinfo.ReplaceAllString(s, "$1:****@")
+	var b strings.Builder
+	done, colon, at := 0, -1, -1 // s[:done] is in b; the first ':' and last '@' of the current part
+	end := func() {
+		if colon >= 0 && at > colon {
+			b.WriteString(s[done : colon+1])
+			b.WriteString("****")
+			done = at
+		}
+		colon, at = -1, -1
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c <= ' ' || c == 0x7f || c == '"' || c == '<' || c == '>' || c == '/' || c == '?' || c == '#':
+			end()
+		case c == ':' && colon < 0:
+			colon = i
+		case c == '@':
+			at = i
+		}
+	}
+	end()
+	if done == 0 {
+		return s
+	}
+	b.WriteString(s[done:])
+	return b.String()
 }
 
 // dial connects to the proxy with nd and opens a tunnel to addr (host:port). ctx bounds the

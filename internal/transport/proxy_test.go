@@ -327,14 +327,31 @@ func TestParseProxy(t *testing.T) {
 		{"socks5://:secret@h", "password without a user"},
 		{"http://u:sec ret@h:1", "malformed proxy URL"},
 		{"h:1080", "unsupported scheme"},
+		{"socks5://u:secret@h]]0:1080", `proxy URL socks5://u:****@h]]0:1080: bad host "h]]0"`},
+		{"socks5://u:secret@bücher.example", `proxy URL socks5://u:****@bücher.example: bad host "bücher.example"`},
+		// Mistyped: the password is masked all the same.
+		{"http//user:secret@host", `proxy URL ****@host: no scheme`},
+		{"user:secret@host", `proxy URL user:****@host: unsupported scheme "user"`},
+		{"socks5:/user:secret@host", `proxy URL socks5:/****@host: no host`},
+		{`http:\\u:secret@h`, `proxy URL http:\\****@h: no host`},
+		{"socks5://h:1/u:secret@x", `proxy URL socks5://****@x: unexpected path`},
+		{"socks5://o'brien:secret@h/p", `proxy URL socks5://o'brien:****@h/p: unexpected path`},
+		// Not parsed: the URL is not shown.
+		{"socks5://user:sec ret@host", "malformed proxy URL: want"},
+		{"http://user:sec%zzret@host", "malformed proxy URL: want"},
+		{"://u:secret@h", "malformed proxy URL: want"},
+		{"socks5://u:sec\nret@h", "malformed proxy URL: want"},
+		{"socks5://u:secret@h\n", "malformed proxy URL: want"},
+		{"socks5://u:secret@h#\n", "malformed proxy URL: want"},
 	} {
 		_, err := transport.ParseProxy(tc.raw)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: got %v, want %q", tc.raw, err, tc.want)
+			t.Errorf("%q: got %v, want %q", tc.raw, err, tc.want)
 			continue
 		}
-		if strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), "sec ret") {
-			t.Errorf("%s: error %q shows the password", tc.raw, err)
+		if strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), "sec ret") || strings.Contains(err.Error(), "sec%zzret") ||
+			strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: error %q shows the password or is not one line", tc.raw, err)
 		}
 	}
 }
@@ -345,8 +362,22 @@ func TestMask(t *testing.T) {
 		{`{"proxy":"http://u:raw@pass@h:8080","x":1}`, `{"proxy":"http://u:****@h:8080","x":1}`},
 		{"dial wss://u:pw@a/b and https://v:pw2@c:1/", "dial wss://u:****@a/b and https://v:****@c:1/"},
 		{"socks4://id@h:1080 stays", "socks4://id@h:1080 stays"},
-		{"no url: user:pass@host", "no url: user:pass@host"},
 		{"proxy: 'socks5://u:p:w@h:1'", "proxy: 'socks5://u:****@h:1'"},
+		// Every character a URL allows in a user or password, ' included.
+		{"proxy socks5://o'brien:pw@h:1 and http://u:it's@h", "proxy socks5://o'brien:****@h:1 and http://u:****@h"},
+		{`{"proxy":"socks5://u:a!$&'()*+,;=%41~-._@h:1"}`, `{"proxy":"socks5://u:****@h:1"}`},
+		// Forms without ://.
+		{"no url: user:pass@host", "no url: user:****@host"},
+		{"proxy http//user:pw@host failed", "proxy http//user:****@host failed"},
+		{"socks5:/user:pw@host", "socks5:/user:****@host"},
+		{`http:\\u:pw@h`, `http:****@h`},
+		{"://u:pw@h", "://u:****@h"},
+		{"line\nuser:pw@host\n", "line\nuser:****@host\n"},
+		// No password: left alone.
+		{"wss://stream.binance.com:9443/stream?streams=btcusdt@depth20@100ms/ethusdt@trade", "wss://stream.binance.com:9443/stream?streams=btcusdt@depth20@100ms/ethusdt@trade"},
+		{"127.0.0.1:9000/ws/btcusdt@depth: EOF", "127.0.0.1:9000/ws/btcusdt@depth: EOF"},
+		{`{"stream":"btcusdt@trade"}`, `{"stream":"btcusdt@trade"}`},
+		{"time=10:00:00 user@host", "time=10:00:00 user@host"},
 	} {
 		if got := transport.Mask(tc.in); got != tc.want {
 			t.Errorf("Mask(%q) = %q, want %q", tc.in, got, tc.want)
