@@ -39,6 +39,10 @@ func TestBadInput(t *testing.T) {
 		{"endless profile", []string{"run", "-profile", "/dev/zero", "-out", out}, `^soak: profile /dev/zero: larger than 4 MiB\n$`, 1},
 		{"unknown library flag", []string{"run", "-libs", "gorilla,nope", "-out", out}, `flag -libs: unknown library "nope"`, 2},
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`, 2},
+		{"sub-second duration flag", []string{"run", "-duration", "500ms", "-out", out}, `flag -duration: 500ms is shorter than one second`, 2},
+		{"negative speed", []string{"serve", "-addr", "127.0.0.1:0", "-speed", "-1"}, `flag -speed: -1 is not a rate factor: want a number above 0 and at most 1000`, 2},
+		{"zero speed", []string{"serve", "-addr", "127.0.0.1:0", "-speed", "0"}, `flag -speed: 0 is not a rate factor`, 2},
+		{"speed NaN", []string{"serve", "-addr", "127.0.0.1:0", "-speed", "NaN"}, `flag -speed: NaN is not a rate factor`, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -29,7 +29,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	addr := fs.String("addr", "127.0.0.1:9443", "listen address (loopback; see -addr-public)")
 	addrPublic := fs.Bool("addr-public", false, "allow -addr on an address other than loopback (the replay server has no authentication)")
 	profilePath := fs.String("profile", "", "profile whose replay section configures the server (default: built-in)")
-	seed := fs.Int64("seed", -1, "generator seed (default: the profile's)")
+	seed := fs.Int64("seed", 0, "generator seed (default: the profile's)")
 	speed := fs.Float64("speed", 0, "rate factor (default: the profile's)")
 	certFile := fs.String("cert", "", "PEM certificate (chain): serve wss:// (with -key)")
 	keyFile := fs.String("key", "", "PEM private key of -cert")
@@ -42,6 +42,11 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	if (*certFile == "") != (*keyFile == "") {
 		return usageError{errors.New("flags -cert and -key go together")}
+	}
+	set := map[string]bool{} // the flags given, whatever their value (a seed may be negative)
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["speed"] && !(*speed > 0 && *speed <= profile.MaxSpeed) {
+		return usageError{fmt.Errorf("flag -speed: %v is not a rate factor: want a number above 0 and at most %d, such as 1 or 10", *speed, profile.MaxSpeed)}
 	}
 	log := newLogger(stderr, slog.LevelInfo)
 	var cfg replay.Config
@@ -74,10 +79,10 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if len(cfg.Symbols) == 0 {
 			cfg.Symbols = p.Symbols
 		}
-		if *seed >= 0 {
+		if set["seed"] {
 			cfg.Seed = *seed
 		}
-		if *speed > 0 {
+		if set["speed"] {
 			cfg.Speed = *speed
 		}
 	}

@@ -227,7 +227,15 @@ func (d *decoder) profileFields(p *Profile) []field {
 		{"faults", func(v *yaml.Node) error { return d.faults(v, &p.Faults) }},
 		{"replay", d.sub("replay", []field{
 			{"seed", d.integer("replay.seed", &p.Replay.Seed, math.MinInt64, math.MaxInt64)},
-			{"speed", d.float("replay.speed", &p.Replay.Speed, positive)},
+			{"speed", func(v *yaml.Node) error {
+				if err := d.float("replay.speed", &p.Replay.Speed, positive)(v); err != nil {
+					return err
+				}
+				if p.Replay.Speed > MaxSpeed {
+					return d.errf(deref(v).Line, "replay.speed %v is above %d: at that rate the server only overflows its queues", p.Replay.Speed, MaxSpeed)
+				}
+				return nil
+			}},
 			{"rates", func(v *yaml.Node) error { return d.rates(v, p.Replay.Rates) }},
 			{"ping_interval", d.duration("replay.ping_interval", &p.Replay.PingInterval, nonNegative)},
 			{"pong_timeout", d.duration("replay.pong_timeout", &p.Replay.PongTimeout, positive)},

@@ -19,6 +19,10 @@ var KnownLibraries = []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}
 // MaxPerConnection is the Binance limit of streams on one connection.
 const MaxPerConnection = 1024
 
+// MaxSpeed bounds replay.speed (and soak serve -speed): the default rates at
+// 1000 times real time are already far beyond what one loopback server writes.
+const MaxSpeed = 1000
+
 // Bounds of what one profile subscribes to, far above any real use (Binance
 // lists a few thousand markets, takes 1024 streams per connection and 300
 // new connections per 5 minutes from one IP address): a runaway list fails

@@ -356,6 +356,7 @@ var badProfiles = []struct{ name, yaml string }{
 	{"first of several", "groups:\n  - name: a\n    streams: ['{symbol}@bad']\nreconnect: {min: 2s, max: 1s}\n"},
 	{"replay speed zero", "replay: {speed: 0}\n"},
 	{"replay speed nan", "replay: {speed: .nan}\n"},
+	{"replay speed too high", "replay: {speed: 1e9}\n"},
 	{"replay negative rate", "replay:\n  rates: {trade: -1}\n"},
 	{"replay queue negative", "replay: {queue_size: -5}\n"},
 	{"replay queue zero", "replay: {queue_size: 0}\n"},
