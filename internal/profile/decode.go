@@ -551,7 +551,7 @@ func (d *decoder) target(v *yaml.Node, dst *string) error {
 		return err
 	}
 	if err := checkTarget(s); err != nil {
-		return d.errf(deref(v).Line, "bad target %q: %v", s, err)
+		return d.errf(deref(v).Line, "bad target %q: %v", transport.Mask(s), err) // a target with credentials is refused, never printed
 	}
 	*dst = s
 	return nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/wssoak/wssoak/internal/binance"
@@ -119,6 +120,17 @@ func checkTarget(s string) error {
 	}
 	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return errors.New("want a base URL without query, fragment or credentials")
+	}
+	if u.Hostname() == "" {
+		return errors.New("no host: want a URL such as wss://stream.binance.com:9443")
+	}
+	if strings.HasSuffix(u.Host, ":") {
+		return errors.New("empty port: want host:port with a port from 1 to 65535, or no port")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("bad port %q: want 1 to 65535", p)
+		}
 	}
 	return nil
 }
