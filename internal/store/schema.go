@@ -7,6 +7,15 @@ var migrations = []string{schemaV1, schemaV2, schemaStalls, schemaTruth, schemaV
 // schemaVersion is the user_version of a database created by this binary.
 var schemaVersion = len(migrations)
 
+// minReadVersion is the oldest schema a reader opens without migrating it
+// (soak report, export and compare open read-only, so a run recorded by an
+// earlier soak is read as it is): version 4, schemaTruth. What later steps
+// added reads as not recorded: no clock readings before version 6.
+const (
+	minReadVersion = 4
+	clockVersion   = 6 // schemaClock
+)
+
 // Layout notes (a 24 h run must stay well under 200 MB):
 //   - samples and stream_samples are WITHOUT ROWID with sec first in the key,
 //     so each second's rows append at the right edge of the b-tree and pages

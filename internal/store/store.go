@@ -30,6 +30,7 @@ type DB struct {
 	db       *sql.DB
 	path     string
 	readOnly bool
+	version  int // the schema's user_version: a reader may open an older one (minReadVersion)
 
 	// Writer only: statements prepared once, reused by every Write.
 	insSample, insStreamSample, insEvent, insHost, insStream, selStream, updStream *sql.Stmt
@@ -106,11 +107,11 @@ func OpenReadOnly(path string) (*DB, error) {
 			return nil, err
 		}
 	}
-	if v != schemaVersion {
+	if v < minReadVersion || v > schemaVersion {
 		db.Close()
-		return nil, fmt.Errorf("open db: schema version %d, want %d", v, schemaVersion)
+		return nil, fmt.Errorf("open db: schema version %d: this soak reads versions %d to %d", v, minReadVersion, schemaVersion)
 	}
-	return &DB{db: db, path: path, readOnly: true}, nil
+	return &DB{db: db, path: path, readOnly: true, version: v}, nil
 }
 
 // walUnreadable explains why SQLite cannot open a database read-only: a
