@@ -32,13 +32,14 @@ var Columns = map[string][]string{
 		"cpu_pct", "fds", "threads"},
 	"stream_samples": {"t_unix_ms", "run_s", "lib", "grp", "slot", "stream", "msgs_total", "bytes_total",
 		"lost_total", "dup_total", "ooo_total", "max_silence_ms", "last_seq", "stalls_total", "stalled"},
-	"events":       {"t_unix_ms", "run_s", "lib", "kind", "slot", "grp", "stream", "code", "detail", "dur_ms"},
-	"host_samples": {"t_unix_ms", "run_s", "load1", "load5", "load15", "cpu_pct", "steal_pct", "iowait_pct", "mem_used_bytes", "mem_avail_bytes"},
-	"summary":      {"ord", "metric", "lib", "value", "num", "num_unit"},
+	"events":        {"t_unix_ms", "run_s", "lib", "kind", "slot", "grp", "stream", "code", "detail", "dur_ms"},
+	"host_samples":  {"t_unix_ms", "run_s", "load1", "load5", "load15", "cpu_pct", "steal_pct", "iowait_pct", "mem_used_bytes", "mem_avail_bytes"},
+	"summary":       {"ord", "metric", "lib", "value", "num", "num_unit"},
+	"clock_samples": {"t_unix_ms", "run_s", "synced", "state", "status", "esterror_us", "maxerror_us"},
 }
 
 // Tables is the order in which Write writes the tables.
-var Tables = []string{"samples", "stream_samples", "events", "host_samples", "summary"}
+var Tables = []string{"samples", "stream_samples", "events", "host_samples", "clock_samples", "summary"}
 
 // File returns the file name of a table in a format.
 func File(table, format string) string {
@@ -180,6 +181,24 @@ func fill(db *store.DB, table string, w *rowWriter, start time.Time) error {
 			w.int(h.MemAvail)
 			return w.end()
 		})
+	case "clock_samples":
+		cs, err := db.ClockSamples()
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			w.int(unixMs(c.TS))
+			w.int(c.Sec)
+			w.bool(c.Synced)
+			w.int(int64(c.State))
+			w.int(int64(c.Status))
+			w.int(c.EstErrorUs)
+			w.int(c.MaxErrorUs)
+			if err := w.end(); err != nil {
+				return err
+			}
+		}
+		return nil
 	case "summary":
 		rows, err := summaryRows(db)
 		if err != nil {

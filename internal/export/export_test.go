@@ -61,6 +61,7 @@ func knownDB(t *testing.T) *store.DB {
 		{Lib: "gws", TS: t0.Add(1620 * time.Millisecond), Sec: 1.62, Kind: "reconnect", Slot: 0, Group: "markets", DurMs: 120.25, Detail: "line one\nline two"},
 		{Lib: "", TS: t0.Add(2 * time.Second), Sec: 2, Kind: "fault", Slot: -1, Detail: " padded "},
 	}
+	b.Clock = []store.ClockSample{{Sec: 1, TS: t0.Add(time.Second), Synced: false, State: 5, Status: 0x41, EstErrorUs: 16000000, MaxErrorUs: 16000000}}
 	if err := db.Write(b); err != nil {
 		t.Fatal(err)
 	}

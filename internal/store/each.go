@@ -93,6 +93,10 @@ func (s *DB) EachHostSample(fn func(*HostSample) error) error {
 func (s *DB) Count(table string) (int64, error) {
 	switch table {
 	case "samples", "stream_samples", "events", "host_samples", "summary", "workers", "streams", "server_counts", "verdicts":
+	case "clock_samples":
+		if s.readOnly && s.version < clockVersion {
+			return 0, nil // recorded by a soak that did not read the clock
+		}
 	default:
 		return 0, fmt.Errorf("count: unknown table %q", table)
 	}
