@@ -2,7 +2,9 @@ package store
 
 import (
 	"database/sql"
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -62,3 +64,63 @@ func (s *DB) ClockSamples() ([]ClockSample, error) {
 		return c, err
 	})
 }
+
+// ClockState is what a run recorded of the local clock's synchronisation
+// (the kernel's adjtimex state): the reading at the start (the run's host
+// info) and those taken once a minute inside the window (clock_samples).
+// Latency is receive time (this clock) − the event time E (the server's
+// clock): against a live target it is only as good as this clock's sync;
+// against the local replay server both are this machine's clock.
+type ClockState struct {
+	Local    bool  // the target is the local replay server
+	Readings int   // readings at the start and inside the window
+	Unsynced int   // of them, not synchronised
+	EstUs    int64 // the largest estimated error of the synchronised readings, µs
+	MaxUs    int64 // the largest maximum error of the synchronised readings, µs
+	WorstUs  int64 // the largest maximum error of all readings, µs
+}
+
+// ClockState reads the run's clock readings: the start's from the host
+// info, the others from clock_samples up to the window's end.
+func (s *DB) ClockState(run Run) (ClockState, error) {
+	c := ClockState{Local: planLocal(run.Settings["plan"])}
+	if v, ok := run.Host["clock_synced"]; ok {
+		est, _ := strconv.ParseInt(run.Host["clock_esterror_us"], 10, 64)
+		maxe, _ := strconv.ParseInt(run.Host["clock_maxerror_us"], 10, 64)
+		c.add(v == "true", est, maxe)
+	}
+	samples, err := s.ClockSamples()
+	if err != nil {
+		return c, err
+	}
+	last := int64(run.Planned.Seconds())
+	for _, x := range samples {
+		if last > 0 && x.Sec > last {
+			continue // the drain, after the window
+		}
+		c.add(x.Synced, x.EstErrorUs, x.MaxErrorUs)
+	}
+	return c, nil
+}
+
+func (c *ClockState) add(synced bool, est, maxe int64) {
+	c.Readings++
+	c.WorstUs = max(c.WorstUs, maxe)
+	if !synced {
+		c.Unsynced++
+		return
+	}
+	c.EstUs, c.MaxUs = max(c.EstUs, est), max(c.MaxUs, maxe)
+}
+
+// planLocal reports whether the run's plan targets the local replay server.
+func planLocal(planJSON string) bool {
+	var p struct {
+		Local bool `json:"local"`
+	}
+	return json.Unmarshal([]byte(planJSON), &p) == nil && p.Local
+}
+
+// LatencySuspect: latency was measured across two clocks and this one was
+// not synchronised at some reading, so it can be off by any amount.
+func (c ClockState) LatencySuspect() bool { return !c.Local && c.Unsynced > 0 }

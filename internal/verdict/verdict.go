@@ -26,11 +26,13 @@ type measures struct {
 	cpuN                                  int
 	latCount                              int64
 	latP99us                              int64
+	latSuspect                            bool // measured across an unsynchronised clock
 }
 
 // value returns the measure a threshold key limits, in its unit; NaN when it
 // was not measured (no subscription totals, no process sample in the window,
-// no latency recorded): the check is then skipped, neither passed nor broken.
+// no latency recorded, or latency measured across an unsynchronised clock):
+// the check is then skipped, neither passed nor broken.
 func (m *measures) value(key string) (float64, string) {
 	nan := math.NaN()
 	switch key {
@@ -68,7 +70,7 @@ func (m *measures) value(key string) (float64, string) {
 		}
 		return m.cpuSum / float64(m.cpuN), "%"
 	case "max_latency_p99":
-		if m.latCount == 0 {
+		if m.latCount == 0 || m.latSuspect {
 			return nan, "s"
 		}
 		return float64(m.latP99us) / 1e6, "s"
@@ -117,10 +119,16 @@ func Check(db *store.DB, ts []profile.Threshold) ([]store.Verdict, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Latency against a live target across an unsynchronised clock can be off
+	// by any amount: its threshold is skipped, as the table marks its cells.
+	clock, err := db.ClockState(run)
+	if err != nil {
+		return nil, err
+	}
 	ms := map[string]*measures{}
 	var libs []string
 	for _, w := range workers {
-		ms[w.Lib] = &measures{latCount: w.LatCount, latP99us: w.LatP99}
+		ms[w.Lib] = &measures{latCount: w.LatCount, latP99us: w.LatP99, latSuspect: clock.LatencySuspect()}
 		libs = append(libs, w.Lib)
 	}
 	streams, err := db.LatestStreamSamples()

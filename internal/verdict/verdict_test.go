@@ -231,3 +231,46 @@ func TestNotMeasuredIsSkipped(t *testing.T) {
 		t.Errorf("Format = %q, want %q", got, want)
 	}
 }
+
+// TestLatencyAcrossUnsyncedClockIsSkipped: against a live target, latency is
+// receive time minus the server's event time; when this machine's clock was
+// not synchronised at a reading, the latency threshold is skipped, not
+// passed or broken. Against the local replay server (one clock) it counts.
+func TestLatencyAcrossUnsyncedClockIsSkipped(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		local, synced bool
+		skipped       bool
+	}{
+		{"live, unsynchronised", false, false, true},
+		{"live, synchronised", false, true, false},
+		{"local, unsynchronised", true, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, err := store.Open(filepath.Join(t.TempDir(), "soak.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			plan := map[bool]string{true: `{"local":true}`, false: `{"local":false}`}[tc.local]
+			t0 := time.Unix(1_800_000_000, 0)
+			if err := db.CreateRun(store.Run{ID: "l", Name: "l", Target: "wss://example.com", Started: t0, Planned: 120 * time.Second,
+				Settings: map[string]string{"plan": plan}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.UpsertWorker(store.Worker{Lib: "gws", Module: "m", Version: "v", Pid: 1, LatCount: 100, LatP99: 9000}); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Write(&store.Batch{Clock: []store.ClockSample{{Sec: 1, TS: t0.Add(time.Second), Synced: tc.synced}}}); err != nil {
+				t.Fatal(err)
+			}
+			vs, err := Check(db, []profile.Threshold{{Key: "max_latency_p99", Limit: 0.001}})
+			if err != nil || len(vs) != 1 {
+				t.Fatalf("verdicts %+v, %v", vs, err)
+			}
+			if v := vs[0]; v.Skipped() != tc.skipped || (!tc.skipped && (!v.Broken || v.Value != 0.009)) {
+				t.Errorf("%+v: want skipped %v, else 9 ms broken against 1 ms", v, tc.skipped)
+			}
+		})
+	}
+}
