@@ -31,6 +31,9 @@ type decoder struct {
 	// any: the nodes of that value carry the anchor's lines, and the problem
 	// is where the alias uses them.
 	alias *yaml.Node
+	// stored: the text stored with a run, parsed again to read its settings
+	// (thresholds); the files it names are not read, they may be long gone.
+	stored bool
 }
 
 func (d *decoder) errf(line int, format string, args ...any) *Error {
@@ -295,6 +298,10 @@ func (d *decoder) caFile(v *yaml.Node, dst *string) error {
 	}
 	if !filepath.IsAbs(s) {
 		s = filepath.Join(filepath.Dir(d.path), s)
+	}
+	if d.stored {
+		*dst = s
+		return nil
 	}
 	if err := transport.AppendCAFile(x509.NewCertPool(), s); err != nil {
 		return d.errf(deref(v).Line, "tls.ca: %v", err)

@@ -280,6 +280,20 @@ func Parse(path string, data []byte) (*Profile, error) {
 	return p, nil
 }
 
+// ParseStored parses the profile text stored with a run, to read its
+// settings again (soak report's thresholds): as Parse, but the files the
+// profile names (tls.ca) are not read, since they may be gone or moved since
+// the run.
+func ParseStored(path string, data []byte) (*Profile, error) {
+	d := decoder{path: path, stored: true}
+	p, err := d.parse(data)
+	if err != nil {
+		return nil, err
+	}
+	p.Path, p.Text = path, string(data)
+	return p, nil
+}
+
 // Error is one problem in a profile file.
 type Error struct {
 	Path string

@@ -97,7 +97,7 @@ func FromRun(db *store.DB) ([]store.Verdict, error) {
 	if strings.TrimSpace(run.ProfileText) == "" {
 		return nil, nil // no profile stored (a synthetic run): nothing to check
 	}
-	p, err := profile.Parse(run.Settings["profile_path"]+" (stored with the run)", []byte(run.ProfileText))
+	p, err := profile.ParseStored(run.Settings["profile_path"]+" (stored with the run)", []byte(run.ProfileText))
 	if err != nil {
 		return nil, fmt.Errorf("stored profile: %w", err)
 	}

@@ -274,3 +274,30 @@ func TestLatencyAcrossUnsyncedClockIsSkipped(t *testing.T) {
 		})
 	}
 }
+
+// TestFromRunCAFileGone: soak report of a finished run reads its thresholds
+// from the profile stored with it; a tls.ca file the profile named, gone
+// since the run, does not stop it (the stored text is not a run to start).
+func TestFromRunCAFileGone(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	text := "name: ca\nduration: 3s\ntls:\n  ca: /nonexistent/ca.pem\nthresholds:\n  max_errors: 0\n"
+	if err := db.CreateRun(store.Run{ID: "ca", Name: "ca", Target: "local", ProfileText: text,
+		Started: time.Unix(1_800_000_000, 0), Planned: 3 * time.Second,
+		Settings: map[string]string{"profile_path": "/gone/ca.yaml"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.UpsertWorker(store.Worker{Lib: "gws", Module: "m", Version: "v", Pid: 1}); err != nil {
+		t.Fatal(err)
+	}
+	vs, err := FromRun(db)
+	if err != nil || len(vs) != 1 || vs[0].Threshold != "max_errors" || vs[0].Broken {
+		t.Fatalf("verdicts %+v, %v; want max_errors passed", vs, err)
+	}
+	if _, err := profile.Parse("ca.yaml", []byte(text)); err == nil || !strings.Contains(err.Error(), "tls.ca") {
+		t.Errorf("a profile to run with still checks its CA file: %v", err)
+	}
+}
