@@ -34,6 +34,7 @@ type decoder struct {
 	// stored: the text stored with a run, parsed again to read its settings
 	// (thresholds); the files it names are not read, they may be long gone.
 	stored bool
+	src    []byte // the profile's text
 }
 
 func (d *decoder) errf(line int, format string, args ...any) *Error {
@@ -147,7 +148,7 @@ func aliasLine(lines [][]byte, name string) int {
 }
 
 func (d *decoder) parse(data []byte) (*Profile, error) {
-	d.lines, d.set = map[string]int{}, map[string]bool{}
+	d.lines, d.set, d.src = map[string]int{}, map[string]bool{}, data
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -282,8 +283,15 @@ func (d *decoder) proxy(v *yaml.Node, dst *string) error {
 	if err != nil {
 		return d.errf(deref(v).Line, "proxy must be a single URL such as socks5://user:password@host:1080")
 	}
-	if _, err := transport.ParseProxy(s); err != nil {
+	px, err := transport.ParseProxy(s)
+	if err != nil {
 		return d.errf(deref(v).Line, "%v", err)
+	}
+	// The run stores the profile's text with every user:password@ masked,
+	// which needs the URL written as it is: a YAML escape or a line folded
+	// inside it would leave the password, or pieces of it, in the stored text.
+	if px.Pass != "" && !bytes.Contains(d.src, []byte(s)) {
+		return d.errf(deref(v).Line, "proxy: write the URL as it is, on one line, without YAML escapes or folding (the run stores the profile with the password masked)")
 	}
 	*dst = s
 	return nil

@@ -328,6 +328,8 @@ var badProfiles = []struct{ name, yaml string }{
 	{"bad target", "target: https://stream.binance.com\n"},
 	{"target with query", "target: wss://stream.binance.com:9443/stream?streams=a\n"},
 	{"target word", "target: binance\n"},
+	{"proxy folded", "proxy: \"socks5://u:pass\\\n  word@127.0.0.1:1080\"\n"},
+	{"proxy escaped", "proxy: \"socks5://u:p\\x61ss@127.0.0.1:1080\"\n"},
 	{"target without host", "target: ws://:9443\n"},
 	{"target port zero", "target: ws://example.com:0\n"},
 	{"target port too big", "target: ws://example.com:99999\n"},
