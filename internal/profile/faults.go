@@ -169,6 +169,7 @@ func (d *decoder) validateFaults(p *Profile, add func(*Error)) {
 			}
 		}
 	}
+	var firings int64
 	for i := range p.Faults {
 		f := &p.Faults[i]
 		at := func(k string) int {
@@ -180,6 +181,15 @@ func (d *decoder) validateFaults(p *Profile, add func(*Error)) {
 		if f.At >= p.Duration {
 			add(d.errf(at("at"), "fault at %v is not inside the run's duration (%v)", f.At, p.Duration))
 			continue
+		}
+		n := int64(1)
+		if f.Every > 0 {
+			n += int64(p.Duration-f.At-1) / int64(f.Every)
+		}
+		if firings += n; firings > MaxFaultFirings {
+			add(d.errf(at("every"), "faults fire %d times or more in %v: at most %d in a run (every fault is logged and recorded per library)",
+				firings, p.Duration, MaxFaultFirings))
+			return
 		}
 		if err := checkFaultTemplates(p, f.Streams); err != nil {
 			add(d.errf(at("streams"), "fault %v", err))

@@ -19,6 +19,10 @@ var KnownLibraries = []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}
 // MaxPerConnection is the Binance limit of streams on one connection.
 const MaxPerConnection = 1024
 
+// MaxFaultFirings bounds how often a profile's faults fire in one run, all
+// repetitions counted: a fault every second for 24 hours is 86,400.
+const MaxFaultFirings = 100_000
+
 // MaxSpeed bounds replay.speed (and soak serve -speed): the default rates at
 // 1000 times real time are already far beyond what one loopback server writes.
 const MaxSpeed = 1000

@@ -408,6 +408,7 @@ var badProfiles = []struct{ name, yaml string }{
 	{"fault bad template", "faults:\n  - at: 10s\n    kind: silence\n    for: 1s\n    streams: ['{sym}@trade']\n"},
 	{"fault at outside", "duration: 2m\nfaults:\n  - at: 2m\n    kind: reset\n"},
 	{"fault for over every", "faults:\n  - every: 10s\n    kind: zombie\n    for: 10s\n"},
+	{"faults fire too often", "duration: 24h\nfaults:\n  - at: 1s\n    kind: reset\n  - every: 500ms\n    kind: reset\n"},
 	{"fault live target", "target: wss://stream.binance.com:9443\nfaults:\n  - at: 10s\n    kind: reset\n"},
 	{"fault reject streams", "faults:\n  - at: 10s\n    kind: reject\n    n: 1\n    status: 503\n    streams: [btcusdt@trade]\n"},
 	{"fault status", "faults:\n  - at: 10s\n    kind: reject\n    n: 1\n    status: 302\n"},
