@@ -64,8 +64,12 @@ func OpenAppend(path string) (*os.File, error) {
 // the same directory, mode Perm, renamed over path once complete. A reader
 // sees the old file or the new one, never half; a failed write leaves the
 // old one; and a symlink at path is replaced by the file, its target left
-// untouched.
+// untouched. Anything else at path (a directory, a device such as
+// /dev/full, a pipe, a socket) is refused: the rename would replace it.
 func WriteFile(path string, fill func(w io.Writer) error) error {
+	if err := replaceable(path); err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
@@ -82,7 +86,39 @@ func WriteFile(path string, fill func(w io.Writer) error) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
+	if err := replaceable(path); err != nil { // it may have appeared meanwhile
+		return err
+	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// replaceable returns nil when path does not exist or is a regular file or a
+// symlink, which WriteFile's rename replaces; else an error naming what is
+// there.
+func replaceable(path string) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	}
+	var what string
+	switch m := fi.Mode(); {
+	case m.IsRegular(), m&fs.ModeSymlink != 0:
+		return nil
+	case m.IsDir():
+		what = "a directory"
+	case m&fs.ModeDevice != 0:
+		what = "a device"
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	default:
+		what = "not a regular file"
+	}
+	return fmt.Errorf("%s is %s: want the name of a file to write", path, what)
 }
 
 // Writable returns nil when this process may write path (a file, or a

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestLock: a second lock of a directory (another open file description,
@@ -84,5 +86,41 @@ func TestWriteFileReplacesSymlink(t *testing.T) {
 	run, err := Create(filepath.Join(dir, "runs"), "r1")
 	if fi, _ := os.Stat(run); err != nil || fi.Mode().Perm() != DirPerm {
 		t.Errorf("Create: %v, mode %v; want %v", err, fi.Mode().Perm(), DirPerm)
+	}
+}
+
+// TestWriteFileRefusesSpecialFiles: a directory, a named pipe or a device at
+// the name is refused and left as it was (as root, `soak report -o /dev/full`
+// renamed the report over the device node).
+func TestWriteFileRefusesSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "sub")
+	fifo := filepath.Join(dir, "fifo")
+	dev := filepath.Join(dir, "full")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]string{sub: "is a directory", fifo: "is a named pipe"}
+	if err := unix.Mknod(dev, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 7))); err == nil {
+		cases[dev] = "is a device"
+	} else {
+		t.Logf("no device node made here (%v): the device case is not checked", err)
+	}
+	for path, want := range cases {
+		before, _ := os.Lstat(path)
+		err := WriteFile(path, func(w io.Writer) error { _, err := io.WriteString(w, "report"); return err })
+		if err == nil || !strings.Contains(err.Error(), path+" "+want) {
+			t.Errorf("%s: %v, want %q", path, err, want)
+		}
+		after, lerr := os.Lstat(path)
+		if lerr != nil || after.Mode() != before.Mode() {
+			t.Errorf("%s: %v %v after, was %v", path, after.Mode(), lerr, before.Mode())
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
 	}
 }
