@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"sync"
@@ -89,11 +88,6 @@ func TestWorkerCountsBadAccept(t *testing.T) {
 		BackoffMin: 10 * time.Millisecond, BackoffMax: 20 * time.Millisecond, HandshakeTimeout: 2 * time.Second,
 		StallFactor: 10, StallMin: 3 * time.Second, StallRealTime: time.Minute, UnrepairableDial: 100, SubsEvery: 10,
 		Slots: []Slot{{ID: 0, Group: "g", Subscribe: "url", Streams: []string{"btcusdt@trade"}}}}
-	pr, pw := io.Pipe()
-	w, err := NewWorker(plan, tr, pw, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var (
 		mu     sync.Mutex
 		errs   []Event
@@ -101,39 +95,26 @@ func TestWorkerCountsBadAccept(t *testing.T) {
 		failed = make(chan struct{})
 		once   sync.Once
 	)
-	readDone := make(chan error, 1)
-	go func() {
-		readDone <- readFrames(pr, func(f *Frame) error {
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case f.Type == frameEvent && f.Ev.Kind == "dial_error":
-				errs = append(errs, *f.Ev)
-				if len(errs) >= 3 {
-					once.Do(func() { close(failed) })
-				}
-			case f.Type == frameSubs && f.Slots != nil:
-				slots = f.Slots
+	w := newTestWorker(t, plan, tr, func(f *Frame) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case f.Type == frameEvent && f.Ev.Kind == "dial_error":
+			errs = append(errs, *f.Ev)
+			if len(errs) >= 3 {
+				once.Do(func() { close(failed) })
 			}
-			return nil
-		})
-	}()
-	ctx, cancel := context.WithCancel(context.Background())
-	runDone := make(chan error, 1)
-	go func() { runDone <- w.Run(ctx) }()
+		case f.Type == frameSubs && f.Slots != nil:
+			slots = f.Slots
+		}
+	})
+	w.start()
 	select {
 	case <-failed:
 	case <-time.After(20 * time.Second):
 		t.Error("no 3 failed dials in 20 s")
 	}
-	cancel()
-	if err := <-runDone; err != nil {
-		t.Fatal(err)
-	}
-	pw.Close()
-	if err := <-readDone; err != nil {
-		t.Fatal(err)
-	}
+	w.stop(t)
 	mu.Lock()
 	defer mu.Unlock()
 	for _, e := range errs {

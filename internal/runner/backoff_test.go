@@ -1,10 +1,7 @@
 package runner
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"regexp"
 	"strconv"
 	"strings"
@@ -59,30 +56,21 @@ func testReadLimitBacksOff(t *testing.T, tr transport.Transport) {
 		BackoffMin: bMin, BackoffMax: bMax, HandshakeTimeout: 2 * time.Second,
 		ReadLimit: 100, StallFactor: 10, StallMin: 3 * time.Second, StallRealTime: time.Minute, UnrepairableDial: giveUp, SubsEvery: 10,
 		Slots: []Slot{{ID: 0, Group: "g", Subscribe: "url", Streams: []string{"btcusdt@trade"}}}}
-	pr, pw := io.Pipe()
-	w, err := NewWorker(plan, tr, pw, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	var events []Event
 	var slots []SlotStat
-	readDone := make(chan error, 1)
-	go func() {
-		readDone <- readFrames(pr, func(f *Frame) error {
-			mu.Lock()
-			defer mu.Unlock()
-			switch f.Type {
-			case frameEvent:
-				events = append(events, *f.Ev)
-			case frameSubs:
-				if f.Slots != nil {
-					slots = f.Slots
-				}
+	w := newTestWorker(t, plan, tr, func(f *Frame) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch f.Type {
+		case frameEvent:
+			events = append(events, *f.Ev)
+		case frameSubs:
+			if f.Slots != nil {
+				slots = f.Slots
 			}
-			return nil
-		})
-	}()
+		}
+	})
 	count := func(kind string) int {
 		mu.Lock()
 		defer mu.Unlock()
@@ -94,19 +82,10 @@ func testReadLimitBacksOff(t *testing.T, tr transport.Transport) {
 		}
 		return n
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	runDone := make(chan error, 1)
-	go func() { runDone <- w.Run(ctx) }()
+	w.start()
 	// The backoff schedule allows these dials in ~0.6–1.3 s; a storm would make them in milliseconds.
 	werr := waitFor(10*time.Second, fmt.Sprintf("%d dials", dials), func() bool { return count("dial") >= dials })
-	cancel()
-	if err := <-runDone; err != nil {
-		t.Fatal(err)
-	}
-	pw.Close()
-	if err := <-readDone; err != nil {
-		t.Fatal(err)
-	}
+	w.stop(t)
 	if werr != nil {
 		t.Fatal(werr)
 	}

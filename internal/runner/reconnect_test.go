@@ -3,8 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -55,31 +53,20 @@ func testWorkerReconnects(t *testing.T, tr transport.Transport) {
 			{ID: 0, Group: "markets", Subscribe: "url", Streams: []string{"btcusdt@trade", "btcusdt@aggTrade", "btcusdt@bookTicker"}},
 			{ID: 1, Group: "depth", Subscribe: "message", Streams: []string{"btcusdt@depth@100ms"}},
 		}}
-	pr, pw := io.Pipe()
-	w, err := NewWorker(plan, tr, pw, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	var events []Event
 	var final []SubStat
-	readDone := make(chan error, 1)
-	go func() {
-		readDone <- readFrames(pr, func(f *Frame) error {
-			mu.Lock()
-			defer mu.Unlock()
-			switch f.Type {
-			case frameEvent:
-				events = append(events, *f.Ev)
-			case frameSubs:
-				final = f.Subs
-			}
-			return nil
-		})
-	}()
-	ctx, cancel := context.WithCancel(context.Background())
-	runDone := make(chan error, 1)
-	go func() { runDone <- w.Run(ctx) }()
+	w := newTestWorker(t, plan, tr, func(f *Frame) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch f.Type {
+		case frameEvent:
+			events = append(events, *f.Ev)
+		case frameSubs:
+			final = f.Subs
+		}
+	})
+	w.start()
 
 	conn := func(tag string) *replay.Conn {
 		wctx, wcancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -106,14 +93,7 @@ func testWorkerReconnects(t *testing.T, tr transport.Transport) {
 	conn(lib + "/1/1")
 	conn(lib + "/0/2")
 	time.Sleep(time.Until(stop.Add(500 * time.Millisecond)))
-	cancel()
-	if err := <-runDone; err != nil {
-		t.Fatal(err)
-	}
-	pw.Close()
-	if err := <-readDone; err != nil {
-		t.Fatal(err)
-	}
+	w.stop(t)
 
 	mu.Lock()
 	defer mu.Unlock()

@@ -1,9 +1,6 @@
 package runner
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -54,58 +51,40 @@ func TestWorkerStartedMidWindow(t *testing.T) {
 	if st, err := binance.ParseStream(stream); err != nil || plan.StallAfter(st) != 2*time.Second {
 		t.Fatalf("stall threshold of %s: %v %v, want 2s", stream, plan.StallAfter(st), err)
 	}
-	pr, pw := io.Pipe()
-	w, err := NewWorker(plan, tr, pw, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	var arrivals []time.Time // every message of the stream, as the library handed it over
 	var events []Event
 	var final []SubStat
 	var finalAt time.Time
 	secs := 0
+	w := newTestWorker(t, plan, tr, func(f *Frame) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch f.Type {
+		case frameEvent:
+			events = append(events, *f.Ev)
+		case frameSec:
+			secs++
+		case frameSubs:
+			if f.Slots != nil {
+				final, finalAt = f.Subs, time.Now()
+			}
+		}
+	})
 	w.tap = func(_ int, p []byte) {
 		mu.Lock()
 		arrivals = append(arrivals, time.Now())
 		mu.Unlock()
 	}
-	readDone := make(chan error, 1)
-	go func() {
-		readDone <- readFrames(pr, func(f *Frame) error {
-			mu.Lock()
-			defer mu.Unlock()
-			switch f.Type {
-			case frameEvent:
-				events = append(events, *f.Ev)
-			case frameSec:
-				secs++
-			case frameSubs:
-				if f.Slots != nil {
-					final, finalAt = f.Subs, time.Now()
-				}
-			}
-			return nil
-		})
-	}()
-	ctx, cancel := context.WithCancel(context.Background())
-	runDone := make(chan error, 1)
 	started := time.Now() // the worker's start is at or after this
-	go func() { runDone <- w.Run(ctx) }()
+	w.start()
 	// Data flows, and two report ticks have passed: one in the silent first second, one after data came.
 	err = waitFor(10*time.Second, "data and two report ticks", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(arrivals) >= 5 && secs >= 2
 	})
-	cancel()
-	if rerr := <-runDone; rerr != nil {
-		t.Fatal(rerr)
-	}
-	pw.Close()
-	if rerr := <-readDone; rerr != nil {
-		t.Fatal(rerr)
-	}
+	w.stop(t)
 	if err != nil {
 		t.Fatal(err)
 	}
