@@ -366,6 +366,20 @@ func TestResumeThroughProxy(t *testing.T) {
 	if before < 3 {
 		t.Fatalf("%d tunnels before the crash, want one per slot and library", before)
 	}
+	stdout, stderr := resumeToEnd(t, dir)
+	if after := px.TunnelsTotal(); after < 2*before {
+		t.Errorf("%d tunnels after the resume, %d before: the resumed workers did not all go through the proxy", after, before)
+	}
+	if st := px.Stats(); st.Rejected != 0 {
+		t.Errorf("the proxy rejected %d handshakes: the resumed run had the wrong password", st.Rejected)
+	}
+	checkNoSecret(t, out, stdout+outb.String(), stderr)
+}
+
+// resumeToEnd resumes the run in dir in-process, checks that it ran to its
+// end (status done) and returns what it printed.
+func resumeToEnd(t *testing.T, dir string) (stdout, stderr string) {
+	t.Helper()
 	stdout, stderr, err := runSoak(t, "run", "-resume", dir)
 	if err != nil {
 		t.Fatalf("resume: %v\n%s\n%s", err, stdout, stderr)
@@ -377,13 +391,7 @@ func TestResumeThroughProxy(t *testing.T) {
 	run, err := db.Run()
 	db.Close()
 	if err != nil || run.Status != "done" {
-		t.Fatalf("after resume: status %q, %v", run.Status, err)
+		t.Fatalf("after the resume: status %q, %v; want done", run.Status, err)
 	}
-	if after := px.TunnelsTotal(); after < 2*before {
-		t.Errorf("%d tunnels after the resume, %d before: the resumed workers did not all go through the proxy", after, before)
-	}
-	if st := px.Stats(); st.Rejected != 0 {
-		t.Errorf("the proxy rejected %d handshakes: the resumed run had the wrong password", st.Rejected)
-	}
-	checkNoSecret(t, out, stdout+outb.String(), stderr)
+	return stdout, stderr
 }

@@ -113,19 +113,7 @@ func TestResumeOfARunningRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	stdout, stderr, err := runSoak(t, "run", "-resume", dir)
-	if err != nil {
-		t.Fatalf("resume after the owner was killed: %v\n%s\n%s", err, stdout, stderr)
-	}
-	db, err := store.OpenReadOnly(filepath.Join(dir, "soak.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := db.Run()
-	db.Close()
-	if err != nil || run.Status != "done" {
-		t.Errorf("after the resume: status %q, %v; want done", run.Status, err)
-	}
+	resumeToEnd(t, dir)
 
 	// Permissions: the directory 0700, every file in it 0600.
 	fi, err := os.Stat(dir)
