@@ -726,8 +726,27 @@ func (c *Conn) handleText(p []byte) {
 			c.replyErr(1, msgExpectBool, req.id)
 			return
 		}
-		c.reply(appendResult(nil, resultNull, req.id))
+		// The switch first, then the reply behind the messages already queued
+		// in the old shape: every message after the reply has the new shape
+		// (through the control queue, which goes first, queued raw messages
+		// came after it).
 		c.setCombined(v)
+		c.replyInOrder(appendResult(nil, resultNull, req.id))
+	}
+}
+
+// replyInOrder queues a reply behind the data messages already queued, where
+// reply puts it ahead of them.
+func (c *Conn) replyInOrder(p []byte) {
+	if c.dead.Load() {
+		return
+	}
+	select {
+	case c.out <- item{data: p}:
+	default:
+		if c.fail(1008, "queue overflow", "server", modeSend) {
+			c.s.log.Warn("queue overflow", "conn", c.id, "tag", c.tag, "queue", cap(c.out))
+		}
 	}
 }
 
