@@ -126,6 +126,20 @@ func TestInterrupt(t *testing.T) {
 	}
 }
 
+// startChild starts this test binary as the soak command (see TestMain) with
+// its stdout and stderr in buffers of their own.
+func startChild(t *testing.T, args ...string) (cmd *exec.Cmd, stdout, stderr *bytes.Buffer) {
+	t.Helper()
+	cmd = exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "SOAK_TEST_AS_MAIN=1")
+	stdout, stderr = new(bytes.Buffer), new(bytes.Buffer)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, stdout, stderr
+}
+
 // TestInterruptDuringWarmup: SIGTERM before the window starts. Nothing of
 // the window was recorded: the table shows "-" for the RSS, the CPU average,
 // the rates and the messages, and stores no number for them (NULL, not 0);
@@ -135,16 +149,11 @@ func TestInterruptDuringWarmup(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real run")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	prof := writeProfile(t, dir, "warm.yaml", "name: warm\nduration: 30s\nwarmup: 60s\nlibraries: [gorilla, gws]\nsymbols: [btcusdt]\n")
-	cmd := exec.Command(os.Args[0], "run", "-profile", prof, "-out", dir)
-	cmd.Env = append(os.Environ(), "SOAK_TEST_AS_MAIN=1")
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	workerPid(t, dir, "gws", cmd, &stderr) // the workers are up, in the warm-up
+	cmd, out, stderr := startChild(t, "run", "-profile", prof, "-out", dir)
+	workerPid(t, dir, "gws", cmd, stderr) // the workers are up, in the warm-up
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -226,16 +235,10 @@ func TestWorkerCrashIsAFinding(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	prof := writeProfile(t, dir, "crash.yaml", "name: crash\nduration: 9s\nwarmup: 1s\nlibraries: [gorilla, gws]\nsymbols: [btcusdt]\n")
-	cmd := exec.Command(os.Args[0], "run", "-profile", prof, "-out", dir)
-	cmd.Env = append(os.Environ(), "SOAK_TEST_AS_MAIN=1")
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out, stderr := startChild(t, "run", "-profile", prof, "-out", dir)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	pid := workerPid(t, dir, "gws", cmd, &stderr)
+	pid := workerPid(t, dir, "gws", cmd, stderr)
 	time.Sleep(3 * time.Second)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -339,14 +342,8 @@ func TestHungWorkerIsKilledAndRestarted(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	prof := writeProfile(t, dir, "hang.yaml", "name: hang\nduration: 10s\nwarmup: 1s\nlibraries: [gorilla, gws]\nsymbols: [btcusdt]\n")
-	cmd := exec.Command(os.Args[0], "run", "-profile", prof, "-out", dir, "-worker-timeout", "3s")
-	cmd.Env = append(os.Environ(), "SOAK_TEST_AS_MAIN=1")
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pid := workerPid(t, dir, "gws", cmd, &stderr)
+	cmd, out, stderr := startChild(t, "run", "-profile", prof, "-out", dir, "-worker-timeout", "3s")
+	pid := workerPid(t, dir, "gws", cmd, stderr)
 	time.Sleep(2 * time.Second)
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
