@@ -227,7 +227,9 @@ func (c *Conn) stat(name string) *streamStat {
 	return c.statLocked(name)
 }
 
-// enqueue is called by the scheduler with the hub locked; it never blocks.
+// enqueue queues a data item (or a reply that must keep its place among the
+// data, SET_PROPERTY's); the scheduler calls it with the hub locked. It never
+// blocks: a full queue closes the connection.
 func (c *Conn) enqueue(it item) {
 	if c.dead.Load() {
 		return
@@ -731,22 +733,7 @@ func (c *Conn) handleText(p []byte) {
 		// (through the control queue, which goes first, queued raw messages
 		// came after it).
 		c.setCombined(v)
-		c.replyInOrder(appendResult(nil, resultNull, req.id))
-	}
-}
-
-// replyInOrder queues a reply behind the data messages already queued, where
-// reply puts it ahead of them.
-func (c *Conn) replyInOrder(p []byte) {
-	if c.dead.Load() {
-		return
-	}
-	select {
-	case c.out <- item{data: p}:
-	default:
-		if c.fail(1008, "queue overflow", "server", modeSend) {
-			c.s.log.Warn("queue overflow", "conn", c.id, "tag", c.tag, "queue", cap(c.out))
-		}
+		c.enqueue(item{data: appendResult(nil, resultNull, req.id)}) // in order with the data
 	}
 }
 
