@@ -275,12 +275,15 @@ func Load(path string) (*Profile, error) {
 // Parse decodes a profile, applies the defaults and validates it. The error,
 // if any, is a *Error: one line naming the file and line of the first problem.
 func Parse(path string, data []byte) (*Profile, error) {
-	d := decoder{path: path}
+	return parse(&decoder{path: path}, data)
+}
+
+func parse(d *decoder, data []byte) (*Profile, error) {
 	p, err := d.parse(data)
 	if err != nil {
 		return nil, err
 	}
-	p.Path, p.Text = path, string(data)
+	p.Path, p.Text = d.path, string(data)
 	return p, nil
 }
 
@@ -289,13 +292,7 @@ func Parse(path string, data []byte) (*Profile, error) {
 // profile names (tls.ca) are not read, since they may be gone or moved since
 // the run.
 func ParseStored(path string, data []byte) (*Profile, error) {
-	d := decoder{path: path, stored: true}
-	p, err := d.parse(data)
-	if err != nil {
-		return nil, err
-	}
-	p.Path, p.Text = path, string(data)
-	return p, nil
+	return parse(&decoder{path: path, stored: true}, data)
 }
 
 // Error is one problem in a profile file.
