@@ -9,7 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/wssoak/wssoak/internal/replay"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // Fault is one item of "faults:": what the replay server injects, and when,
@@ -17,7 +17,7 @@ import (
 type Fault struct {
 	At    Duration // offset from the window's start; with Every, the first instant (default Every)
 	Every Duration // repeat period; 0 = once
-	// Kind and parameters as replay.Fault takes them. Streams are stream
+	// Kind and parameters as wire.Fault takes them. Streams are stream
 	// names or templates ("{symbol}@trade" expands over the profile's
 	// symbols); each must be subscribed by some group.
 	Kind       string
@@ -66,7 +66,7 @@ func (d *decoder) fault(fn *yaml.Node, f *Fault) error {
 			if err != nil {
 				return err
 			}
-			if !slices.Contains(replay.FaultKinds, replay.FaultKind(s)) {
+			if !slices.Contains(wire.FaultKinds, wire.FaultKind(s)) {
 				kinds := kindNames()
 				hint := suggest(s, kinds)
 				if hint == "" {
@@ -113,8 +113,8 @@ func (d *decoder) fault(fn *yaml.Node, f *Fault) error {
 }
 
 func kindNames() []string {
-	out := make([]string, len(replay.FaultKinds))
-	for i, k := range replay.FaultKinds {
+	out := make([]string, len(wire.FaultKinds))
+	for i, k := range wire.FaultKinds {
 		out[i] = string(k)
 	}
 	return out
@@ -122,7 +122,7 @@ func kindNames() []string {
 
 // replayFault returns the fault as the replay server takes it, its streams
 // expanded over symbols.
-func (f *Fault) replayFault(symbols []string) replay.Fault {
+func (f *Fault) replayFault(symbols []string) wire.Fault {
 	var streams []string
 	for _, t := range f.Streams {
 		if !strings.Contains(t, SymbolPlaceholder) {
@@ -134,16 +134,16 @@ func (f *Fault) replayFault(symbols []string) replay.Fault {
 		}
 	}
 	size := int(min(f.Size, math.MaxInt32)) // Validate rejects anything that large
-	return replay.Fault{Kind: replay.FaultKind(f.Kind), Streams: streams, Code: f.Code, Reason: f.Reason, N: f.N,
+	return wire.Fault{Kind: wire.FaultKind(f.Kind), Streams: streams, Code: f.Code, Reason: f.Reason, N: f.N,
 		Status: f.Status, RetryAfter: f.RetryAfter.Std(), Size: size, For: f.For.Std(), Delay: f.Delay.Std()}
 }
 
 // ScheduledFaults returns the faults for the replay server's schedule.
-func (p *Profile) ScheduledFaults() []replay.ScheduledFault {
-	out := make([]replay.ScheduledFault, len(p.Faults))
+func (p *Profile) ScheduledFaults() []wire.ScheduledFault {
+	out := make([]wire.ScheduledFault, len(p.Faults))
 	for i := range p.Faults {
 		f := &p.Faults[i]
-		out[i] = replay.ScheduledFault{Fault: f.replayFault(p.Symbols), At: f.At.Std(), Every: f.Every.Std()}
+		out[i] = wire.ScheduledFault{Fault: f.replayFault(p.Symbols), At: f.At.Std(), Every: f.Every.Std()}
 	}
 	return out
 }
@@ -198,7 +198,7 @@ func (d *decoder) validateFaults(p *Profile, add func(*Error)) {
 		rf := f.replayFault(p.Symbols)
 		if err := rf.Validate(); err != nil {
 			field := "kind"
-			if fe := (*replay.FaultError)(nil); errors.As(err, &fe) {
+			if fe := (*wire.FaultError)(nil); errors.As(err, &fe) {
 				field = fe.Field
 			}
 			add(d.errf(at(field), "fault %s", err))

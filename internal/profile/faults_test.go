@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wssoak/wssoak/internal/replay"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 func TestScheduledFaults(t *testing.T) {
@@ -25,11 +25,11 @@ faults:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []replay.ScheduledFault{
-		{Fault: replay.Fault{Kind: replay.FaultDrop, N: 3, Streams: []string{"btcusdt@trade", "ethusdt@trade", "btcusdt@aggTrade"}},
+	want := []wire.ScheduledFault{
+		{Fault: wire.Fault{Kind: wire.FaultDrop, N: 3, Streams: []string{"btcusdt@trade", "ethusdt@trade", "btcusdt@aggTrade"}},
 			At: 20 * time.Second, Every: 20 * time.Second},
-		{Fault: replay.Fault{Kind: replay.FaultDrip, For: 2 * time.Second}, At: 30 * time.Second},
-		{Fault: replay.Fault{Kind: replay.FaultOversize, Size: 1 << 20}, At: 40 * time.Second},
+		{Fault: wire.Fault{Kind: wire.FaultDrip, For: 2 * time.Second}, At: 30 * time.Second},
+		{Fault: wire.Fault{Kind: wire.FaultOversize, Size: 1 << 20}, At: 40 * time.Second},
 	}
 	if got := p.ScheduledFaults(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)

@@ -17,45 +17,46 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/wssoak/wssoak/internal/binance"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 func TestFaultValidate(t *testing.T) {
 	for _, tc := range []struct {
-		f    Fault
+		f    wire.Fault
 		want string // "" = valid
 	}{
-		{Fault{Kind: FaultClose, Code: 1011, Reason: "x"}, ""},
-		{Fault{Kind: FaultClose, Code: 1002}, "1002 is not one of [1000 1001 1008 1011]"},
-		{Fault{Kind: FaultClose, Code: 1000, N: 2}, "close does not take n"},
-		{Fault{Kind: "explode"}, `unknown fault kind "explode"`},
-		{Fault{Kind: FaultReset}, ""},
-		{Fault{Kind: FaultReset, For: time.Second}, "reset does not take for"},
-		{Fault{Kind: FaultHalfOpen}, ""},
-		{Fault{Kind: FaultZombie, For: -1}, "zombie: for is negative"},
-		{Fault{Kind: FaultSilence, For: time.Second}, "silence: streams must name the streams to silence"},
-		{Fault{Kind: FaultSilence, Streams: []string{"btcusdt@trade"}}, "silence: for must be positive"},
-		{Fault{Kind: FaultDrop, N: 3, Streams: []string{"btcusdt@trade", "btcusdt@aggTrade"}}, ""},
-		{Fault{Kind: FaultDrop, N: 3, Streams: []string{"btcusdt@bookTicker"}}, "drop needs a stream whose ids count messages (trade, aggTrade, blockTrade); btcusdt@bookTicker has gapped ids"},
-		{Fault{Kind: FaultDuplicate, N: 1, Streams: []string{"btcusdt@ticker"}}, "btcusdt@ticker has no ids"},
-		{Fault{Kind: FaultReorder, Streams: []string{"btcusdt@depth@100ms"}}, "has update (not message) ids"},
-		{Fault{Kind: FaultDrop, Streams: []string{"btcusdt@trade"}}, "drop: n must be positive"},
-		{Fault{Kind: FaultDrop, N: 1, Streams: []string{"BTC-USDT@trade"}}, "invalid stream"},
-		{Fault{Kind: FaultReject, N: 2, Status: 429, RetryAfter: time.Second}, ""},
-		{Fault{Kind: FaultReject, N: 2, Status: 200}, "reject: status 200 is not an HTTP error status"},
-		{Fault{Kind: FaultReject, N: 1, Status: 503, Streams: []string{"btcusdt@trade"}}, "reject: streams does not apply"},
-		{Fault{Kind: FaultOversize, Size: 10}, "oversize: size must be between"},
-		{Fault{Kind: FaultFragment, N: 1}, ""},
-		{Fault{Kind: FaultDrip, For: time.Second, Delay: 2 * time.Second}, "drip: delay must be between"},
-		{Fault{Kind: FaultLatency, For: time.Second}, "latency: delay must be positive"},
-		{Fault{Kind: FaultShutdown}, ""},
-		{Fault{Kind: FaultInvalidUTF8, Size: 100}, "invalid_utf8 does not take size"},
+		{wire.Fault{Kind: wire.FaultClose, Code: 1011, Reason: "x"}, ""},
+		{wire.Fault{Kind: wire.FaultClose, Code: 1002}, "1002 is not one of [1000 1001 1008 1011]"},
+		{wire.Fault{Kind: wire.FaultClose, Code: 1000, N: 2}, "close does not take n"},
+		{wire.Fault{Kind: "explode"}, `unknown fault kind "explode"`},
+		{wire.Fault{Kind: wire.FaultReset}, ""},
+		{wire.Fault{Kind: wire.FaultReset, For: time.Second}, "reset does not take for"},
+		{wire.Fault{Kind: wire.FaultHalfOpen}, ""},
+		{wire.Fault{Kind: wire.FaultZombie, For: -1}, "zombie: for is negative"},
+		{wire.Fault{Kind: wire.FaultSilence, For: time.Second}, "silence: streams must name the streams to silence"},
+		{wire.Fault{Kind: wire.FaultSilence, Streams: []string{"btcusdt@trade"}}, "silence: for must be positive"},
+		{wire.Fault{Kind: wire.FaultDrop, N: 3, Streams: []string{"btcusdt@trade", "btcusdt@aggTrade"}}, ""},
+		{wire.Fault{Kind: wire.FaultDrop, N: 3, Streams: []string{"btcusdt@bookTicker"}}, "drop needs a stream whose ids count messages (trade, aggTrade, blockTrade); btcusdt@bookTicker has gapped ids"},
+		{wire.Fault{Kind: wire.FaultDuplicate, N: 1, Streams: []string{"btcusdt@ticker"}}, "btcusdt@ticker has no ids"},
+		{wire.Fault{Kind: wire.FaultReorder, Streams: []string{"btcusdt@depth@100ms"}}, "has update (not message) ids"},
+		{wire.Fault{Kind: wire.FaultDrop, Streams: []string{"btcusdt@trade"}}, "drop: n must be positive"},
+		{wire.Fault{Kind: wire.FaultDrop, N: 1, Streams: []string{"BTC-USDT@trade"}}, "invalid stream"},
+		{wire.Fault{Kind: wire.FaultReject, N: 2, Status: 429, RetryAfter: time.Second}, ""},
+		{wire.Fault{Kind: wire.FaultReject, N: 2, Status: 200}, "reject: status 200 is not an HTTP error status"},
+		{wire.Fault{Kind: wire.FaultReject, N: 1, Status: 503, Streams: []string{"btcusdt@trade"}}, "reject: streams does not apply"},
+		{wire.Fault{Kind: wire.FaultOversize, Size: 10}, "oversize: size must be between"},
+		{wire.Fault{Kind: wire.FaultFragment, N: 1}, ""},
+		{wire.Fault{Kind: wire.FaultDrip, For: time.Second, Delay: 2 * time.Second}, "drip: delay must be between"},
+		{wire.Fault{Kind: wire.FaultLatency, For: time.Second}, "latency: delay must be positive"},
+		{wire.Fault{Kind: wire.FaultShutdown}, ""},
+		{wire.Fault{Kind: wire.FaultInvalidUTF8, Size: 100}, "invalid_utf8 does not take size"},
 	} {
 		err := tc.f.Validate()
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%v: got %v, want %q", tc.f, err, tc.want)
 		}
 	}
-	if _, err := New(Config{Faults: []ScheduledFault{{Fault: Fault{Kind: FaultClose}}}}); err == nil || !strings.Contains(err.Error(), "fault 1: close: code 0") {
+	if _, err := New(Config{Faults: []wire.ScheduledFault{{Fault: wire.Fault{Kind: wire.FaultClose}}}}); err == nil || !strings.Contains(err.Error(), "fault 1: close: code 0") {
 		t.Fatalf("New with a bad fault: %v", err)
 	}
 }
@@ -87,10 +88,10 @@ func TestFaultSequence(t *testing.T) {
 		msgs, _ := readFor(c, 100*time.Millisecond)
 		before[i] = append(before[i], msgs...)
 	}
-	for _, f := range []Fault{
-		{Kind: FaultDrop, N: 3, Streams: []string{"btcusdt@trade"}, Libs: []string{"gorilla"}},
-		{Kind: FaultDuplicate, N: 2, Streams: []string{"ethusdt@trade"}, Libs: []string{"gorilla"}},
-		{Kind: FaultReorder, Streams: []string{"btcusdt@aggTrade"}, Libs: []string{"gorilla"}},
+	for _, f := range []wire.Fault{
+		{Kind: wire.FaultDrop, N: 3, Streams: []string{"btcusdt@trade"}, Libs: []string{"gorilla"}},
+		{Kind: wire.FaultDuplicate, N: 2, Streams: []string{"ethusdt@trade"}, Libs: []string{"gorilla"}},
+		{Kind: wire.FaultReorder, Streams: []string{"btcusdt@aggTrade"}, Libs: []string{"gorilla"}},
 	} {
 		a, err := s.Inject(f)
 		if err != nil {
@@ -155,10 +156,10 @@ func TestFaultSequence(t *testing.T) {
 
 func TestFaultReject(t *testing.T) {
 	s := startServer(t, Config{Seed: 21})
-	if _, err := s.Inject(Fault{Kind: FaultReject, N: 2, Status: 429, RetryAfter: 1500 * time.Millisecond}); err != nil {
+	if _, err := s.Inject(wire.Fault{Kind: wire.FaultReject, N: 2, Status: 429, RetryAfter: 1500 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Inject(Fault{Kind: FaultReject, N: 1, Status: 503, Libs: []string{"coder"}}); err != nil {
+	if _, err := s.Inject(wire.Fault{Kind: wire.FaultReject, N: 1, Status: 503, Libs: []string{"coder"}}); err != nil {
 		t.Fatal(err)
 	}
 	type want struct {
@@ -190,10 +191,10 @@ func TestFaultReject(t *testing.T) {
 
 func TestFaultCloseReset(t *testing.T) {
 	s := startServer(t, Config{Seed: 22})
-	for _, code := range FaultCloseCodes {
+	for _, code := range wire.FaultCloseCodes {
 		a := dialWait(t, s, "/ws/btcusdt@trade", "gorilla/0/"+strconv.Itoa(code))
 		b := dialWait(t, s, "/ws/btcusdt@trade", "gobwas/0/"+strconv.Itoa(code))
-		ap, err := s.Inject(Fault{Kind: FaultClose, Code: code, Reason: "fault " + strconv.Itoa(code), Libs: []string{"gorilla"}})
+		ap, err := s.Inject(wire.Fault{Kind: wire.FaultClose, Code: code, Reason: "fault " + strconv.Itoa(code), Libs: []string{"gorilla"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +210,7 @@ func TestFaultCloseReset(t *testing.T) {
 		b.Close()
 	}
 	c := dialWait(t, s, "/ws/btcusdt@trade", "gws/1/1")
-	if _, err := s.Inject(Fault{Kind: FaultReset, Libs: []string{"gws"}}); err != nil {
+	if _, err := s.Inject(wire.Fault{Kind: wire.FaultReset, Libs: []string{"gws"}}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := readFor(c, 2*time.Second)
@@ -288,7 +289,7 @@ func TestFaultHalfOpen(t *testing.T) {
 		rc := dialRaw(t, s, "/ws/btcusdt@trade", "gobwas/0/1")
 		rc.frame(t, 2*time.Second)
 		sc, _ := s.WaitConn(ctxTimeout(t, time.Second), "gobwas/0/1")
-		if _, err := s.Inject(Fault{Kind: FaultHalfOpen, Libs: []string{"gobwas"}}); err != nil {
+		if _, err := s.Inject(wire.Fault{Kind: wire.FaultHalfOpen, Libs: []string{"gobwas"}}); err != nil {
 			t.Fatal(err)
 		}
 		// drain what was on the way, then nothing may arrive: not data, not a
@@ -326,7 +327,7 @@ func TestFaultHalfOpen(t *testing.T) {
 	t.Run("healed after For", func(t *testing.T) {
 		c := dial(t, s, "/ws/btcusdt@trade", "gorilla/0/1")
 		next(t, c, 2*time.Second)
-		if _, err := s.Inject(Fault{Kind: FaultHalfOpen, For: 400 * time.Millisecond, Libs: []string{"gorilla"}}); err != nil {
+		if _, err := s.Inject(wire.Fault{Kind: wire.FaultHalfOpen, For: 400 * time.Millisecond, Libs: []string{"gorilla"}}); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
@@ -358,7 +359,7 @@ func TestFaultZombie(t *testing.T) {
 		c.SetPongHandler(func(p string) error { pongs <- p; return nil })
 	})
 	next(t, c, 2*time.Second)
-	if _, err := s.Inject(Fault{Kind: FaultZombie, For: 700 * time.Millisecond}); err != nil {
+	if _, err := s.Inject(wire.Fault{Kind: wire.FaultZombie, For: 700 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
 	readFor(c, 50*time.Millisecond) // in flight
@@ -389,7 +390,7 @@ func TestFaultSilence(t *testing.T) {
 	s := startServer(t, Config{Seed: 25, Speed: 10})
 	c := dial(t, s, "/stream?streams=btcusdt@trade/ethusdt@trade", "gorilla/0/1")
 	next(t, c, 2*time.Second)
-	a, err := s.Inject(Fault{Kind: FaultSilence, For: 500 * time.Millisecond, Streams: []string{"btcusdt@trade"}})
+	a, err := s.Inject(wire.Fault{Kind: wire.FaultSilence, For: 500 * time.Millisecond, Streams: []string{"btcusdt@trade"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +420,7 @@ func TestFaultFrames(t *testing.T) {
 	s := startServer(t, Config{Seed: 26, Speed: 10, MaxControlPerSec: 100})
 	t.Run("oversize", func(t *testing.T) {
 		rc := dialRaw(t, s, "/ws", "gws/0/1")
-		if _, err := s.Inject(Fault{Kind: FaultOversize, Size: 100_000, Libs: []string{"gws"}}); err != nil {
+		if _, err := s.Inject(wire.Fault{Kind: wire.FaultOversize, Size: 100_000, Libs: []string{"gws"}}); err != nil {
 			t.Fatal(err)
 		}
 		h, p := rc.frame(t, 2*time.Second)
@@ -434,7 +435,7 @@ func TestFaultFrames(t *testing.T) {
 	})
 	t.Run("invalid utf8", func(t *testing.T) {
 		rc := dialRaw(t, s, "/ws", "coder/0/1")
-		if _, err := s.Inject(Fault{Kind: FaultInvalidUTF8, Libs: []string{"coder"}}); err != nil {
+		if _, err := s.Inject(wire.Fault{Kind: wire.FaultInvalidUTF8, Libs: []string{"coder"}}); err != nil {
 			t.Fatal(err)
 		}
 		h, p := rc.frame(t, 2*time.Second)
@@ -445,7 +446,7 @@ func TestFaultFrames(t *testing.T) {
 	t.Run("fragment", func(t *testing.T) {
 		rc := dialRaw(t, s, "/ws/btcusdt@trade", "fasthttp/0/1")
 		rc.frame(t, 2*time.Second)
-		a, err := s.Inject(Fault{Kind: FaultFragment, N: 2, Libs: []string{"fasthttp"}})
+		a, err := s.Inject(wire.Fault{Kind: wire.FaultFragment, N: 2, Libs: []string{"fasthttp"}})
 		if err != nil || len(a.Conns) != 1 {
 			t.Fatalf("%v %v", a, err)
 		}
@@ -488,7 +489,7 @@ func TestFaultFrames(t *testing.T) {
 		t.Run("server_shutdown "+tc.path, func(t *testing.T) {
 			c := dial(t, s, tc.path, "gorilla/9/1")
 			next(t, c, 2*time.Second)
-			a, err := s.Inject(Fault{Kind: FaultShutdown, Libs: []string{"gorilla"}})
+			a, err := s.Inject(wire.Fault{Kind: wire.FaultShutdown, Libs: []string{"gorilla"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -513,7 +514,7 @@ func TestFaultDrip(t *testing.T) {
 	s := startServer(t, Config{Seed: 27, Speed: 2})
 	rc := dialRaw(t, s, "/ws/btcusdt@trade", "gobwas/0/1")
 	rc.frame(t, 2*time.Second)
-	a, err := s.Inject(Fault{Kind: FaultDrip, For: time.Second, Delay: 2 * time.Millisecond})
+	a, err := s.Inject(wire.Fault{Kind: wire.FaultDrip, For: time.Second, Delay: 2 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -560,7 +561,7 @@ func TestFaultLatency(t *testing.T) {
 	c := dial(t, s, "/ws/btcusdt@trade?timeUnit=MICROSECOND", "gws/0/1")
 	next(t, c, 2*time.Second)
 	const delay = 300 * time.Millisecond
-	a, err := s.Inject(Fault{Kind: FaultLatency, For: 600 * time.Millisecond, Delay: delay})
+	a, err := s.Inject(wire.Fault{Kind: wire.FaultLatency, For: 600 * time.Millisecond, Delay: delay})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -586,10 +587,10 @@ func TestFaultLatency(t *testing.T) {
 func TestFaultSchedule(t *testing.T) {
 	start := time.Now().Add(200 * time.Millisecond)
 	stop := start.Add(1100 * time.Millisecond)
-	s := startServer(t, Config{Seed: 29, Start: start, Stop: stop, Faults: []ScheduledFault{
-		{Fault: Fault{Kind: FaultReject, N: 1, Status: 503}, At: 200 * time.Millisecond, Every: 300 * time.Millisecond},
-		{Fault: Fault{Kind: FaultClose, Code: 1000, Reason: "scheduled"}, At: 500 * time.Millisecond},
-		{Fault: Fault{Kind: FaultShutdown}, At: 2 * time.Second}, // after Stop: never
+	s := startServer(t, Config{Seed: 29, Start: start, Stop: stop, Faults: []wire.ScheduledFault{
+		{Fault: wire.Fault{Kind: wire.FaultReject, N: 1, Status: 503}, At: 200 * time.Millisecond, Every: 300 * time.Millisecond},
+		{Fault: wire.Fault{Kind: wire.FaultClose, Code: 1000, Reason: "scheduled"}, At: 500 * time.Millisecond},
+		{Fault: wire.Fault{Kind: wire.FaultShutdown}, At: 2 * time.Second}, // after Stop: never
 	}})
 	c := dial(t, s, "/ws/btcusdt@trade", "gorilla/0/0")
 	code, reason := closeCode(t, c, 3*time.Second)
@@ -599,7 +600,7 @@ func TestFaultSchedule(t *testing.T) {
 	time.Sleep(time.Until(stop.Add(200 * time.Millisecond)))
 	log := s.Faults()
 	want := []time.Duration{200, 500, 500, 800} // 1100 is Stop: not fired
-	kinds := []FaultKind{FaultReject, FaultReject, FaultClose, FaultReject}
+	kinds := []wire.FaultKind{wire.FaultReject, wire.FaultReject, wire.FaultClose, wire.FaultReject}
 	if len(log) != len(want) {
 		t.Fatalf("%d faults: %+v", len(log), log)
 	}
@@ -618,7 +619,7 @@ func TestFaultSchedule(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var overHTTP []Applied
+	var overHTTP []wire.Applied
 	if err := json.NewDecoder(resp.Body).Decode(&overHTTP); err != nil {
 		t.Fatal(err)
 	}
@@ -632,11 +633,11 @@ func TestFaultShutdownOfZombie(t *testing.T) {
 	s := startServer(t, Config{Seed: 30, Speed: 10})
 	c := dial(t, s, "/ws/btcusdt@trade", "gws/0/1")
 	next(t, c, 2*time.Second)
-	if _, err := s.Inject(Fault{Kind: FaultZombie}); err != nil {
+	if _, err := s.Inject(wire.Fault{Kind: wire.FaultZombie}); err != nil {
 		t.Fatal(err)
 	}
 	readFor(c, 100*time.Millisecond) // in flight
-	if _, err := s.Inject(Fault{Kind: FaultShutdown}); err != nil {
+	if _, err := s.Inject(wire.Fault{Kind: wire.FaultShutdown}); err != nil {
 		t.Fatal(err)
 	}
 	msgs, err := readFor(c, 2*time.Second)

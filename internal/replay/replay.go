@@ -30,6 +30,7 @@ import (
 	"github.com/gobwas/ws"
 
 	"github.com/wssoak/wssoak/internal/binance"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // Config configures a Server. Zero values take the defaults noted.
@@ -51,7 +52,7 @@ type Config struct {
 	// Faults are injected by the server itself at Start+At (+k·Every) while
 	// before Stop, on the server's clock: every connection gets them at the
 	// same instant. Same-instant faults fire in list order.
-	Faults []ScheduledFault
+	Faults []wire.ScheduledFault
 }
 
 // DefaultRates are the mean message rates of real-time streams at Speed 1.
@@ -113,9 +114,9 @@ type Server struct {
 	rejectN   int
 	rejectSt  int
 	rejectHdr http.Header
-	rejects   []*rejectRule // armed reject faults
-	faults    []*Applied    // the fault log
-	serving   chan struct{} // closed when the Listen goroutine's Serve returns
+	rejects   []*rejectRule   // armed reject faults
+	faults    []*wire.Applied // the fault log
+	serving   chan struct{}   // closed when the Listen goroutine's Serve returns
 
 	schedQuit, schedDone chan struct{} // the fault schedule's goroutine
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/wssoak/wssoak/internal/rundir"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/transport"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // maxRestarts is how often a worker that died is started again.
@@ -121,7 +122,7 @@ type ServeConfig struct {
 	Start        time.Time          `json:"start"`
 	Stop         time.Time          `json:"stop"`
 	// Faults are injected by the server at Start+At on its own clock.
-	Faults []replay.ScheduledFault `json:"faults,omitempty"`
+	Faults []wire.ScheduledFault `json:"faults,omitempty"`
 }
 
 // ServeReady is the first line a child replay server prints on stdout.
@@ -195,10 +196,10 @@ type controller struct {
 	progressed bool
 	ca         *cert.Authority // the replay server's throwaway CA (replay.tls)
 
-	local      *http.Client          // to the local replay server; made by the main goroutine
-	faultLogs  chan []replay.Applied // the server's fault log, polled during the run
-	faultPoll  bool                  // a poll is in flight
-	faultsSeen int                   // entries of the server's fault log already recorded
+	local      *http.Client        // to the local replay server; made by the main goroutine
+	faultLogs  chan []wire.Applied // the server's fault log, polled during the run
+	faultPoll  bool                // a poll is in flight
+	faultsSeen int                 // entries of the server's fault log already recorded
 }
 
 // Run performs one soak run: it starts the replay server (local target), one

@@ -12,6 +12,7 @@ import (
 	"github.com/wssoak/wssoak/internal/limit"
 	"github.com/wssoak/wssoak/internal/replay"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // Faults are recorded as "fault" events at the server's instant: one per
@@ -33,12 +34,12 @@ func (c *controller) pollFaults() {
 		return
 	}
 	if c.faultLogs == nil {
-		c.faultLogs = make(chan []replay.Applied, 1) // a poll still in flight at the end never blocks
+		c.faultLogs = make(chan []wire.Applied, 1) // a poll still in flight at the end never blocks
 	}
 	c.faultPoll = true
 	url := c.localBase() + "/_soak/faults"
 	go func() {
-		var log []replay.Applied
+		var log []wire.Applied
 		if err := getJSON(cl, url, &log); err != nil {
 			log = nil // the next poll, or the one after the window, takes it
 		}
@@ -47,7 +48,7 @@ func (c *controller) pollFaults() {
 }
 
 // recordFaults adds the entries of the server's fault log not recorded yet.
-func (c *controller) recordFaults(log []replay.Applied) {
+func (c *controller) recordFaults(log []wire.Applied) {
 	if len(log) <= c.faultsSeen {
 		return
 	}
@@ -58,7 +59,7 @@ func (c *controller) recordFaults(log []replay.Applied) {
 // saveFaults records what the server's fault log holds beyond what the polls
 // recorded, after the window.
 func (c *controller) saveFaults() error {
-	var log []replay.Applied
+	var log []wire.Applied
 	if err := c.getLocal("/_soak/faults", &log); err != nil {
 		return err
 	}
@@ -113,7 +114,7 @@ func getJSON(cl *http.Client, url string, v any) error {
 
 // faultEvents turns the server's fault log into events; libs are the run's
 // libraries (a connection whose tag names no such library counts for none).
-func faultEvents(log []replay.Applied, libs []string, start time.Time) []store.Event {
+func faultEvents(log []wire.Applied, libs []string, start time.Time) []store.Event {
 	var out []store.Event
 	for _, a := range log {
 		hit := map[string]int{}
@@ -123,7 +124,7 @@ func faultEvents(log []replay.Applied, libs []string, start time.Time) []store.E
 			}
 		}
 		code := a.Fault.Code
-		if a.Fault.Kind == replay.FaultReject {
+		if a.Fault.Kind == wire.FaultReject {
 			code = a.Fault.Status
 		}
 		ev := store.Event{TS: a.At, Sec: a.At.Sub(start).Seconds(), Kind: "fault", Code: code,
@@ -137,7 +138,7 @@ func faultEvents(log []replay.Applied, libs []string, start time.Time) []store.E
 			if n := hit[lib]; n > 0 {
 				ev.Lib = lib
 				what := "connections"
-				if a.Fault.Kind == replay.FaultReject {
+				if a.Fault.Kind == wire.FaultReject {
 					what = "handshakes rejected"
 				}
 				ev.Detail = fmt.Sprintf("%s; %d %s", a.Fault, n, what)

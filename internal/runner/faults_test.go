@@ -5,18 +5,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wssoak/wssoak/internal/replay"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 func TestFaultEvents(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := start.Add(1500 * time.Millisecond)
-	log := []replay.Applied{
-		{Fault: replay.Fault{Kind: replay.FaultClose, Code: 1011}, At: at, Conns: []string{"gws/0/1", "gorilla/0/1", "gws/1/1", "#7"}},
-		{Fault: replay.Fault{Kind: replay.FaultDrop, N: 3, Streams: []string{"btcusdt@trade"}}, At: at, Conns: []string{"coder/2/1"}},
-		{Fault: replay.Fault{Kind: replay.FaultReject, N: 1, Status: 429}, At: at, Conns: []string{"fasthttp/0/2"}},
-		{Fault: replay.Fault{Kind: replay.FaultReject, N: 1, Status: 503}, At: at, Conns: []string{"127.0.0.1:4000"}},
+	log := []wire.Applied{
+		{Fault: wire.Fault{Kind: wire.FaultClose, Code: 1011}, At: at, Conns: []string{"gws/0/1", "gorilla/0/1", "gws/1/1", "#7"}},
+		{Fault: wire.Fault{Kind: wire.FaultDrop, N: 3, Streams: []string{"btcusdt@trade"}}, At: at, Conns: []string{"coder/2/1"}},
+		{Fault: wire.Fault{Kind: wire.FaultReject, N: 1, Status: 429}, At: at, Conns: []string{"fasthttp/0/2"}},
+		{Fault: wire.Fault{Kind: wire.FaultReject, N: 1, Status: 503}, At: at, Conns: []string{"127.0.0.1:4000"}},
 	}
 	got := faultEvents(log, []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}, start)
 	ev := func(lib string, code int, stream, detail string) store.Event {

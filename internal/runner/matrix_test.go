@@ -21,6 +21,7 @@ import (
 
 	"github.com/wssoak/wssoak/internal/replay"
 	"github.com/wssoak/wssoak/internal/transport"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // The failure-path matrix: every scenario against every library, each
@@ -894,7 +895,7 @@ func (m *matrixEnv) flowing(n int64) error {
 }
 
 // injectFlowing injects f once the trade stream flows and returns when.
-func (m *matrixEnv) injectFlowing(f replay.Fault) (time.Time, error) {
+func (m *matrixEnv) injectFlowing(f wire.Fault) (time.Time, error) {
 	if err := m.flowing(20); err != nil {
 		return time.Time{}, err
 	}
@@ -902,13 +903,13 @@ func (m *matrixEnv) injectFlowing(f replay.Fault) (time.Time, error) {
 	return at, m.inject(f)
 }
 
-func (m *matrixEnv) inject(f replay.Fault) error {
+func (m *matrixEnv) inject(f wire.Fault) error {
 	f.Libs = []string{m.lib}
 	a, err := m.srv.Inject(f)
 	if err != nil {
 		return err
 	}
-	if f.Kind != replay.FaultReject && len(a.Conns) != 1 {
+	if f.Kind != wire.FaultReject && len(a.Conns) != 1 {
 		return fmt.Errorf("fault %s hit %v, want the slot's one connection", f, a.Conns)
 	}
 	return nil
@@ -946,7 +947,7 @@ func (m *matrixEnv) noLoss() error {
 
 // Drop 5 trades: exactly 5 lost, as one range, and the server counts them as not sent.
 func mxInjectDrop(m *matrixEnv) error {
-	if _, err := m.injectFlowing(replay.Fault{Kind: replay.FaultDrop, Streams: []string{"btcusdt@trade"}, N: 5}); err != nil {
+	if _, err := m.injectFlowing(wire.Fault{Kind: wire.FaultDrop, Streams: []string{"btcusdt@trade"}, N: 5}); err != nil {
 		return err
 	}
 	if err := m.flowing(20); err != nil {
@@ -969,7 +970,7 @@ func mxInjectDrop(m *matrixEnv) error {
 }
 
 func mxInjectDuplicate(m *matrixEnv) error {
-	if _, err := m.injectFlowing(replay.Fault{Kind: replay.FaultDuplicate, Streams: []string{"btcusdt@trade"}, N: 3}); err != nil {
+	if _, err := m.injectFlowing(wire.Fault{Kind: wire.FaultDuplicate, Streams: []string{"btcusdt@trade"}, N: 3}); err != nil {
 		return err
 	}
 	if err := m.flowing(20); err != nil {
@@ -980,7 +981,7 @@ func mxInjectDuplicate(m *matrixEnv) error {
 
 // Two neighbours swapped: one out of order, nothing lost.
 func mxInjectReorder(m *matrixEnv) error {
-	if _, err := m.injectFlowing(replay.Fault{Kind: replay.FaultReorder, Streams: []string{"btcusdt@trade"}}); err != nil {
+	if _, err := m.injectFlowing(wire.Fault{Kind: wire.FaultReorder, Streams: []string{"btcusdt@trade"}}); err != nil {
 		return err
 	}
 	if err := m.flowing(20); err != nil {
@@ -992,7 +993,7 @@ func mxInjectReorder(m *matrixEnv) error {
 // Half-open from the server: nothing either way, no FIN; the pong timeout
 // (500 ms, pings every 100 ms) must catch it.
 func mxInjectHalfOpen(m *matrixEnv) error {
-	t0, err := m.injectFlowing(replay.Fault{Kind: replay.FaultHalfOpen})
+	t0, err := m.injectFlowing(wire.Fault{Kind: wire.FaultHalfOpen})
 	if err != nil {
 		return err
 	}
@@ -1001,7 +1002,7 @@ func mxInjectHalfOpen(m *matrixEnv) error {
 
 // Zombie: pings answered, no data; the silence watchdog (500 ms) must abort.
 func mxInjectZombie(m *matrixEnv) error {
-	t0, err := m.injectFlowing(replay.Fault{Kind: replay.FaultZombie})
+	t0, err := m.injectFlowing(wire.Fault{Kind: wire.FaultZombie})
 	if err != nil {
 		return err
 	}
@@ -1011,7 +1012,7 @@ func mxInjectZombie(m *matrixEnv) error {
 // One subscription silent for 2.5 s while the other goes on: a stall and its
 // end for that subscription only, and the connection stays.
 func mxInjectSilence(m *matrixEnv) error {
-	if _, err := m.injectFlowing(replay.Fault{Kind: replay.FaultSilence, Streams: []string{"btcusdt@trade"}, For: 2500 * time.Millisecond}); err != nil {
+	if _, err := m.injectFlowing(wire.Fault{Kind: wire.FaultSilence, Streams: []string{"btcusdt@trade"}, For: 2500 * time.Millisecond}); err != nil {
 		return err
 	}
 	st, err := m.waitEvent("stall", 0, 3*time.Second)
@@ -1143,7 +1144,7 @@ func mxUnrepairable(m *matrixEnv) error {
 
 // serverShutdown then close 1001: the event recorded, a reconnect.
 func mxInjectShutdown(m *matrixEnv) error {
-	t0, err := m.injectFlowing(replay.Fault{Kind: replay.FaultShutdown})
+	t0, err := m.injectFlowing(wire.Fault{Kind: wire.FaultShutdown})
 	if err != nil {
 		return err
 	}
@@ -1159,11 +1160,11 @@ func mxInjectShutdown(m *matrixEnv) error {
 // 418 without Retry-After: the slot waits the backoff maximum (600 ms here)
 // before it dials again.
 func mxInjectReject418(m *matrixEnv) error {
-	if _, err := m.injectFlowing(replay.Fault{Kind: replay.FaultReject, N: 1, Status: http.StatusTeapot}); err != nil {
+	if _, err := m.injectFlowing(wire.Fault{Kind: wire.FaultReject, N: 1, Status: http.StatusTeapot}); err != nil {
 		return err
 	}
 	t0 := time.Now()
-	if err := m.inject(replay.Fault{Kind: replay.FaultClose, Code: 1001, Reason: "going away"}); err != nil {
+	if err := m.inject(wire.Fault{Kind: wire.FaultClose, Code: 1001, Reason: "going away"}); err != nil {
 		return err
 	}
 	de, err := m.waitEvent("dial_error", 0, 2*time.Second)
@@ -1184,7 +1185,7 @@ func mxInjectReject418(m *matrixEnv) error {
 // tool must go on either way: the slot delivers again within 3 s. A library
 // that passes the message to the application deviates (see expectedDeviations).
 func mxInjectInvalidUTF8(m *matrixEnv) error {
-	if _, err := m.injectFlowing(replay.Fault{Kind: replay.FaultInvalidUTF8}); err != nil {
+	if _, err := m.injectFlowing(wire.Fault{Kind: wire.FaultInvalidUTF8}); err != nil {
 		return err
 	}
 	if err := m.flowing(40); err != nil {
@@ -1206,7 +1207,7 @@ func mxInjectDrip(m *matrixEnv) error {
 	if err != nil {
 		return err
 	}
-	if _, err := m.srv.Inject(replay.Fault{Kind: replay.FaultDrip, For: time.Second}); err != nil {
+	if _, err := m.srv.Inject(wire.Fault{Kind: wire.FaultDrip, For: time.Second}); err != nil {
 		return err
 	}
 	if err := m.sendTapped(c, tapTrades(0, 2, func(int) string { return "" }), 1); err != nil {
