@@ -162,9 +162,9 @@ func sampledRun(t *testing.T, id string, sampled bool) string {
 	if err := db.CreateRun(store.Run{ID: id, Name: "local", Target: "local", Status: "done", Started: start, Planned: 3 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	w := store.Worker{Lib: "gws", Module: "m", Version: "v", Pid: 1, RusageUser: 0.3}
+	w := store.Worker{Lib: "gws", Module: "m", Version: "v", Pid: 1, RusageUser: 1.3, SampledCPU: math.NaN()}
 	if sampled {
-		w.SampledCPU = 0.3
+		w.SampledCPU = 1.3
 	}
 	if err := db.UpsertWorker(w); err != nil {
 		t.Fatal(err)
@@ -202,7 +202,7 @@ func TestNotMeasuredHasNoDifference(t *testing.T) {
 	for m, want := range map[string]string{
 		"RSS start → end (peak)":  "12.0 → 12.0 MB (12.0) - - -",
 		"CPU avg (% of one core)": "2.0 % - - -",
-		"CPU s sampled / rusage":  "0.30 / 0.30 (+0.0 %) - / 0.30 - -",
+		"CPU s sampled / rusage":  "1.30 / 1.30 (+0.0 %) - / 1.30 - -",
 		"Messages / data":         "30 / 0 B 30 / 0 B +0 messages +0.0 %",
 	} {
 		if lines[m] != want {

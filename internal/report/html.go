@@ -52,7 +52,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"addf": func(a, b float64) float64 { return a + b },
 	// cpus is CPU seconds, or "-" when none were measured (see CPUSampled).
 	"cpus": func(s float64) string {
-		if s <= 0 {
+		if math.IsNaN(s) || s < 0 {
 			return notMeasured
 		}
 		return fmt.Sprintf("%.2f", s)

@@ -212,7 +212,7 @@ func Summarize(db *store.DB) (*Table, error) {
 		switch {
 		case ru == 0:
 			return sampled + " / " + notMeasured, n
-		case math.IsNaN(n):
+		case math.IsNaN(n) || ru < minCPUCompared:
 			return fmt.Sprintf("%s / %.2f", sampled, ru), n
 		}
 		return fmt.Sprintf("%s / %.2f (%+.1f %%)", sampled, ru, 100*(w.SampledCPU-ru)/ru), n
@@ -403,10 +403,15 @@ func Summarize(db *store.DB) (*Table, error) {
 const notMeasured = "-"
 
 // CPUSampled reports whether the controller took a /proc sample of the
-// library's worker: a process that ran has CPU time, so a sampled total of
-// exactly 0 means no sample was taken (e.g. the run was interrupted during
-// the warm-up, before the first one).
-func CPUSampled(w store.Worker) bool { return w.SampledCPU > 0 }
+// library's worker (the store gives NaN when none was taken, e.g. when the
+// run was interrupted during the warm-up, before the first one). A sampled
+// 0.00 is a measurement: /proc counts 10 ms clock ticks.
+func CPUSampled(w store.Worker) bool { return !math.IsNaN(w.SampledCPU) }
+
+// minCPUCompared is the least rusage CPU (seconds) whose difference from the
+// sampled CPU is shown as a percentage: /proc counts 10 ms ticks, so below
+// 100 ticks a percentage says more about the tick than about the sampling.
+const minCPUCompared = 1.0
 
 // RateSeconds returns the messages, the highest count and the number of the
 // seconds of ss (one library's, ordered by second) whose count covers exactly

@@ -219,7 +219,7 @@ func TestSummarizeNotMeasured(t *testing.T) {
 	}
 	for _, w := range []store.Worker{
 		{Lib: "gorilla", Module: "m", Version: "v", Pid: 1, RusageUser: 0.5, SampledCPU: 0.5, LatCount: 10, LatP50: 500, LatP99: 900},
-		{Lib: "gws", Module: "m", Version: "v", Pid: 2, RusageUser: 0.04, RusageSys: 0.01},
+		{Lib: "gws", Module: "m", Version: "v", Pid: 2, RusageUser: 0.04, RusageSys: 0.01, SampledCPU: math.NaN()},
 	} {
 		if err := db.UpsertWorker(w); err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -147,8 +148,10 @@ type workerProc struct {
 	exited   bool
 	hung     bool    // killed by the watchdog
 	finalCPU float64 // CPU seconds of the last sample, taken after the final frame
+	finalOK  bool    // whether that sample was taken
 	acc      struct {
 		rusageUser, rusageSys, sampled float64 // over this worker's processes so far
+		sampledAny                     bool    // whether sampled holds at least one /proc sample
 		// totals of the processes that died (or of the controller that crashed)
 		msgs, bytes, reconnects, lost, dup int64
 		subs                               map[subKey]SubStat // per subscription, cumulative
@@ -646,7 +649,7 @@ func (c *controller) startWorker(w *workerProc) error {
 	if err != nil {
 		return err
 	}
-	w.ch, w.exited, w.final, w.hello, w.hung = ch, false, nil, nil, false
+	w.ch, w.exited, w.final, w.hello, w.hung, w.finalOK = ch, false, nil, nil, false, false
 	w.started = c.o.Now() // stored instant
 	w.heard = time.Now()  // for the watchdog's monotonic durations
 	w.prev = procAt{}
@@ -964,7 +967,7 @@ func (c *controller) onFrame(w *workerProc, f *Frame) {
 		// last process sample now, then let it exit and compare with the kernel.
 		if w.proc != nil {
 			if s, err := w.proc.Sample(); err == nil {
-				w.finalCPU = s.CPUUser + s.CPUSys
+				w.finalCPU, w.finalOK = s.CPUUser+s.CPUSys, true
 			}
 		}
 		w.ch.closeStdin()
@@ -980,14 +983,21 @@ func (c *controller) onExit(w *workerProc, stopping bool) {
 	}
 	w.acc.rusageUser += ru
 	w.acc.rusageSys += rs
-	if w.final != nil {
+	switch {
+	case w.final != nil && w.finalOK:
 		w.acc.sampled += w.finalCPU
-	} else if w.prev.ok {
-		w.acc.sampled += w.prev.CPUUser + w.prev.CPUSys // died: its last sample is all we saw
+		w.acc.sampledAny = true
+	case w.prev.ok:
+		w.acc.sampled += w.prev.CPUUser + w.prev.CPUSys // died, or the final sample failed: its last sample is all we saw
+		w.acc.sampledAny = true
 	}
-	w.res.SampledCPU, w.res.RusageCPU = w.acc.sampled, w.acc.rusageUser+w.acc.rusageSys
+	sampled := w.acc.sampled
+	if !w.acc.sampledAny {
+		sampled = math.NaN() // interrupted before the first sample: not measured, not 0
+	}
+	w.res.SampledCPU, w.res.RusageCPU = sampled, w.acc.rusageUser+w.acc.rusageSys
 	rec := store.Worker{Lib: w.lib, Pid: w.ch.pid(), Started: w.started, Ended: c.o.Now(), ExitCode: code,
-		RusageUser: w.acc.rusageUser, RusageSys: w.acc.rusageSys, SampledCPU: w.acc.sampled}
+		RusageUser: w.acc.rusageUser, RusageSys: w.acc.rusageSys, SampledCPU: sampled}
 	if w.hello != nil {
 		rec.Module, rec.Version = w.hello.Module, w.hello.Version
 	}

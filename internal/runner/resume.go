@@ -3,6 +3,7 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,9 +146,12 @@ func (rs *resumed) carry(w *workerProc) {
 		// The dead controller's workers were never reaped by it: their rusage
 		// is unknown. What was sampled of them is kept (from the last sample).
 		w.acc.rusageUser, w.acc.rusageSys = wk.RusageUser, wk.RusageSys
-		w.acc.sampled = wk.SampledCPU
+		if !math.IsNaN(wk.SampledCPU) {
+			w.acc.sampled, w.acc.sampledAny = wk.SampledCPU, true
+		}
 		if s, ok := rs.last[w.lib]; ok && s.HasProc {
 			w.acc.sampled += s.CPUUser + s.CPUSys
+			w.acc.sampledAny = true
 		}
 	}
 }

@@ -2,7 +2,7 @@ package store
 
 // migrations[i] brings a database from user_version i to i+1. Append only:
 // a released step is never edited.
-var migrations = []string{schemaV1, schemaV2, schemaStalls, schemaTruth, schemaVerdictSkip, schemaClock}
+var migrations = []string{schemaV1, schemaV2, schemaStalls, schemaTruth, schemaVerdictSkip, schemaClock, schemaNotSampled}
 
 // schemaVersion is the user_version of a database created by this binary.
 var schemaVersion = len(migrations)
@@ -14,6 +14,9 @@ var schemaVersion = len(migrations)
 const (
 	minReadVersion = 4
 	clockVersion   = 6 // schemaClock
+	// notSampledVersion is schemaNotSampled: before it, a worker's
+	// sampled_cpu_s of 0 meant that no sample was taken.
+	notSampledVersion = 7
 )
 
 // Layout notes (a 24 h run must stay well under 200 MB):
@@ -180,3 +183,9 @@ const schemaStalls = `
 ALTER TABLE stream_samples ADD COLUMN stalls_total INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE stream_samples ADD COLUMN stalled INTEGER NOT NULL DEFAULT 0;
 `
+
+// schemaNotSampled: a worker of which no /proc sample was taken (a run
+// interrupted before the first one) is marked -1 instead of 0, so that a
+// short worker whose samples rounded to 0 ticks reads as 0.00, not as "not
+// measured".
+const schemaNotSampled = `UPDATE workers SET sampled_cpu_s = -1 WHERE sampled_cpu_s = 0;`

@@ -404,15 +404,18 @@ func (s *DB) Run() (Run, error) {
 
 // Worker is one library's process over the run (the last one, if restarted).
 type Worker struct {
-	Lib, Module, Version   string
-	Pid                    int
-	Started, Ended         time.Time
-	ExitCode               int
-	RusageUser, RusageSys  float64 // seconds, from the kernel at exit
-	SampledCPU             float64 // seconds, summed from the per-second samples
-	MaxRSS                 int64   // bytes
-	LatCount               int64   // latency samples over the whole run (0 = none)
-	LatP50, LatP99, LatMax int64   // microseconds, from the run's merged histogram
+	Lib, Module, Version  string
+	Pid                   int
+	Started, Ended        time.Time
+	ExitCode              int
+	RusageUser, RusageSys float64 // seconds, from the kernel at exit
+	// SampledCPU is seconds, summed from the /proc samples (clock ticks, so
+	// 10 ms steps); NaN when no sample of the worker was taken (stored as
+	// notSampled; databases before it stored 0 for that).
+	SampledCPU             float64
+	MaxRSS                 int64 // bytes
+	LatCount               int64 // latency samples over the whole run (0 = none)
+	LatP50, LatP99, LatMax int64 // microseconds, from the run's merged histogram
 }
 
 // UpsertWorker records or replaces the worker of w.Lib.
@@ -421,7 +424,7 @@ func (s *DB) UpsertWorker(w Worker) error {
 			exit_code, rusage_user_s, rusage_sys_s, sampled_cpu_s, maxrss, lat_count, lat_p50_us, lat_p99_us, lat_max_us)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		w.Lib, w.Module, w.Version, w.Pid, ns(w.Started), ns(w.Ended), w.ExitCode,
-		w.RusageUser, w.RusageSys, w.SampledCPU, w.MaxRSS, w.LatCount, w.LatP50, w.LatP99, w.LatMax)
+		w.RusageUser, w.RusageSys, sampledOut(w.SampledCPU), w.MaxRSS, w.LatCount, w.LatP50, w.LatP99, w.LatMax)
 	if err != nil {
 		return fmt.Errorf("upsert worker %s: %w", w.Lib, err)
 	}
@@ -444,8 +447,22 @@ func (s *DB) Workers() ([]Worker, error) {
 		err := rows.Scan(&w.Lib, &w.Module, &w.Version, &w.Pid, &started, &ended, &w.ExitCode,
 			&w.RusageUser, &w.RusageSys, &w.SampledCPU, &w.MaxRSS, &w.LatCount, &w.LatP50, &w.LatP99, &w.LatMax)
 		w.Started, w.Ended = fromNS(started), fromNS(ended)
+		if w.SampledCPU == notSampled || (w.SampledCPU == 0 && s.readOnly && s.version < notSampledVersion) {
+			w.SampledCPU = math.NaN()
+		}
 		return w, err
 	})
+}
+
+// notSampled is what sampled_cpu_s (NOT NULL) holds for a worker of which
+// no /proc sample was taken; Workers returns NaN for it.
+const notSampled = -1
+
+func sampledOut(v float64) float64 {
+	if math.IsNaN(v) {
+		return notSampled
+	}
+	return v
 }
 
 // collect scans every row with scan and closes rows.
