@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 
@@ -12,13 +11,7 @@ import (
 
 // compareCmd prints two runs' end tables side by side with their differences.
 func compareCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: soak compare RUN_A RUN_B   (each a run directory or its soak.db)")
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseInterspersed(newFlagSet("compare", stdout, stderr), args)
 	if err != nil {
 		return err
 	}

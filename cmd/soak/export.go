@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -16,27 +14,20 @@ import (
 
 // exportCmd writes a run's tables as CSV or NDJSON files.
 func exportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	format := fs.String("format", "csv", "csv, or json (one JSON object per line, *.ndjson)")
-	outDir := fs.String("o", "", "directory that receives the files (default: the run directory)")
-	runs := fs.String("out", "out", "where runs are looked for when no RUN is given")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: soak export [-format csv|json] [-o DIR] [RUN_DIR|DB]   (default RUN: the latest under -out)")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("export", stdout, stderr)
+	a := exportFlags(fs)
 	args, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(export.Formats, *format) {
-		return usageError{fmt.Errorf("flag -format: unknown format %q: want %s", *format, strings.Join(export.Formats, " or "))}
+	if !slices.Contains(export.Formats, *a.format) {
+		return usageError{fmt.Errorf("flag -format: unknown format %q: want %s", *a.format, strings.Join(export.Formats, " or "))}
 	}
 	arg, err := oneArg("export", args)
 	if err != nil {
 		return err
 	}
-	path, err := runDB(arg, *runs)
+	path, err := runDB(arg, *a.out)
 	if err != nil {
 		return err
 	}
@@ -45,35 +36,16 @@ func exportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer db.Close()
-	dir := *outDir
+	dir := *a.dir
 	if dir == "" {
 		dir = filepath.Dir(path)
 	}
-	counts, err := export.Write(db, dir, *format)
+	counts, err := export.Write(db, dir, *a.format)
 	if err != nil {
 		return err
 	}
 	for _, t := range export.Tables {
-		fmt.Fprintf(stdout, "%s\t%d rows\n", filepath.Join(dir, export.File(t, *format)), counts[t])
+		fmt.Fprintf(stdout, "%s\t%d rows\n", filepath.Join(dir, export.File(t, *a.format)), counts[t])
 	}
 	return nil
-}
-
-// parseInterspersed parses flags placed before or after the positional
-// arguments (soak export RUN -format json) and returns the positionals.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, usageError{err}
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
 }

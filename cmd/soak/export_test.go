@@ -123,7 +123,7 @@ func TestExportRealRun(t *testing.T) {
 
 	// JSON into another directory, by run directory: every line parses.
 	jdir := filepath.Join(dir, "json")
-	if _, stderr, err := runSoak(t, "export", runDir, "-format", "json", "-o", jdir); err != nil {
+	if _, stderr, err := runSoak(t, "export", runDir, "-format", "json", "-dir", jdir); err != nil {
 		t.Fatalf("export json: %v\n%s", err, stderr)
 	}
 	f, err := os.Open(filepath.Join(jdir, "samples.ndjson"))

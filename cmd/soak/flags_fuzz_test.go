@@ -27,6 +27,7 @@ var (
 		{func(v string) []string { return []string{"serve", "-addr", v, "-cert", "c"} }, []string{"-addr", "-cert"}},
 		{func(v string) []string { return []string{"report", "-o", v} }, []string{"no run found"}},
 		{func(v string) []string { return []string{"export", "-format", v} }, []string{"-format", "no run found"}},
+		{func(v string) []string { return []string{"export", "-dir", v} }, []string{"no run found"}},
 	}
 	// The input is arguments separated by NUL, none with a path separator (the test runs in
 	// an empty directory). run ends with -worker-timeout 1s (refused before anything
@@ -65,7 +66,7 @@ func FuzzFlags(f *testing.F) {
 	}
 	for _, in := range []string{"", "-bogus", "-a\nb", "-duration", "-profile\x00x.yaml", "-resume\x00x", "-resume\x00x\x00-libs\x00gws",
 		"-http\x00:80", "-http-public\x00-http\x000.0.0.0:0", "-addr\x000.0.0.0:0", "-addr-public\x00-addr\x00:0", "-addr-public\x00-key\x00k",
-		"-child", "-h", "-help", "--", "-v=maybe", "x\x00y", ".", "..", "-format\x00json\x00.", "-o\x00r.html", "a\x00b\x00c"} {
+		"-child", "-h", "-help", "--", "-v=maybe", "x\x00y", ".", "..", "-format\x00json\x00.", "-o\x00r.html", "-dir\x00d", "a\x00b\x00c"} {
 		for i := range argCases {
 			f.Add(uint8(len(valueCases)+i), in)
 		}

@@ -73,10 +73,10 @@ Usage:
   soak run    -http 127.0.0.1:8080 ...                    also serve the live view: the report at /, Prometheus /metrics
   soak serve  [-addr HOST:PORT] [-profile FILE]          run the Binance-like replay server on its own
   soak report [-o FILE] [RUN_DIR|DB]                     write report.html beside a run's database (default: the latest run)
-  soak export [-format csv|json] [-o DIR] [RUN]          write a run's tables as CSV or NDJSON files
+  soak export [-format csv|json] [-dir DIR] [RUN]        write a run's tables as CSV or NDJSON files
   soak compare RUN_A RUN_B                               two runs' end tables side by side, with differences
 
-Run 'soak <command> -h' for the flags of a command.
+Run 'soak <command> -h' for the flags and examples of a command.
 `
 
 // run is main without the process: testable.
@@ -127,20 +127,6 @@ func oneLine(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// parseFlags parses a subcommand's flags, turning mistakes into usage errors.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))}
-	}
-	return nil
 }
 
 // newLogger is the text logger of every subcommand. Whatever a log line carries (a

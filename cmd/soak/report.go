@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,14 +18,8 @@ import (
 // run, exits with exitThreshold when a library broke a threshold of its
 // profile (the report shows the verdicts).
 func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	runs := fs.String("out", "out", "where runs are looked for when no RUN is given")
-	dest := fs.String("o", "", "write the report here (default: report.html beside the database)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: soak report [-o FILE] [RUN_DIR|DB]   (default RUN: the latest under -out)")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("report", stdout, stderr)
+	a := reportFlags(fs)
 	args, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -35,14 +28,14 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	dbPath, err := runDB(arg, *runs)
+	dbPath, err := runDB(arg, *a.out)
 	if err != nil {
 		return err
 	}
 	// The run's database is only read: a run on a read-only volume, or
 	// another user's, is reported like any other, into -o when its
 	// directory cannot take report.html.
-	htmlPath := *dest
+	htmlPath := *a.o
 	if htmlPath == "" {
 		dir := filepath.Dir(dbPath)
 		if err := rundir.Writable(dir); err != nil {

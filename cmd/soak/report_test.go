@@ -15,7 +15,7 @@ func TestReportCommand(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	older, newer := filepath.Join(out, "20261101-000000-a"), filepath.Join(out, "20261102-000000-b")
 	for _, d := range []string{older, newer} {
-		if _, _, err := runSoak(t, "synth", "-o", d, "-duration", "40m", "-symbols", "2"); err != nil {
+		if _, _, err := runSoak(t, "synth", d, "-duration", "40m", "-symbols", "2"); err != nil {
 			t.Fatal(err)
 		}
 	}

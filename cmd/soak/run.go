@@ -25,21 +25,13 @@ const defaultProfile = "profiles/local.yaml"
 
 // runCmd runs a soak and prints the comparison table.
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	profilePath := fs.String("profile", "", "YAML profile (default "+defaultProfile+", or the built-in default when that file is absent)")
-	duration := fs.String("duration", "", "measured duration, overrides the profile (e.g. 30s, 2m, 24h)")
-	out := fs.String("out", "out", "directory that receives the run directory")
-	libs := fs.String("libs", "", "comma-separated libraries, overrides the profile")
-	workerTimeout := fs.Duration("worker-timeout", 30*time.Second, "kill and restart a worker that sent nothing for this long")
-	verbose := fs.Bool("v", false, "log debug details")
-	backlog := fs.Int("write-backlog", 600, "seconds of data kept in memory while database writes fail (disk full); beyond that the oldest are dropped and recorded as missing")
-	resume := fs.String("resume", "", "continue the crashed run in `RUN_DIR` (same database) up to its original end")
-	httpAddr := fs.String("http", "", "serve the live view (the report at /, Prometheus /metrics) on this address, e.g. 127.0.0.1:8080")
-	httpPublic := fs.Bool("http-public", false, "allow -http on an address other than loopback (the live view has no authentication)")
+	fs := newFlagSet("run", stdout, stderr)
+	a := runFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	profilePath, duration, out, libs, workerTimeout, verbose := a.profile, a.duration, a.out, a.libs, a.workerTimeout, a.verbose
+	backlog, resume, httpAddr, httpPublic := a.backlog, a.resume, a.http, a.httpPublic
 	if *httpAddr != "" {
 		if err := httpFlag.check(*httpAddr, *httpPublic); err != nil {
 			return err

@@ -157,7 +157,7 @@ func equalCounts(a, b map[string]int64) bool {
 func TestExportReplacesSymlinks(t *testing.T) {
 	base := t.TempDir()
 	run := filepath.Join(base, "run")
-	if _, _, err := runSoak(t, "synth", "-o", run, "-duration", "2m", "-symbols", "1"); err != nil {
+	if _, _, err := runSoak(t, "synth", run, "-duration", "2m", "-symbols", "1"); err != nil {
 		t.Fatal(err)
 	}
 	victim := filepath.Join(base, "victim")
@@ -254,7 +254,7 @@ func TestReadOnlyRun(t *testing.T) {
 	base := t.TempDir()
 	ro, w := filepath.Join(base, "ro"), filepath.Join(base, "w")
 	run := filepath.Join(ro, "run")
-	if _, _, err := runSoak(t, "synth", "-o", run, "-duration", "2m", "-symbols", "1"); err != nil {
+	if _, _, err := runSoak(t, "synth", run, "-duration", "2m", "-symbols", "1"); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Mkdir(w, 0o700); err != nil {
@@ -277,7 +277,7 @@ func TestReadOnlyRun(t *testing.T) {
 	if b, err := os.ReadFile(html); err != nil || !bytes.Contains(b, []byte(`<tr class="broken"><td>gws</td><td><code>max_reconnects</code>`)) {
 		t.Errorf("report -o: %v; want the page, with the verdicts checked now", err)
 	}
-	if _, stderr, code = soakReadOnly(t, ro, "export", "-o", filepath.Join(w, "csv"), run); code != 0 {
+	if _, stderr, code = soakReadOnly(t, ro, "export", "-dir", filepath.Join(w, "csv"), run); code != 0 {
 		t.Errorf("export of a read-only run: exit %d\n%s", code, stderr)
 	}
 	if _, stderr, code = soakReadOnly(t, ro, "compare", run, run); code != 0 {

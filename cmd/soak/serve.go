@@ -24,19 +24,13 @@ import (
 // serveCmd runs the Binance-like replay server, standalone or as the child of
 // a run (-child: configuration on stdin, ready line on stdout, exit on stdin EOF).
 func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:9443", "listen address (loopback; see -addr-public)")
-	addrPublic := fs.Bool("addr-public", false, "allow -addr on an address other than loopback (the replay server has no authentication)")
-	profilePath := fs.String("profile", "", "profile whose replay section configures the server (default: built-in)")
-	seed := fs.Int64("seed", 0, "generator seed (default: the profile's)")
-	speed := fs.Float64("speed", 0, "rate factor (default: the profile's)")
-	certFile := fs.String("cert", "", "PEM certificate (chain): serve wss:// (with -key)")
-	keyFile := fs.String("key", "", "PEM private key of -cert")
-	child := fs.Bool("child", false, "run as the child of 'soak run' (internal)")
+	fs := newFlagSet("serve", stdout, stderr)
+	a := serveFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	addr, addrPublic, profilePath, seed, speed := a.addr, a.addrPublic, a.profile, a.seed, a.speed
+	certFile, keyFile, child := a.cert, a.key, a.child
 	if err := addrFlag.check(*addr, *addrPublic); err != nil {
 		return err
 	}

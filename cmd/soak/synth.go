@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -14,26 +13,32 @@ import (
 )
 
 // synthCmd (hidden) writes a synthetic run database, to measure the report
-// on a day-long run: soak synth -o out/synth24 && soak report out/synth24.
+// on a day-long run: soak synth out/synth24 && soak report out/synth24.
 func synthCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("synth", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dir := fs.String("o", "", "run directory to create (required); the database is DIR/soak.db")
-	duration := fs.Duration("duration", 24*time.Hour, "length of the synthetic window")
-	symbols := fs.Int("symbols", 50, "markets per library (5 streams each, plus arr and 20 depth streams)")
-	seed := fs.Uint64("seed", 1, "random seed")
-	if err := parseFlags(fs, args); err != nil {
+	fs := newFlagSet("synth", stdout, stderr)
+	a := synthFlags(fs)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
 		return err
 	}
-	if *dir == "" {
-		return usageError{fmt.Errorf("synth: -o DIR is required")}
+	dir := *a.o
+	switch {
+	case len(pos) > 1:
+		return usageError{fmt.Errorf("synth: want one RUN_DIR, got %d arguments", len(pos))}
+	case len(pos) == 1 && dir != "":
+		return usageError{fmt.Errorf("synth: the run directory is given twice (-o and RUN_DIR): give RUN_DIR alone")}
+	case len(pos) == 1:
+		dir = pos[0]
 	}
-	if *duration < time.Second {
-		return usageError{fmt.Errorf("flag -duration: %s is shorter than a second", *duration)}
+	if dir == "" {
+		return usageError{fmt.Errorf("synth: RUN_DIR is required (soak synth RUN_DIR)")}
+	}
+	if *a.duration < time.Second {
+		return usageError{fmt.Errorf("flag -duration: %s is shorter than a second", *a.duration)}
 	}
 	t0 := time.Now()
-	path := filepath.Join(*dir, "soak.db")
-	if err := synth.Write(path, synth.Config{Duration: *duration, Symbols: *symbols, Seed: *seed}); err != nil {
+	path := filepath.Join(dir, "soak.db")
+	if err := synth.Write(path, synth.Config{Duration: *a.duration, Symbols: *a.symbols, Seed: *a.seed}); err != nil {
 		return err
 	}
 	db, err := store.Open(path)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"io"
 	"log/slog"
 	"os/signal"
@@ -14,9 +13,8 @@ import (
 // workerCmd is the hidden subcommand the controller re-executes once per
 // library: plan on stdin, frames on stdout, logs on stderr.
 func workerCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	lib := fs.String("lib", "", "library to run")
+	fs := newFlagSet("worker", stdout, stderr)
+	lib := workerFlags(fs).lib
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -1,0 +1,361 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// The flags of every subcommand are declared here, so that one name keeps one meaning
+// across soak (TestFlagMeanings holds the list): -o is the file a command writes, -dir the
+// folder it writes its files into, -out the folder that holds the run directories, and a run
+// directory a command reads or creates is a positional argument (or -resume RUN_DIR).
+// The backquoted word of a flag's usage is its value in the help (-o FILE) and the tag the
+// test compares. A renamed flag keeps its old spelling for one release (flagSet.renamed).
+
+// help is what soak <sub> -h prints, and the subcommand's flags.
+type help struct {
+	synopsis string    // the command line: "soak export [-format csv|json] ..."
+	about    string    // what the subcommand does, wrapped
+	examples []example // at least one
+	args     int       // positional arguments at most (0: the flags alone)
+	flags    func(fs *flagSet) any
+}
+
+// example is a command line of a subcommand's help: "soak", the subcommand and its
+// arguments, separated by single spaces (TestHelpExamples parses them).
+type example struct {
+	cmd, what string
+}
+
+// helps holds every subcommand's help; newFlagSet wants one.
+var helps = map[string]help{
+	"run": {
+		synopsis: "soak run [-profile FILE] [-duration DURATION] [-libs LIBS] [-out DIR] [-http HOST:PORT] | -resume RUN_DIR",
+		about: `Run a soak: every library of the profile in its own worker process on the same streams,
+one row per worker per second into DIR/<run-id>/soak.db. Prints the comparison table and
+writes report.html beside the database. Exit code 3 when a library broke a threshold of the
+profile, 4 when the run was interrupted (Ctrl-C).`,
+		examples: []example{
+			{"soak run", "2 minutes of the five libraries against the embedded replay server (profiles/local.yaml)"},
+			{"soak run -duration 30s -libs gorilla,gws -out /tmp/runs", "30 seconds of two libraries, the run directory under /tmp/runs"},
+			{"soak run -profile profiles/binance-24h.yaml -http 127.0.0.1:8080", "a day on live Binance, the report and Prometheus /metrics served while it runs"},
+			{"soak run -resume out/20261201-233000-local", "continue a run whose controller died, in the same database, up to its original end"},
+		},
+		flags: func(fs *flagSet) any { return runFlags(fs) },
+	},
+	"serve": {
+		synopsis: "soak serve [-addr HOST:PORT] [-profile FILE] [-seed N] [-speed FACTOR] [-cert FILE -key FILE]",
+		about: `Run the Binance-like replay server on its own until Ctrl-C, to point any client at it.
+GET /_soak/stats returns what it sent on every connection, GET /_soak/faults the faults it
+injected (the profile's faults: run on the server's clock from its start).`,
+		examples: []example{
+			{"soak serve", "on ws://127.0.0.1:9443 with the built-in profile's streams and rates"},
+			{"soak serve -addr 127.0.0.1:9000 -profile profiles/faults.yaml -speed 10", "that profile's replay section and faults, ten times faster"},
+			{"soak serve -cert cert.pem -key key.pem", "wss:// with that certificate"},
+		},
+		flags: func(fs *flagSet) any { return serveFlags(fs) },
+	},
+	"report": {
+		synopsis: "soak report [-o FILE] [-out DIR] [RUN_DIR|DB]",
+		about: `Write report.html beside a run's database (default RUN: the latest run under -out). A
+finished run is checked against its profile's thresholds: exit code 3 when a library broke
+one, 4 when the run was interrupted.`,
+		examples: []example{
+			{"soak report", "the report of the latest run under out/"},
+			{"soak report -o /tmp/report.html out/20261201-233000-local", "that run's report, written to /tmp/report.html"},
+		},
+		args:  1,
+		flags: func(fs *flagSet) any { return reportFlags(fs) },
+	},
+	"export": {
+		synopsis: "soak export [-format csv|json] [-dir DIR] [-out DIR] [RUN_DIR|DB]",
+		about: `Write a run's tables (samples, stream_samples, events, host_samples, clock_samples,
+summary) as CSV or NDJSON files, one per table (default RUN: the latest run under -out).`,
+		examples: []example{
+			{"soak export", "the latest run's tables as CSV files in its run directory"},
+			{"soak export -format json -dir /tmp/ndjson out/20261201-233000-local", "that run's tables as NDJSON files in /tmp/ndjson"},
+		},
+		args:  1,
+		flags: func(fs *flagSet) any { return exportFlags(fs) },
+	},
+	"compare": {
+		synopsis: "soak compare RUN_A RUN_B",
+		about:    `Print two runs' end tables side by side, with their differences (each run a run directory or its soak.db).`,
+		examples: []example{
+			{"soak compare out/20261201-100000-local out/20261201-233000-local", "the later run beside the earlier one"},
+		},
+		args: 2,
+	},
+	"synth": {
+		synopsis: "soak synth [-duration DURATION] [-symbols N] [-seed N] RUN_DIR",
+		about: `(hidden) Write a synthetic five-library run database, RUN_DIR/soak.db, with its end table,
+to measure the report and the export on a day-long run.`,
+		examples: []example{
+			{"soak synth out/synth24", "a synthetic day; then: soak report out/synth24"},
+			{"soak synth -duration 40m -symbols 2 -seed 7 /tmp/small", "a small one"},
+		},
+		args:  1,
+		flags: func(fs *flagSet) any { return synthFlags(fs) },
+	},
+	"worker": {
+		synopsis: "soak worker -lib LIB",
+		about: `(internal) The worker of one library, which soak run starts once per library: the plan on
+stdin, JSON frames on stdout, logs on stderr.`,
+		examples: []example{
+			{"soak worker -lib gorilla", "the gorilla/websocket worker"},
+		},
+		flags: func(fs *flagSet) any { return workerFlags(fs) },
+	},
+}
+
+// runArgs are the flags of soak run.
+type runArgs struct {
+	profile, duration, out, libs, resume, http *string
+	workerTimeout                              *time.Duration
+	verbose, httpPublic                        *bool
+	backlog                                    *int
+}
+
+func runFlags(fs *flagSet) *runArgs {
+	return &runArgs{
+		profile:       fs.String("profile", "", "YAML profile `FILE` (default "+defaultProfile+", or the built-in default when that file is absent)"),
+		duration:      fs.String("duration", "", "measured `DURATION`, overrides the profile (e.g. 30s, 2m, 24h)"),
+		out:           fs.String("out", "out", "make the run directory in `DIR`"),
+		libs:          fs.String("libs", "", "comma-separated `LIBS`, overrides the profile"),
+		workerTimeout: fs.Duration("worker-timeout", 30*time.Second, "kill and restart a worker that sent nothing for this `DURATION`"),
+		verbose:       fs.Bool("v", false, "log debug details"),
+		backlog:       fs.Int("write-backlog", 600, "`SECONDS` of data kept in memory while database writes fail (disk full); beyond that the oldest are dropped and recorded as missing"),
+		resume:        fs.String("resume", "", "continue the crashed run in `RUN_DIR` (same database) up to its original end"),
+		http:          fs.String("http", "", "serve the live view (the report at /, Prometheus /metrics) on `HOST:PORT`, e.g. 127.0.0.1:8080"),
+		httpPublic:    fs.Bool("http-public", false, "allow -http on an address other than loopback (the live view has no authentication)"),
+	}
+}
+
+// serveArgs are the flags of soak serve.
+type serveArgs struct {
+	addr, profile, cert, key *string
+	addrPublic, child        *bool
+	seed                     *int64
+	speed                    *float64
+}
+
+func serveFlags(fs *flagSet) *serveArgs {
+	return &serveArgs{
+		addr:       fs.String("addr", "127.0.0.1:9443", "listen on `HOST:PORT` (loopback; see -addr-public)"),
+		addrPublic: fs.Bool("addr-public", false, "allow -addr on an address other than loopback (the replay server has no authentication)"),
+		profile:    fs.String("profile", "", "profile `FILE` whose replay section configures the server (default: built-in)"),
+		seed:       fs.Int64("seed", 0, "random seed `N` of the generated streams (default: the profile's)"),
+		speed:      fs.Float64("speed", 0, "rate `FACTOR` (default: the profile's)"),
+		cert:       fs.String("cert", "", "PEM certificate (chain) `FILE`: serve wss:// (with -key)"),
+		key:        fs.String("key", "", "PEM private key `FILE` of -cert"),
+		child:      fs.Bool("child", false, "run as the child of 'soak run' (internal)"),
+	}
+}
+
+// reportArgs are the flags of soak report.
+type reportArgs struct {
+	o, out *string
+}
+
+func reportFlags(fs *flagSet) *reportArgs {
+	return &reportArgs{
+		o:   fs.String("o", "", "write the report to `FILE` (default: report.html beside the database)"),
+		out: fs.String("out", "out", "look for the latest run in `DIR` when no RUN is given"),
+	}
+}
+
+// exportArgs are the flags of soak export.
+type exportArgs struct {
+	format, dir, out *string
+}
+
+func exportFlags(fs *flagSet) *exportArgs {
+	a := &exportArgs{
+		format: fs.String("format", "csv", "file `FORMAT`: csv, or json (one JSON object per line, *.ndjson)"),
+		dir:    fs.String("dir", "", "write the files into `DIR` (default: the run directory)"),
+		out:    fs.String("out", "out", "look for the latest run in `DIR` when no RUN is given"),
+	}
+	fs.renamed("o", "dir")
+	return a
+}
+
+// synthArgs are the flags of soak synth.
+type synthArgs struct {
+	o        *string // the run directory given by the deprecated -o (now the argument)
+	duration *time.Duration
+	symbols  *int
+	seed     *uint64
+}
+
+func synthFlags(fs *flagSet) *synthArgs {
+	a := &synthArgs{
+		o:        new(string),
+		duration: fs.Duration("duration", 24*time.Hour, "length of the synthetic window, a `DURATION` such as 40m or 24h"),
+		symbols:  fs.Int("symbols", 50, "`N` markets per library (5 streams each, plus arr and 20 depth streams)"),
+		seed:     fs.Uint64("seed", 1, "random seed `N` of the generated streams"),
+	}
+	fs.deprecate("o", "the argument RUN_DIR (soak synth RUN_DIR)", func(s string) error { *a.o = s; return nil })
+	return a
+}
+
+// workerArgs are the flags of soak worker.
+type workerArgs struct {
+	lib *string
+}
+
+func workerFlags(fs *flagSet) *workerArgs {
+	return &workerArgs{lib: fs.String("lib", "", "the library `LIB` to run (a name soak run -libs takes)")}
+}
+
+// flagSet is a subcommand's flags: its help is printed to stdout for -h, and with a
+// mistake to stderr (the error itself is printed once, by exitCode).
+type flagSet struct {
+	*flag.FlagSet
+	name           string
+	help           help
+	stdout, stderr io.Writer
+}
+
+// newFlagSet makes the flag set of subcommand name, which must have an entry in helps.
+func newFlagSet(name string, stdout, stderr io.Writer) *flagSet {
+	h, ok := helps[name]
+	if !ok {
+		panic("soak: no help for subcommand " + name)
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // parseFlags prints the help and the usage
+	fs.Usage = func() {}
+	return &flagSet{FlagSet: fs, name: name, help: h, stdout: stdout, stderr: stderr}
+}
+
+// deprecated is an old spelling kept for one release: it sets what its new spelling
+// sets, and its first use prints one line on stderr naming the new spelling.
+type deprecated struct {
+	cmd, name, now string // the subcommand, the old flag's name, the new spelling
+	set            func(string) error
+	w              io.Writer
+	warned         bool
+}
+
+func (d *deprecated) String() string { return "" }
+
+func (d *deprecated) Set(s string) error {
+	if !d.warned {
+		d.warned = true
+		fmt.Fprintf(d.w, "soak %s: flag -%s is deprecated and goes away in the next release: use %s\n", d.cmd, d.name, d.now)
+	}
+	return d.set(s)
+}
+
+// deprecate declares flag -old, an old spelling that calls set and warns once.
+func (fs *flagSet) deprecate(old, now string, set func(string) error) {
+	fs.Var(&deprecated{cmd: fs.name, name: old, now: now, set: set, w: fs.stderr}, old, "deprecated: use "+now)
+}
+
+// renamed declares -old as the deprecated spelling of flag -now.
+func (fs *flagSet) renamed(old, now string) {
+	f := fs.Lookup(now)
+	if f == nil {
+		panic("soak: renamed flag -" + old + ": no flag -" + now)
+	}
+	arg, _ := flag.UnquoteUsage(f)
+	fs.deprecate(old, strings.TrimSpace("-"+now+" "+arg), f.Value.Set)
+}
+
+// parseFlags parses the flags of a subcommand that takes no argument.
+func parseFlags(fs *flagSet, args []string) error {
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fs.usageError(fmt.Errorf("%s: unexpected argument %q", fs.Name(), fs.Arg(0)))
+	}
+	return nil
+}
+
+// parseInterspersed parses flags placed before or after the positional
+// arguments (soak export RUN -format json) and returns the positionals.
+func parseInterspersed(fs *flagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// parse parses args: -h prints the help on stdout (flag.ErrHelp, exit code 0), a mistake
+// the usage on stderr (a usageError).
+func (fs *flagSet) parse(args []string) error {
+	err := fs.FlagSet.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fs.printHelp(fs.stdout, true)
+		return err
+	}
+	return fs.usageError(err)
+}
+
+// usageError prints the usage on stderr and returns err as a usageError.
+func (fs *flagSet) usageError(err error) error {
+	fs.printHelp(fs.stderr, false)
+	return usageError{err}
+}
+
+// printHelp prints the synopsis and the flags, and with full what the subcommand does and
+// its examples.
+func (fs *flagSet) printHelp(w io.Writer, full bool) {
+	h := fs.help
+	fmt.Fprintf(w, "Usage: %s\n", h.synopsis)
+	if full {
+		fmt.Fprintf(w, "\n%s\n", h.about)
+	}
+	// The current flags (with their defaults, not the values parsed so far), then the
+	// deprecated spellings.
+	cur := flag.NewFlagSet(fs.name, flag.ContinueOnError)
+	var old []*deprecated
+	fs.VisitAll(func(f *flag.Flag) {
+		if d, ok := f.Value.(*deprecated); ok {
+			old = append(old, d)
+			return
+		}
+		cur.Var(f.Value, f.Name, f.Usage)
+		cur.Lookup(f.Name).DefValue = f.DefValue
+	})
+	if countFlags(cur) > 0 {
+		fmt.Fprintln(w, "\nFlags:")
+		cur.SetOutput(w)
+		cur.PrintDefaults()
+	}
+	if len(old) > 0 {
+		fmt.Fprintln(w, "\nDeprecated (they still work, with a warning, until the next release):")
+		for _, d := range old {
+			fmt.Fprintf(w, "  -%s: use %s\n", d.name, d.now)
+		}
+	}
+	if !full {
+		fmt.Fprintf(w, "\nRun 'soak %s -h' for examples.\n", fs.name)
+		return
+	}
+	fmt.Fprintln(w, "\nExamples:")
+	for _, e := range h.examples {
+		fmt.Fprintf(w, "  %s\n      %s\n", e.cmd, e.what)
+	}
+}
+
+func countFlags(fs *flag.FlagSet) int {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n
+}
