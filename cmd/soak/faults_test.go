@@ -1,8 +1,8 @@
 package main
 
 import (
-	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -107,22 +107,27 @@ func TestRunFaults(t *testing.T) {
 			}
 		}
 	}
+	// Each fault is one instant of the server's, shared by every library it
+	// hit, and never before its schedule. How late it came is the busy
+	// machine's business (a timer on a loaded host fires late), not a
+	// property of the run, so there is no upper bound.
 	wantAt := []float64{1, 1, 2, 2, 4}
 	for _, lib := range libs {
-		if got := faults[lib]; len(got) != len(wantAt) || !near(got, wantAt) {
-			t.Errorf("%s: fault events at %v, want %v", lib, got, wantAt)
+		if got := faults[lib]; len(got) != len(wantAt) || !notBefore(got, wantAt) || !slices.Equal(got, faults[libs[0]]) {
+			t.Errorf("%s: fault events at %v, want one each at or after %v, at the same instants as %s's %v", lib, got, wantAt, libs[0], faults[libs[0]])
 		}
 	}
 	// nobody reconnected, so the reject hit no connection: one run-wide event
-	if got := faults[""]; len(got) != 1 || !near(got, []float64{3}) {
-		t.Errorf("run-wide fault events at %v, want [3]", got)
+	if got := faults[""]; len(got) != 1 || !notBefore(got, []float64{3}) {
+		t.Errorf("run-wide fault events at %v, want one at or after 3 s", got)
 	}
 }
 
-// near reports whether each of got is within 0.2 s of want.
-func near(got, want []float64) bool {
+// notBefore reports whether each of got (in order) is at or after want's,
+// allowing 50 ms for the two processes' readings of the window's start.
+func notBefore(got, want []float64) bool {
 	for i := range got {
-		if math.Abs(got[i]-want[i]) > 0.2 {
+		if got[i] < want[i]-0.05 {
 			return false
 		}
 	}
@@ -186,8 +191,10 @@ faults:
 		t.Fatalf("fault events after the run: %+v, want one per library", after)
 	}
 	for _, e := range after {
-		if math.Abs(e.Sec-1) > 0.2 || !strings.Contains(e.Detail, "drop n=2") {
-			t.Errorf("fault event %+v: want the drop at 1 s", e)
+		// one instant of the server's for both libraries, not before 1 s
+		// (how late is the loaded machine's timer, not the run's property)
+		if e.Sec < 1-0.05 || e.Sec != after[0].Sec || !strings.Contains(e.Detail, "drop n=2") {
+			t.Errorf("fault event %+v: want the drop at or after 1 s, at the same instant for both libraries", e)
 		}
 	}
 }
