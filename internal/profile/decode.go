@@ -18,7 +18,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/wssoak/wssoak/internal/transport"
+	"github.com/wssoak/wssoak/internal/endpoint"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // decoder walks the YAML node tree by hand, so every problem carries the line
@@ -241,9 +242,9 @@ func (d *decoder) profileFields(p *Profile) []field {
 				return nil
 			}},
 			{"rates", func(v *yaml.Node) error { return d.rates(v, p.Replay.Rates) }},
-			{"ping_interval", d.duration("replay.ping_interval", &p.Replay.PingInterval, nonNegative)},
-			{"pong_timeout", d.duration("replay.pong_timeout", &p.Replay.PongTimeout, positive)},
-			{"lifetime", d.duration("replay.lifetime", &p.Replay.Lifetime, nonNegative)},
+			{"ping_interval", d.duration("replay.ping_interval", (*Duration)(&p.Replay.PingInterval), nonNegative)},
+			{"pong_timeout", d.duration("replay.pong_timeout", (*Duration)(&p.Replay.PongTimeout), positive)},
+			{"lifetime", d.duration("replay.lifetime", (*Duration)(&p.Replay.Lifetime), nonNegative)},
 			{"queue_size", d.int("replay.queue_size", &p.Replay.QueueSize, 1, 1<<24)},
 			{"symbols", func(v *yaml.Node) error { return d.symbols(v, "replay.symbols", &p.Replay.Symbols) }},
 			{"tls", d.boolean("replay.tls", &p.Replay.TLS)},
@@ -283,7 +284,7 @@ func (d *decoder) proxy(v *yaml.Node, dst *string) error {
 	if err != nil {
 		return d.errf(deref(v).Line, "proxy must be a single URL such as socks5://user:password@host:1080")
 	}
-	px, err := transport.ParseProxy(s)
+	px, err := endpoint.ParseProxy(s)
 	if err != nil {
 		return d.errf(deref(v).Line, "%v", err)
 	}
@@ -311,7 +312,7 @@ func (d *decoder) caFile(v *yaml.Node, dst *string) error {
 		*dst = s
 		return nil
 	}
-	if err := transport.AppendCAFile(x509.NewCertPool(), s); err != nil {
+	if err := endpoint.AppendCAFile(x509.NewCertPool(), s); err != nil {
 		return d.errf(deref(v).Line, "tls.ca: %v", err)
 	}
 	*dst = s
@@ -566,7 +567,7 @@ func (d *decoder) target(v *yaml.Node, dst *string) error {
 		return err
 	}
 	if err := checkTarget(s); err != nil {
-		return d.errf(deref(v).Line, "bad target %q: %v", transport.Mask(s), err) // a target with credentials is refused, never printed
+		return d.errf(deref(v).Line, "bad target %q: %v", endpoint.Mask(s), err) // a target with credentials is refused, never printed
 	}
 	*dst = s
 	return nil
@@ -578,12 +579,12 @@ func (d *decoder) libraries(v *yaml.Node, dst *[]string) error {
 		return err
 	}
 	if len(libs) == 0 {
-		return d.errf(deref(v).Line, "libraries is empty: list at least one of %s", strings.Join(KnownLibraries, ", "))
+		return d.errf(deref(v).Line, "libraries is empty: list at least one of %s", strings.Join(wire.Libraries, ", "))
 	}
 	first := map[string]int{}
 	for i, l := range libs {
-		if !slices.Contains(KnownLibraries, l) {
-			return d.errf(lines[i], "unknown library %q (known: %s)", l, strings.Join(KnownLibraries, ", "))
+		if !slices.Contains(wire.Libraries, l) {
+			return d.errf(lines[i], "unknown library %q (known: %s)", l, strings.Join(wire.Libraries, ", "))
 		}
 		if j, dup := first[l]; dup {
 			return d.errf(lines[i], "library %q listed twice (first at line %d)", l, lines[j])
@@ -665,8 +666,8 @@ func (d *decoder) rest(v *yaml.Node, dst *string) error {
 }
 
 func (d *decoder) rates(v *yaml.Node, dst map[string]float64) error {
-	fs := make([]field, len(RateKeys))
-	for i, k := range RateKeys {
+	fs := make([]field, len(wire.RateKeys))
+	for i, k := range wire.RateKeys {
 		fs[i] = field{k, func(v *yaml.Node) error {
 			var x float64
 			if err := d.float("replay.rates."+k, &x, nonNegative)(v); err != nil {

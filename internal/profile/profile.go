@@ -6,15 +6,14 @@ package profile
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/wssoak/wssoak/internal/limit"
+	"github.com/wssoak/wssoak/internal/wire"
 )
-
-// KnownLibraries are the library names a profile may list, in report order.
-var KnownLibraries = []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}
 
 // MaxPerConnection is the Binance limit of streams on one connection.
 const MaxPerConnection = 1024
@@ -55,7 +54,7 @@ type Profile struct {
 	Target           string      `yaml:"target"`            // "local" or a ws:// / wss:// base URL
 	Duration         Duration    `yaml:"duration"`          // measured window
 	Warmup           Duration    `yaml:"warmup"`            // connect/subscribe time before the window
-	Libraries        []string    `yaml:"libraries"`         // subset of KnownLibraries
+	Libraries        []string    `yaml:"libraries"`         // subset of wire.Libraries
 	Symbols          []string    `yaml:"symbols"`           // lowercase; filled by ResolveSymbols when Top is set
 	Top              *Top        `yaml:"-"`                 // symbols: {top: N, quote: Q}, resolved once at the start
 	REST             string      `yaml:"rest"`              // REST base for Top; "" = DefaultREST (live) or the replay server (local)
@@ -66,7 +65,7 @@ type Profile struct {
 	HandshakeTimeout Duration    `yaml:"handshake_timeout"` // per dial
 	ReadLimit        ByteSize    `yaml:"read_limit"`        // max message size
 	RcvBuf           ByteSize    `yaml:"rcvbuf"`            // SO_RCVBUF; 0 = kernel default (autotuning)
-	Replay           Replay      `yaml:"replay"`            // only for target local
+	Replay           wire.Replay `yaml:"replay"`            // only for target local; read it with ReplayConfig
 	Thresholds       []Threshold `yaml:"-"`                 // pass/fail limits per library, in ThresholdKeys order
 	Faults           []Fault     `yaml:"-"`                 // injected by the replay server (target local only)
 	Proxy            string      `yaml:"proxy"`             // forward proxy for every connection (socks5, socks4, http, https URL); "" = direct
@@ -207,22 +206,6 @@ type Silence struct {
 	RealTime Duration `yaml:"realtime"`
 }
 
-// Replay configures the embedded replay server (target local only).
-type Replay struct {
-	Seed         int64              `yaml:"seed"`
-	Speed        float64            `yaml:"speed"`         // 1 = real time
-	Rates        map[string]float64 `yaml:"rates"`         // mean events/s per symbol: trade, aggTrade, bookTicker, blockTrade
-	PingInterval Duration           `yaml:"ping_interval"` // server pings; 0 = none
-	PongTimeout  Duration           `yaml:"pong_timeout"`  // server closes 1008 without a pong
-	Lifetime     Duration           `yaml:"lifetime"`      // server closes each connection after it; 0 = never
-	QueueSize    int                `yaml:"queue_size"`    // per-connection outbound queue, in messages
-	Symbols      []string           `yaml:"symbols"`       // universe for market-wide streams; default = profile symbols
-	TLS          bool               `yaml:"tls"`           // serve wss:// with a throwaway CA made in the run directory
-}
-
-// RateKeys are the keys allowed in Replay.Rates.
-var RateKeys = []string{"trade", "aggTrade", "bookTicker", "blockTrade"}
-
 // Default returns the built-in profile, identical in effect to profiles/local.yaml.
 func Default() *Profile {
 	p := &Profile{
@@ -230,7 +213,7 @@ func Default() *Profile {
 		Target:    TargetLocal,
 		Duration:  Duration(2 * time.Minute),
 		Warmup:    Duration(3 * time.Second),
-		Libraries: append([]string(nil), KnownLibraries...),
+		Libraries: append([]string(nil), wire.Libraries...),
 		Symbols:   []string{"btcusdt", "ethusdt", "bnbusdt", "solusdt", "xrpusdt"},
 		Groups: []Group{
 			newGroup("arr", "!miniTicker@arr"),
@@ -243,16 +226,8 @@ func Default() *Profile {
 		Silence:          Silence{Factor: 10, Min: Duration(3 * time.Second), RealTime: Duration(60 * time.Second)},
 		HandshakeTimeout: Duration(10 * time.Second),
 		ReadLimit:        16 << 20,
-		Replay: Replay{
-			Seed:         1,
-			Speed:        1,
-			Rates:        map[string]float64{"trade": 30, "aggTrade": 20, "bookTicker": 100, "blockTrade": 0.05},
-			PingInterval: Duration(20 * time.Second),
-			PongTimeout:  Duration(60 * time.Second),
-			Lifetime:     Duration(24 * time.Hour),
-			QueueSize:    8192,
-		},
-		Report: Report{Every: Duration(5 * time.Minute)},
+		Replay:           wire.DefaultReplay(),
+		Report:           Report{Every: Duration(5 * time.Minute)},
 	}
 	p.Replay.Symbols = append([]string(nil), p.Symbols...)
 	return p
@@ -295,6 +270,20 @@ func ParseStored(path string, data []byte) (*Profile, error) {
 	return parse(&decoder{path: path, stored: true}, data)
 }
 
+// ReplayConfig is the replay server's configuration for this profile: its
+// replay section, with the profile's symbols when it names none, and its
+// faults. The controller adds a run's start, stop and certificate files.
+func (p *Profile) ReplayConfig() wire.Replay {
+	r := p.Replay
+	r.Rates = maps.Clone(r.Rates)
+	if len(r.Symbols) == 0 {
+		r.Symbols = p.Symbols
+	}
+	r.Symbols = slices.Clone(r.Symbols)
+	r.Faults = p.ScheduledFaults()
+	return r.WithDefaults()
+}
+
 // Error is one problem in a profile file.
 type Error struct {
 	Path string
@@ -310,8 +299,8 @@ func (p *Profile) SetLibraries(libs []string) error {
 	var out []string
 	for _, l := range libs {
 		l = strings.TrimSpace(l)
-		if !slices.Contains(KnownLibraries, l) {
-			return fmt.Errorf("unknown library %q (known: %s)", l, strings.Join(KnownLibraries, ", "))
+		if !slices.Contains(wire.Libraries, l) {
+			return fmt.Errorf("unknown library %q (known: %s)", l, strings.Join(wire.Libraries, ", "))
 		}
 		if slices.Contains(out, l) {
 			return fmt.Errorf("library %q listed twice", l)
