@@ -45,32 +45,33 @@ const (
 // TargetLocal is the embedded replay server.
 const TargetLocal = "local"
 
-// Profile is one soak run's settings.
+// Profile is one soak run's settings. Its fields' tags declare the keys of
+// the file and how each is read (fields.go): adding a key is adding a field.
 type Profile struct {
 	Path string `yaml:"-"` // source file
 	Text string `yaml:"-"` // source text, stored with the run
 
-	Name             string      `yaml:"name"`
-	Target           string      `yaml:"target"`            // "local" or a ws:// / wss:// base URL
-	Duration         Duration    `yaml:"duration"`          // measured window
-	Warmup           Duration    `yaml:"warmup"`            // connect/subscribe time before the window
-	Libraries        []string    `yaml:"libraries"`         // subset of wire.Libraries
-	Symbols          []string    `yaml:"symbols"`           // lowercase; filled by ResolveSymbols when Top is set
-	Top              *Top        `yaml:"-"`                 // symbols: {top: N, quote: Q}, resolved once at the start
-	REST             string      `yaml:"rest"`              // REST base for Top; "" = DefaultREST (live) or the replay server (local)
-	Groups           []Group     `yaml:"groups"`            // connection groups
-	Keepalive        Keepalive   `yaml:"keepalive"`         // client pings
-	Reconnect        Reconnect   `yaml:"reconnect"`         // backoff bounds, unrepairable rule
-	Silence          Silence     `yaml:"silence"`           // per-subscription silence watchdog
-	HandshakeTimeout Duration    `yaml:"handshake_timeout"` // per dial
-	ReadLimit        ByteSize    `yaml:"read_limit"`        // max message size
-	RcvBuf           ByteSize    `yaml:"rcvbuf"`            // SO_RCVBUF; 0 = kernel default (autotuning)
-	Replay           wire.Replay `yaml:"replay"`            // only for target local; read it with ReplayConfig
-	Thresholds       []Threshold `yaml:"-"`                 // pass/fail limits per library, in ThresholdKeys order
-	Faults           []Fault     `yaml:"-"`                 // injected by the replay server (target local only)
-	Proxy            string      `yaml:"proxy"`             // forward proxy for every connection (socks5, socks4, http, https URL); "" = direct
-	TLS              TLS         `yaml:"tls"`               // trust for wss targets and https proxies
-	Report           Report      `yaml:"report"`            // the HTML report written during and after the run
+	Name             string      `yaml:"name" soak:"kind=name"`
+	Target           string      `yaml:"target" soak:"kind=target"`          // "local" or a ws:// / wss:// base URL
+	Duration         Duration    `yaml:"duration" soak:"kind=window"`        // measured window
+	Warmup           Duration    `yaml:"warmup"`                             // connect/subscribe time before the window
+	Libraries        []string    `yaml:"libraries" soak:"kind=libraries"`    // subset of wire.Libraries
+	Symbols          []string    `yaml:"symbols" soak:"kind=symbols_or_top"` // lowercase; filled by ResolveSymbols when Top is set
+	Top              *Top        `yaml:"-"`                                  // symbols: {top: N, quote: Q}, resolved once at the start
+	REST             string      `yaml:"rest" soak:"kind=rest"`              // REST base for Top; "" = DefaultREST (live) or the replay server (local)
+	Groups           []Group     `yaml:"groups" soak:"kind=groups"`          // connection groups
+	Keepalive        Keepalive   `yaml:"keepalive"`                          // client pings
+	Reconnect        Reconnect   `yaml:"reconnect"`                          // backoff bounds, unrepairable rule
+	Silence          Silence     `yaml:"silence"`                            // per-subscription silence watchdog
+	HandshakeTimeout Duration    `yaml:"handshake_timeout" soak:"positive"`  // per dial
+	ReadLimit        ByteSize    `yaml:"read_limit" soak:"positive"`         // max message size
+	RcvBuf           ByteSize    `yaml:"rcvbuf"`                             // SO_RCVBUF; 0 = kernel default (autotuning)
+	Thresholds       []Threshold `yaml:"thresholds" soak:"kind=thresholds"`  // pass/fail limits per library, in ThresholdKeys order
+	Faults           []Fault     `yaml:"faults" soak:"kind=faults"`          // injected by the replay server (target local only)
+	Replay           wire.Replay `yaml:"replay"`                             // only for target local; read it with ReplayConfig
+	Proxy            string      `yaml:"proxy" soak:"kind=proxy"`            // forward proxy for every connection (socks5, socks4, http, https URL); "" = direct
+	TLS              TLS         `yaml:"tls"`                                // trust for wss targets and https proxies
+	Report           Report      `yaml:"report"`                             // the HTML report written during and after the run
 
 	// Warnings are problems that do not stop the run, as "<path>:<line>: <text>":
 	// e.g. a stream Binance retired, which will be reported as stalled.
@@ -84,16 +85,16 @@ type Report struct {
 
 // TLS adds trust to the system roots; certificates are always verified.
 type TLS struct {
-	CA         string `yaml:"ca"`          // PEM file of extra CA certificates; a relative path is relative to the profile's directory
-	ServerName string `yaml:"server_name"` // replaces the target's host name for SNI and verification
+	CA         string `yaml:"ca" soak:"kind=ca"` // PEM file of extra CA certificates; a relative path is relative to the profile's directory
+	ServerName string `yaml:"server_name"`       // replaces the target's host name for SNI and verification
 }
 
 // Top asks for the N most traded markets quoted in Quote, by 24 h quote
 // volume from REST GET /api/v3/ticker/24hr, stablecoin and fiat pairs
 // excluded (binance.StableAssets).
 type Top struct {
-	N     int    `yaml:"top"`
-	Quote string `yaml:"quote"` // uppercase, e.g. USDT
+	N     int    `yaml:"top" soak:"min=1,max=1024"`
+	Quote string `yaml:"quote" soak:"kind=quote"` // uppercase, e.g. USDT
 	Line  int    `yaml:"-"`
 }
 
@@ -169,30 +170,30 @@ func (p *Profile) RESTBase(local string) string {
 
 // Group is a set of subscriptions spread over one or more connections.
 type Group struct {
-	Name          string   `yaml:"name"`
-	Streams       []string `yaml:"streams"`        // templates: "{symbol}@trade" expands per symbol; others are taken as is
-	PerConnection int      `yaml:"per_connection"` // max streams per connection, 1..1024
-	Subscribe     string   `yaml:"subscribe"`      // SubscribeURL or SubscribeMessage
-	Symbols       []string `yaml:"symbols"`        // overrides the profile symbols when set
-	Top           *Top     `yaml:"-"`              // symbols: {top: N, quote: Q} for this group
-	Line          int      `yaml:"-"`              // line of the group in the file; 0 for built-in groups
+	Name          string   `yaml:"name" soak:"kind=group_name,name=group name"`
+	Streams       []string `yaml:"streams" soak:"kind=streams"`                           // templates: "{symbol}@trade" expands per symbol; others are taken as is
+	PerConnection int      `yaml:"per_connection" soak:"kind=per_connection"`             // max streams per connection, 1..1024
+	Subscribe     string   `yaml:"subscribe" soak:"kind=subscribe"`                       // SubscribeURL or SubscribeMessage
+	Symbols       []string `yaml:"symbols" soak:"kind=symbols_or_top,name=group symbols"` // overrides the profile symbols when set
+	Top           *Top     `yaml:"-"`                                                     // symbols: {top: N, quote: Q} for this group
+	Line          int      `yaml:"-"`                                                     // line of the group in the file; 0 for built-in groups
 }
 
 // Keepalive is the client ping policy.
 type Keepalive struct {
-	Interval Duration `yaml:"interval"` // 0 = no client pings
-	Timeout  Duration `yaml:"timeout"`  // no pong (or data) for this long = connection lost
+	Interval Duration `yaml:"interval"`                // 0 = no client pings
+	Timeout  Duration `yaml:"timeout" soak:"positive"` // no pong (or data) for this long = connection lost
 }
 
 // Reconnect bounds the exponential backoff between dials of one slot and
 // says when a slot that cannot reconnect is recorded as unrepairable.
 type Reconnect struct {
-	Min Duration `yaml:"min"`
-	Max Duration `yaml:"max"`
+	Min Duration `yaml:"min" soak:"positive"`
+	Max Duration `yaml:"max" soak:"positive"`
 	// GiveUpDials and GiveUpAfter are the unrepairable rule (give_up_after:
 	// a count of failed dials in a row, or a duration of failing); exactly
 	// one is set. The slot keeps retrying after it is recorded.
-	GiveUpDials int      `yaml:"-"`
+	GiveUpDials int      `yaml:"give_up_after" soak:"kind=give_up"`
 	GiveUpAfter Duration `yaml:"-"`
 }
 
@@ -201,9 +202,9 @@ type Reconnect struct {
 // Min), or RealTime for streams without a cadence (trade, aggTrade, ...).
 // A connection whose subscriptions are all stalled is aborted and reconnected.
 type Silence struct {
-	Factor   float64  `yaml:"factor"`
-	Min      Duration `yaml:"min"`
-	RealTime Duration `yaml:"realtime"`
+	Factor   float64  `yaml:"factor" soak:"positive"`
+	Min      Duration `yaml:"min" soak:"positive"`
+	RealTime Duration `yaml:"realtime" soak:"positive"`
 }
 
 // Default returns the built-in profile, identical in effect to profiles/local.yaml.

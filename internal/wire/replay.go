@@ -6,19 +6,19 @@ import (
 )
 
 // Replay configures the replay server: the profile's replay section (its
-// keys are the yaml tags) and what the controller sets for a run (Start,
+// keys are the yaml tags, read as the soak tags say: see internal/profile) and what the controller sets for a run (Start,
 // Stop, Faults, the certificate files). The controller hands it to the
 // server process as JSON; the server adds its own limits (replay.Config).
 type Replay struct {
-	Seed         int64              `yaml:"seed" json:"seed"`                   // same seed, same bytes; 0 is a seed like any other
-	Speed        float64            `yaml:"speed" json:"speed"`                 // 1 = real time; 2 = twice the rates and half the periodic intervals
-	Rates        map[string]float64 `yaml:"rates" json:"rates,omitempty"`       // mean events/s per symbol by RateKeys; a missing key takes its default
-	PingInterval time.Duration      `yaml:"ping_interval" json:"ping_interval"` // server pings (a 13-byte ASCII ms timestamp)
-	PongTimeout  time.Duration      `yaml:"pong_timeout" json:"pong_timeout"`   // no pong echoing a ping in time => close 1008
-	Lifetime     time.Duration      `yaml:"lifetime" json:"lifetime"`           // then close 1001
-	QueueSize    int                `yaml:"queue_size" json:"queue_size"`       // per-connection outbound queue, in messages; overflow closes 1008
-	Symbols      []string           `yaml:"symbols" json:"symbols,omitempty"`   // universe of market-wide streams
-	TLS          bool               `yaml:"tls" json:"tls,omitempty"`           // serve wss:// (a run makes a throwaway CA in its directory)
+	Seed         int64              `yaml:"seed" json:"seed"`                                       // same seed, same bytes; 0 is a seed like any other
+	Speed        float64            `yaml:"speed" json:"speed" soak:"kind=speed"`                   // 1 = real time; 2 = twice the rates and half the periodic intervals
+	Rates        map[string]float64 `yaml:"rates" json:"rates,omitempty" soak:"keys=rates"`         // mean events/s per symbol by RateKeys; a missing key takes its default
+	PingInterval time.Duration      `yaml:"ping_interval" json:"ping_interval"`                     // server pings (a 13-byte ASCII ms timestamp)
+	PongTimeout  time.Duration      `yaml:"pong_timeout" json:"pong_timeout" soak:"positive"`       // no pong echoing a ping in time => close 1008
+	Lifetime     time.Duration      `yaml:"lifetime" json:"lifetime"`                               // then close 1001
+	QueueSize    int                `yaml:"queue_size" json:"queue_size" soak:"min=1,max=16777216"` // per-connection outbound queue, in messages; overflow closes 1008
+	Symbols      []string           `yaml:"symbols" json:"symbols,omitempty" soak:"kind=symbols"`   // universe of market-wide streams
+	TLS          bool               `yaml:"tls" json:"tls,omitempty"`                               // serve wss:// (a run makes a throwaway CA in its directory)
 
 	// Set for a run by the controller, not by the profile.
 	Start    time.Time        `yaml:"-" json:"start"`               // events only at or after Start (zero = the server's start); anchors every schedule
