@@ -15,7 +15,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/wssoak/wssoak/internal/transport"
+	"github.com/wssoak/wssoak/internal/endpoint"
 )
 
 func main() {
@@ -37,7 +37,7 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	}
-	fmt.Fprintln(stderr, "soak:", oneLine(transport.Mask(err.Error())))
+	fmt.Fprintln(stderr, "soak:", oneLine(endpoint.Mask(err.Error())))
 	var ue usageError
 	if errors.As(err, &ue) {
 		return 2
@@ -130,16 +130,16 @@ func oneLine(s string) string {
 }
 
 // newLogger is the text logger of every subcommand. Whatever a log line carries (a
-// target URL, a library's error) passes transport.Mask: no proxy password reaches a log.
+// target URL, a library's error) passes endpoint.Mask: no proxy password reaches a log.
 func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level,
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			switch a.Value.Kind() {
 			case slog.KindString:
-				a.Value = slog.StringValue(transport.Mask(a.Value.String()))
+				a.Value = slog.StringValue(endpoint.Mask(a.Value.String()))
 			case slog.KindAny:
 				if err, ok := a.Value.Any().(error); ok {
-					a.Value = slog.StringValue(transport.Mask(err.Error()))
+					a.Value = slog.StringValue(endpoint.Mask(err.Error()))
 				}
 			}
 			return a

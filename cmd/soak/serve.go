@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/wssoak/wssoak/internal/cert"
 	"github.com/wssoak/wssoak/internal/profile"
@@ -49,14 +48,10 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if err != nil {
 			return fmt.Errorf("read config: %w", err)
 		}
-		var sc runner.ServeConfig
-		if err := json.Unmarshal(line, &sc); err != nil {
+		if err := json.Unmarshal(line, &cfg.Replay); err != nil {
 			return fmt.Errorf("decode config: %w", err)
 		}
-		cfg = replay.Config{Seed: sc.Seed, Speed: sc.Speed, Rates: sc.Rates, Symbols: sc.Symbols,
-			PingInterval: sc.PingInterval, PongTimeout: sc.PongTimeout, Lifetime: sc.Lifetime,
-			QueueSize: sc.QueueSize, Start: sc.Start, Stop: sc.Stop, Faults: sc.Faults}
-		*certFile, *keyFile = sc.CertFile, sc.KeyFile
+		*certFile, *keyFile = cfg.CertFile, cfg.KeyFile
 		signal.Ignore(syscall.SIGINT)
 	} else {
 		p := profile.Default()
@@ -66,13 +61,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 				return err
 			}
 		}
-		r := p.Replay
-		cfg = replay.Config{Seed: r.Seed, Speed: r.Speed, Rates: r.Rates, Symbols: r.Symbols,
-			PingInterval: time.Duration(r.PingInterval), PongTimeout: time.Duration(r.PongTimeout),
-			Lifetime: time.Duration(r.Lifetime), QueueSize: r.QueueSize, Faults: p.ScheduledFaults()}
-		if len(cfg.Symbols) == 0 {
-			cfg.Symbols = p.Symbols
-		}
+		cfg.Replay = p.ReplayConfig()
 		if set["seed"] {
 			cfg.Seed = *seed
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/wssoak/wssoak/internal/binance"
 	"github.com/wssoak/wssoak/internal/replay"
 	"github.com/wssoak/wssoak/internal/runner"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 const topProfile = `name: top
@@ -45,7 +46,7 @@ func TestRunTopSymbolsAndRetiredStream(t *testing.T) {
 	}
 	t.Parallel()
 	// The truth: the same replay server's ticker, ranked by the documented rule.
-	ref, err := replay.New(replay.Config{Seed: 11})
+	ref, err := replay.New(replay.Config{Replay: wire.Replay{Seed: 11}})
 	if err != nil {
 		t.Fatal(err)
 	}

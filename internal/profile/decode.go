@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -18,7 +19,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/wssoak/wssoak/internal/transport"
+	"github.com/wssoak/wssoak/internal/endpoint"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // decoder walks the YAML node tree by hand, so every problem carries the line
@@ -35,6 +37,7 @@ type decoder struct {
 	// (thresholds); the files it names are not read, they may be long gone.
 	stored bool
 	src    []byte // the profile's text
+	item   string // the list item being decoded, as in lines ("groups.1")
 }
 
 func (d *decoder) errf(line int, format string, args ...any) *Error {
@@ -177,7 +180,7 @@ func (d *decoder) parse(data []byte) (*Profile, error) {
 	p := Default()
 	p.Name = ""
 	p.Replay.Symbols = nil
-	if err := d.mapping(root, "profile", d.profileFields(p)); err != nil {
+	if err := d.mapping(root, "profile", d.fields(reflect.ValueOf(p), "")); err != nil {
 		return nil, err
 	}
 	if p.Name == "" {
@@ -192,75 +195,26 @@ func (d *decoder) parse(data []byte) (*Profile, error) {
 	return p, nil
 }
 
-func (d *decoder) profileFields(p *Profile) []field {
-	return []field{
-		{"name", func(v *yaml.Node) error { return d.name(v, &p.Name) }},
-		{"target", func(v *yaml.Node) error { return d.target(v, &p.Target) }},
-		{"duration", func(v *yaml.Node) error {
-			if err := d.duration("duration", &p.Duration, positive)(v); err != nil {
-				return err
-			}
-			if p.Duration < Duration(time.Second) {
-				return d.errf(deref(v).Line, "duration %v is shorter than one second: a run is recorded second by second", time.Duration(p.Duration))
-			}
-			return nil
-		}},
-		{"warmup", d.duration("warmup", &p.Warmup, nonNegative)},
-		{"libraries", func(v *yaml.Node) error { return d.libraries(v, &p.Libraries) }},
-		{"symbols", func(v *yaml.Node) error { return d.symbolsOrTop(v, "symbols", &p.Symbols, &p.Top) }},
-		{"rest", func(v *yaml.Node) error { return d.rest(v, &p.REST) }},
-		{"groups", func(v *yaml.Node) error { return d.groups(v, &p.Groups) }},
-		{"keepalive", d.sub("keepalive", []field{
-			{"interval", d.duration("keepalive.interval", &p.Keepalive.Interval, nonNegative)},
-			{"timeout", d.duration("keepalive.timeout", &p.Keepalive.Timeout, positive)},
-		})},
-		{"reconnect", d.sub("reconnect", []field{
-			{"min", d.duration("reconnect.min", &p.Reconnect.Min, positive)},
-			{"max", d.duration("reconnect.max", &p.Reconnect.Max, positive)},
-			{"give_up_after", func(v *yaml.Node) error { return d.giveUp(v, &p.Reconnect) }},
-		})},
-		{"silence", d.sub("silence", []field{
-			{"factor", d.float("silence.factor", &p.Silence.Factor, positive)},
-			{"min", d.duration("silence.min", &p.Silence.Min, positive)},
-			{"realtime", d.duration("silence.realtime", &p.Silence.RealTime, positive)},
-		})},
-		{"handshake_timeout", d.duration("handshake_timeout", &p.HandshakeTimeout, positive)},
-		{"read_limit", d.size("read_limit", &p.ReadLimit, positive)},
-		{"rcvbuf", d.size("rcvbuf", &p.RcvBuf, nonNegative)},
-		{"thresholds", func(v *yaml.Node) error { return d.thresholds(v, &p.Thresholds) }},
-		{"faults", func(v *yaml.Node) error { return d.faults(v, &p.Faults) }},
-		{"replay", d.sub("replay", []field{
-			{"seed", d.integer("replay.seed", &p.Replay.Seed, math.MinInt64, math.MaxInt64)},
-			{"speed", func(v *yaml.Node) error {
-				if err := d.float("replay.speed", &p.Replay.Speed, positive)(v); err != nil {
-					return err
-				}
-				if p.Replay.Speed > MaxSpeed {
-					return d.errf(deref(v).Line, "replay.speed %v is above %d: at that rate the server only overflows its queues", p.Replay.Speed, MaxSpeed)
-				}
-				return nil
-			}},
-			{"rates", func(v *yaml.Node) error { return d.rates(v, p.Replay.Rates) }},
-			{"ping_interval", d.duration("replay.ping_interval", &p.Replay.PingInterval, nonNegative)},
-			{"pong_timeout", d.duration("replay.pong_timeout", &p.Replay.PongTimeout, positive)},
-			{"lifetime", d.duration("replay.lifetime", &p.Replay.Lifetime, nonNegative)},
-			{"queue_size", d.int("replay.queue_size", &p.Replay.QueueSize, 1, 1<<24)},
-			{"symbols", func(v *yaml.Node) error { return d.symbols(v, "replay.symbols", &p.Replay.Symbols) }},
-			{"tls", d.boolean("replay.tls", &p.Replay.TLS)},
-		})},
-		{"proxy", func(v *yaml.Node) error { return d.proxy(v, &p.Proxy) }},
-		{"tls", d.sub("tls", []field{
-			{"ca", func(v *yaml.Node) error { return d.caFile(v, &p.TLS.CA) }},
-			{"server_name", func(v *yaml.Node) error {
-				s, err := d.scalar(v, "tls.server_name")
-				p.TLS.ServerName = s
-				return err
-			}},
-		})},
-		{"report", d.sub("report", []field{
-			{"every", d.duration("report.every", &p.Report.Every, nonNegative)},
-		})},
+// window reads the run's duration: at least a second.
+func (d *decoder) window(v *yaml.Node, name string, dst *Duration) error {
+	if err := d.duration(name, dst, positive)(v); err != nil {
+		return err
 	}
+	if *dst < Duration(time.Second) {
+		return d.errf(deref(v).Line, "%s %v is shorter than one second: a run is recorded second by second", name, time.Duration(*dst))
+	}
+	return nil
+}
+
+// speed reads replay.speed: above 0, at most MaxSpeed.
+func (d *decoder) speed(v *yaml.Node, name string, dst *float64) error {
+	if err := d.float(name, dst, positive)(v); err != nil {
+		return err
+	}
+	if *dst > MaxSpeed {
+		return d.errf(deref(v).Line, "%s %v is above %d: at that rate the server only overflows its queues", name, *dst, MaxSpeed)
+	}
+	return nil
 }
 
 func (d *decoder) boolean(name string, dst *bool) func(*yaml.Node) error {
@@ -283,7 +237,7 @@ func (d *decoder) proxy(v *yaml.Node, dst *string) error {
 	if err != nil {
 		return d.errf(deref(v).Line, "proxy must be a single URL such as socks5://user:password@host:1080")
 	}
-	px, err := transport.ParseProxy(s)
+	px, err := endpoint.ParseProxy(s)
 	if err != nil {
 		return d.errf(deref(v).Line, "%v", err)
 	}
@@ -311,7 +265,7 @@ func (d *decoder) caFile(v *yaml.Node, dst *string) error {
 		*dst = s
 		return nil
 	}
-	if err := transport.AppendCAFile(x509.NewCertPool(), s); err != nil {
+	if err := endpoint.AppendCAFile(x509.NewCertPool(), s); err != nil {
 		return d.errf(deref(v).Line, "tls.ca: %v", err)
 	}
 	*dst = s
@@ -522,24 +476,24 @@ func (d *decoder) float(name string, dst *float64, s sign) func(*yaml.Node) erro
 
 // giveUp reads reconnect.give_up_after: a number of failed dials in a row, or
 // a duration of failing dials.
-func (d *decoder) giveUp(v *yaml.Node, r *Reconnect) error {
+func (d *decoder) giveUp(v *yaml.Node, name string, r *Reconnect) error {
 	if n := deref(v); n.Tag == "!!int" || n.Kind == yaml.ScalarNode && decimal.MatchString(n.Value) {
 		var x int
-		if err := d.int("reconnect.give_up_after", &x, 1, 1<<30)(v); err != nil {
+		if err := d.int(name, &x, 1, 1<<30)(v); err != nil {
 			return err
 		}
 		r.GiveUpDials, r.GiveUpAfter = x, 0
 		return nil
 	}
 	var x Duration
-	text, err := d.scalar(v, "reconnect.give_up_after")
+	text, err := d.scalar(v, name)
 	if err != nil {
 		return err
 	}
 	if _, err := parseDuration(text); err == errDurationUnit {
-		return d.errf(deref(v).Line, "bad reconnect.give_up_after %q: want a number of failed dials (20) or a duration (10m)", text)
+		return d.errf(deref(v).Line, "bad %s %q: want a number of failed dials (20) or a duration (10m)", name, text)
 	}
-	if err := d.duration("reconnect.give_up_after", &x, positive)(v); err != nil {
+	if err := d.duration(name, &x, positive)(v); err != nil {
 		return err
 	}
 	r.GiveUpDials, r.GiveUpAfter = 0, x
@@ -566,7 +520,7 @@ func (d *decoder) target(v *yaml.Node, dst *string) error {
 		return err
 	}
 	if err := checkTarget(s); err != nil {
-		return d.errf(deref(v).Line, "bad target %q: %v", transport.Mask(s), err) // a target with credentials is refused, never printed
+		return d.errf(deref(v).Line, "bad target %q: %v", endpoint.Mask(s), err) // a target with credentials is refused, never printed
 	}
 	*dst = s
 	return nil
@@ -578,12 +532,12 @@ func (d *decoder) libraries(v *yaml.Node, dst *[]string) error {
 		return err
 	}
 	if len(libs) == 0 {
-		return d.errf(deref(v).Line, "libraries is empty: list at least one of %s", strings.Join(KnownLibraries, ", "))
+		return d.errf(deref(v).Line, "libraries is empty: list at least one of %s", strings.Join(wire.Libraries, ", "))
 	}
 	first := map[string]int{}
 	for i, l := range libs {
-		if !slices.Contains(KnownLibraries, l) {
-			return d.errf(lines[i], "unknown library %q (known: %s)", l, strings.Join(KnownLibraries, ", "))
+		if !slices.Contains(wire.Libraries, l) {
+			return d.errf(lines[i], "unknown library %q (known: %s)", l, strings.Join(wire.Libraries, ", "))
 		}
 		if j, dup := first[l]; dup {
 			return d.errf(lines[i], "library %q listed twice (first at line %d)", l, lines[j])
@@ -622,32 +576,26 @@ func (d *decoder) symbolsOrTop(v *yaml.Node, name string, list *[]string, top **
 		return d.symbols(v, name, list)
 	}
 	t := &Top{Line: d.at(deref(v).Line)}
-	var n int64
-	err := d.mapping(v, name, []field{
-		{"top", func(v *yaml.Node) error {
-			err := d.integer(name+".top", &n, 1, MaxPerConnection)(v)
-			t.N = int(n)
-			return err
-		}},
-		{"quote", func(v *yaml.Node) error {
-			s, err := d.scalar(v, name+".quote")
-			if err != nil {
-				return err
-			}
-			if checkSymbol(strings.ToLower(s)) != nil || strings.ToUpper(s) != s {
-				return d.errf(deref(v).Line, "bad %s.quote %q: want an uppercase asset such as USDT", name, s)
-			}
-			t.Quote = s
-			return nil
-		}},
-	})
-	if err != nil {
+	if err := d.mapping(v, name, d.fields(reflect.ValueOf(t), name+".")); err != nil {
 		return err
 	}
 	if t.N == 0 || t.Quote == "" {
 		return d.errf(t.Line, "%s: want both top and quote, as {top: 50, quote: USDT}", name)
 	}
 	*list, *top = nil, t
+	return nil
+}
+
+// quote reads the quote asset of {top: N, quote: Q}.
+func (d *decoder) quote(v *yaml.Node, name string, dst *string) error {
+	s, err := d.scalar(v, name)
+	if err != nil {
+		return err
+	}
+	if checkSymbol(strings.ToLower(s)) != nil || strings.ToUpper(s) != s {
+		return d.errf(deref(v).Line, "bad %s %q: want an uppercase asset such as USDT", name, s)
+	}
+	*dst = s
 	return nil
 }
 
@@ -662,21 +610,6 @@ func (d *decoder) rest(v *yaml.Node, dst *string) error {
 	}
 	*dst = strings.TrimRight(s, "/")
 	return nil
-}
-
-func (d *decoder) rates(v *yaml.Node, dst map[string]float64) error {
-	fs := make([]field, len(RateKeys))
-	for i, k := range RateKeys {
-		fs[i] = field{k, func(v *yaml.Node) error {
-			var x float64
-			if err := d.float("replay.rates."+k, &x, nonNegative)(v); err != nil {
-				return err
-			}
-			dst[k] = x
-			return nil
-		}}
-	}
-	return d.mapping(v, "replay.rates", fs)
 }
 
 func (d *decoder) groups(v *yaml.Node, dst *[]Group) error {
@@ -712,54 +645,9 @@ func (d *decoder) group(gn *yaml.Node, i int, g *Group) error {
 	g.Line = d.at(deref(gn).Line)
 	pre := "groups." + strconv.Itoa(i)
 	d.lines[pre] = g.Line
-	err := d.mapping(gn, "group", []field{
-		{"name", func(v *yaml.Node) error {
-			s, err := d.scalar(v, "group name")
-			if err == nil && !nameRE.MatchString(s) {
-				err = d.errf(deref(v).Line, "bad group name %q: want letters, digits, '.', '-' or '_'", s)
-			}
-			g.Name = s
-			return err
-		}},
-		{"streams", func(v *yaml.Node) error {
-			ss, lines, err := d.list(v, "streams", MaxStreams)
-			if err != nil {
-				return err
-			}
-			if len(ss) == 0 {
-				return d.errf(deref(v).Line, "streams is empty")
-			}
-			for j, l := range lines {
-				d.lines[pre+".streams."+strconv.Itoa(j)] = l
-			}
-			g.Streams = ss
-			return nil
-		}},
-		{"per_connection", func(v *yaml.Node) error {
-			err := d.int("per_connection", &g.PerConnection, 1, math.MaxInt64)(v)
-			n := deref(v)
-			_, perr := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 10, 64)
-			tooMany := err != nil && errors.Is(perr, strconv.ErrRange) && n.Value[0] != '-' // more than 64 bits hold
-			if err != nil && !tooMany {
-				return err
-			}
-			if tooMany || g.PerConnection > MaxPerConnection {
-				return d.errf(n.Line, "per_connection %s is over the Binance limit of %d streams per connection",
-					n.Value, MaxPerConnection)
-			}
-			return nil
-		}},
-		{"subscribe", func(v *yaml.Node) error {
-			s, err := d.scalar(v, "subscribe")
-			if err == nil && s != SubscribeURL && s != SubscribeMessage {
-				err = d.errf(deref(v).Line, "bad subscribe %q: want %q or %q", s, SubscribeURL, SubscribeMessage)
-			}
-			g.Subscribe = s
-			return err
-		}},
-		{"symbols", func(v *yaml.Node) error { return d.symbolsOrTop(v, "group symbols", &g.Symbols, &g.Top) }},
-	})
-	if err != nil {
+	d.item = pre
+	defer func() { d.item = "" }()
+	if err := d.mapping(gn, "group", d.fields(reflect.ValueOf(g), "")); err != nil {
 		return err
 	}
 	if g.Name == "" {
@@ -769,6 +657,55 @@ func (d *decoder) group(gn *yaml.Node, i int, g *Group) error {
 		return d.errf(g.Line, "group %q has no streams", g.Name)
 	}
 	return nil
+}
+
+func (d *decoder) groupName(v *yaml.Node, name string, dst *string) error {
+	s, err := d.scalar(v, name)
+	if err == nil && !nameRE.MatchString(s) {
+		err = d.errf(deref(v).Line, "bad %s %q: want letters, digits, '.', '-' or '_'", name, s)
+	}
+	*dst = s
+	return err
+}
+
+// streams reads a group's stream templates, recording their lines for validate.
+func (d *decoder) streams(v *yaml.Node, name string, dst *[]string) error {
+	ss, lines, err := d.list(v, name, MaxStreams)
+	if err != nil {
+		return err
+	}
+	if len(ss) == 0 {
+		return d.errf(deref(v).Line, "%s is empty", name)
+	}
+	for j, l := range lines {
+		d.lines[d.item+".streams."+strconv.Itoa(j)] = l
+	}
+	*dst = ss
+	return nil
+}
+
+func (d *decoder) perConnection(v *yaml.Node, name string, dst *int) error {
+	err := d.int(name, dst, 1, math.MaxInt64)(v)
+	n := deref(v)
+	_, perr := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 10, 64)
+	tooMany := err != nil && errors.Is(perr, strconv.ErrRange) && n.Value[0] != '-' // more than 64 bits hold
+	if err != nil && !tooMany {
+		return err
+	}
+	if tooMany || *dst > MaxPerConnection {
+		return d.errf(n.Line, "%s %s is over the Binance limit of %d streams per connection",
+			name, n.Value, MaxPerConnection)
+	}
+	return nil
+}
+
+func (d *decoder) subscribe(v *yaml.Node, name string, dst *string) error {
+	s, err := d.scalar(v, name)
+	if err == nil && s != SubscribeURL && s != SubscribeMessage {
+		err = d.errf(deref(v).Line, "bad %s %q: want %q or %q", name, s, SubscribeURL, SubscribeMessage)
+	}
+	*dst = s
+	return err
 }
 
 // validate checks what involves several settings and returns the problem on

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -15,22 +16,22 @@ import (
 // Fault is one item of "faults:": what the replay server injects, and when,
 // into every library's connections at the same instant (target local only).
 type Fault struct {
-	At    Duration // offset from the window's start; with Every, the first instant (default Every)
-	Every Duration // repeat period; 0 = once
+	At    Duration `yaml:"at"`                    // offset from the window's start; with Every, the first instant (default Every)
+	Every Duration `yaml:"every" soak:"positive"` // repeat period; 0 = once
 	// Kind and parameters as wire.Fault takes them. Streams are stream
 	// names or templates ("{symbol}@trade" expands over the profile's
 	// symbols); each must be subscribed by some group.
-	Kind       string
-	Streams    []string
-	Code       int
-	Reason     string
-	N          int
-	Status     int
-	RetryAfter Duration
-	Size       ByteSize
-	For        Duration
-	Delay      Duration
-	Line       int            // line of the item in the file
+	Kind       string         `yaml:"kind" soak:"kind=fault_kind"`
+	Streams    []string       `yaml:"streams" soak:"kind=fault_streams"`
+	Code       int            `yaml:"code" soak:"min=0,max=4999"`
+	Reason     string         `yaml:"reason"`
+	N          int            `yaml:"n" soak:"min=1,max=1048576"`
+	Status     int            `yaml:"status" soak:"min=100,max=599"`
+	RetryAfter Duration       `yaml:"retry_after"`
+	Size       ByteSize       `yaml:"size" soak:"positive"`
+	For        Duration       `yaml:"for"`
+	Delay      Duration       `yaml:"delay" soak:"positive"`
+	Line       int            `yaml:"-"` // line of the item in the file
 	lines      map[string]int // key → line, for validation messages
 }
 
@@ -52,51 +53,12 @@ func (d *decoder) faults(v *yaml.Node, dst *[]Fault) error {
 // fault decodes one item of faults into f.
 func (d *decoder) fault(fn *yaml.Node, f *Fault) error {
 	f.Line, f.lines = d.at(deref(fn).Line), map[string]int{}
-	key := func(k string, dec func(*yaml.Node) error) field {
-		return field{k, func(v *yaml.Node) error {
-			f.lines[k] = d.at(deref(v).Line)
-			return dec(v)
-		}}
-	}
-	fs := []field{
-		key("at", d.duration("fault at", &f.At, nonNegative)),
-		key("every", d.duration("fault every", &f.Every, positive)),
-		key("kind", func(v *yaml.Node) error {
-			s, err := d.scalar(v, "fault kind")
-			if err != nil {
-				return err
-			}
-			if !slices.Contains(wire.FaultKinds, wire.FaultKind(s)) {
-				kinds := kindNames()
-				hint := suggest(s, kinds)
-				if hint == "" {
-					hint = " (known: " + strings.Join(kinds, ", ") + ")"
-				}
-				return d.errf(deref(v).Line, "unknown fault kind %q%s", s, hint)
-			}
-			f.Kind = s
-			return nil
-		}),
-		key("streams", func(v *yaml.Node) error {
-			ss, _, err := d.list(v, "fault streams", MaxStreams)
-			if err == nil && len(ss) == 0 {
-				err = d.errf(deref(v).Line, "fault streams is empty: leave it out to mean every connection")
-			}
-			f.Streams = ss
-			return err
-		}),
-		key("code", d.int("fault code", &f.Code, 0, 4999)),
-		key("reason", func(v *yaml.Node) error {
-			s, err := d.scalar(v, "fault reason")
-			f.Reason = s
-			return err
-		}),
-		key("n", d.int("fault n", &f.N, 1, 1<<20)),
-		key("status", d.int("fault status", &f.Status, 100, 599)),
-		key("retry_after", d.duration("fault retry_after", &f.RetryAfter, nonNegative)),
-		key("size", d.size("fault size", &f.Size, positive)),
-		key("for", d.duration("fault for", &f.For, nonNegative)),
-		key("delay", d.duration("fault delay", &f.Delay, positive)),
+	fs := d.fields(reflect.ValueOf(f), "fault ")
+	for i, fd := range fs {
+		fs[i].decode = func(v *yaml.Node) error {
+			f.lines[fd.key] = d.at(deref(v).Line)
+			return fd.decode(v)
+		}
 	}
 	if err := d.mapping(fn, "fault", fs); err != nil {
 		return err
@@ -110,6 +72,32 @@ func (d *decoder) fault(fn *yaml.Node, f *Fault) error {
 		f.At = f.Every
 	}
 	return nil
+}
+
+func (d *decoder) faultKind(v *yaml.Node, name string, dst *string) error {
+	s, err := d.scalar(v, name)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(wire.FaultKinds, wire.FaultKind(s)) {
+		kinds := kindNames()
+		hint := suggest(s, kinds)
+		if hint == "" {
+			hint = " (known: " + strings.Join(kinds, ", ") + ")"
+		}
+		return d.errf(deref(v).Line, "unknown %s %q%s", name, s, hint)
+	}
+	*dst = s
+	return nil
+}
+
+func (d *decoder) faultStreams(v *yaml.Node, name string, dst *[]string) error {
+	ss, _, err := d.list(v, name, MaxStreams)
+	if err == nil && len(ss) == 0 {
+		err = d.errf(deref(v).Line, "%s is empty: leave it out to mean every connection", name)
+	}
+	*dst = ss
+	return err
 }
 
 func kindNames() []string {

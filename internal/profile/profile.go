@@ -6,15 +6,14 @@ package profile
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/wssoak/wssoak/internal/limit"
+	"github.com/wssoak/wssoak/internal/wire"
 )
-
-// KnownLibraries are the library names a profile may list, in report order.
-var KnownLibraries = []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}
 
 // MaxPerConnection is the Binance limit of streams on one connection.
 const MaxPerConnection = 1024
@@ -46,32 +45,33 @@ const (
 // TargetLocal is the embedded replay server.
 const TargetLocal = "local"
 
-// Profile is one soak run's settings.
+// Profile is one soak run's settings. Its fields' tags declare the keys of
+// the file and how each is read (fields.go): adding a key is adding a field.
 type Profile struct {
 	Path string `yaml:"-"` // source file
 	Text string `yaml:"-"` // source text, stored with the run
 
-	Name             string      `yaml:"name"`
-	Target           string      `yaml:"target"`            // "local" or a ws:// / wss:// base URL
-	Duration         Duration    `yaml:"duration"`          // measured window
-	Warmup           Duration    `yaml:"warmup"`            // connect/subscribe time before the window
-	Libraries        []string    `yaml:"libraries"`         // subset of KnownLibraries
-	Symbols          []string    `yaml:"symbols"`           // lowercase; filled by ResolveSymbols when Top is set
-	Top              *Top        `yaml:"-"`                 // symbols: {top: N, quote: Q}, resolved once at the start
-	REST             string      `yaml:"rest"`              // REST base for Top; "" = DefaultREST (live) or the replay server (local)
-	Groups           []Group     `yaml:"groups"`            // connection groups
-	Keepalive        Keepalive   `yaml:"keepalive"`         // client pings
-	Reconnect        Reconnect   `yaml:"reconnect"`         // backoff bounds, unrepairable rule
-	Silence          Silence     `yaml:"silence"`           // per-subscription silence watchdog
-	HandshakeTimeout Duration    `yaml:"handshake_timeout"` // per dial
-	ReadLimit        ByteSize    `yaml:"read_limit"`        // max message size
-	RcvBuf           ByteSize    `yaml:"rcvbuf"`            // SO_RCVBUF; 0 = kernel default (autotuning)
-	Replay           Replay      `yaml:"replay"`            // only for target local
-	Thresholds       []Threshold `yaml:"-"`                 // pass/fail limits per library, in ThresholdKeys order
-	Faults           []Fault     `yaml:"-"`                 // injected by the replay server (target local only)
-	Proxy            string      `yaml:"proxy"`             // forward proxy for every connection (socks5, socks4, http, https URL); "" = direct
-	TLS              TLS         `yaml:"tls"`               // trust for wss targets and https proxies
-	Report           Report      `yaml:"report"`            // the HTML report written during and after the run
+	Name             string      `yaml:"name" soak:"kind=name"`
+	Target           string      `yaml:"target" soak:"kind=target"`          // "local" or a ws:// / wss:// base URL
+	Duration         Duration    `yaml:"duration" soak:"kind=window"`        // measured window
+	Warmup           Duration    `yaml:"warmup"`                             // connect/subscribe time before the window
+	Libraries        []string    `yaml:"libraries" soak:"kind=libraries"`    // subset of wire.Libraries
+	Symbols          []string    `yaml:"symbols" soak:"kind=symbols_or_top"` // lowercase; filled by ResolveSymbols when Top is set
+	Top              *Top        `yaml:"-"`                                  // symbols: {top: N, quote: Q}, resolved once at the start
+	REST             string      `yaml:"rest" soak:"kind=rest"`              // REST base for Top; "" = DefaultREST (live) or the replay server (local)
+	Groups           []Group     `yaml:"groups" soak:"kind=groups"`          // connection groups
+	Keepalive        Keepalive   `yaml:"keepalive"`                          // client pings
+	Reconnect        Reconnect   `yaml:"reconnect"`                          // backoff bounds, unrepairable rule
+	Silence          Silence     `yaml:"silence"`                            // per-subscription silence watchdog
+	HandshakeTimeout Duration    `yaml:"handshake_timeout" soak:"positive"`  // per dial
+	ReadLimit        ByteSize    `yaml:"read_limit" soak:"positive"`         // max message size
+	RcvBuf           ByteSize    `yaml:"rcvbuf"`                             // SO_RCVBUF; 0 = kernel default (autotuning)
+	Thresholds       []Threshold `yaml:"thresholds" soak:"kind=thresholds"`  // pass/fail limits per library, in ThresholdKeys order
+	Faults           []Fault     `yaml:"faults" soak:"kind=faults"`          // injected by the replay server (target local only)
+	Replay           wire.Replay `yaml:"replay"`                             // only for target local; read it with ReplayConfig
+	Proxy            string      `yaml:"proxy" soak:"kind=proxy"`            // forward proxy for every connection (socks5, socks4, http, https URL); "" = direct
+	TLS              TLS         `yaml:"tls"`                                // trust for wss targets and https proxies
+	Report           Report      `yaml:"report"`                             // the HTML report written during and after the run
 
 	// Warnings are problems that do not stop the run, as "<path>:<line>: <text>":
 	// e.g. a stream Binance retired, which will be reported as stalled.
@@ -85,16 +85,16 @@ type Report struct {
 
 // TLS adds trust to the system roots; certificates are always verified.
 type TLS struct {
-	CA         string `yaml:"ca"`          // PEM file of extra CA certificates; a relative path is relative to the profile's directory
-	ServerName string `yaml:"server_name"` // replaces the target's host name for SNI and verification
+	CA         string `yaml:"ca" soak:"kind=ca"` // PEM file of extra CA certificates; a relative path is relative to the profile's directory
+	ServerName string `yaml:"server_name"`       // replaces the target's host name for SNI and verification
 }
 
 // Top asks for the N most traded markets quoted in Quote, by 24 h quote
 // volume from REST GET /api/v3/ticker/24hr, stablecoin and fiat pairs
 // excluded (binance.StableAssets).
 type Top struct {
-	N     int    `yaml:"top"`
-	Quote string `yaml:"quote"` // uppercase, e.g. USDT
+	N     int    `yaml:"top" soak:"min=1,max=1024"`
+	Quote string `yaml:"quote" soak:"kind=quote"` // uppercase, e.g. USDT
 	Line  int    `yaml:"-"`
 }
 
@@ -170,30 +170,30 @@ func (p *Profile) RESTBase(local string) string {
 
 // Group is a set of subscriptions spread over one or more connections.
 type Group struct {
-	Name          string   `yaml:"name"`
-	Streams       []string `yaml:"streams"`        // templates: "{symbol}@trade" expands per symbol; others are taken as is
-	PerConnection int      `yaml:"per_connection"` // max streams per connection, 1..1024
-	Subscribe     string   `yaml:"subscribe"`      // SubscribeURL or SubscribeMessage
-	Symbols       []string `yaml:"symbols"`        // overrides the profile symbols when set
-	Top           *Top     `yaml:"-"`              // symbols: {top: N, quote: Q} for this group
-	Line          int      `yaml:"-"`              // line of the group in the file; 0 for built-in groups
+	Name          string   `yaml:"name" soak:"kind=group_name,name=group name"`
+	Streams       []string `yaml:"streams" soak:"kind=streams"`                           // templates: "{symbol}@trade" expands per symbol; others are taken as is
+	PerConnection int      `yaml:"per_connection" soak:"kind=per_connection"`             // max streams per connection, 1..1024
+	Subscribe     string   `yaml:"subscribe" soak:"kind=subscribe"`                       // SubscribeURL or SubscribeMessage
+	Symbols       []string `yaml:"symbols" soak:"kind=symbols_or_top,name=group symbols"` // overrides the profile symbols when set
+	Top           *Top     `yaml:"-"`                                                     // symbols: {top: N, quote: Q} for this group
+	Line          int      `yaml:"-"`                                                     // line of the group in the file; 0 for built-in groups
 }
 
 // Keepalive is the client ping policy.
 type Keepalive struct {
-	Interval Duration `yaml:"interval"` // 0 = no client pings
-	Timeout  Duration `yaml:"timeout"`  // no pong (or data) for this long = connection lost
+	Interval Duration `yaml:"interval"`                // 0 = no client pings
+	Timeout  Duration `yaml:"timeout" soak:"positive"` // no pong (or data) for this long = connection lost
 }
 
 // Reconnect bounds the exponential backoff between dials of one slot and
 // says when a slot that cannot reconnect is recorded as unrepairable.
 type Reconnect struct {
-	Min Duration `yaml:"min"`
-	Max Duration `yaml:"max"`
+	Min Duration `yaml:"min" soak:"positive"`
+	Max Duration `yaml:"max" soak:"positive"`
 	// GiveUpDials and GiveUpAfter are the unrepairable rule (give_up_after:
 	// a count of failed dials in a row, or a duration of failing); exactly
 	// one is set. The slot keeps retrying after it is recorded.
-	GiveUpDials int      `yaml:"-"`
+	GiveUpDials int      `yaml:"give_up_after" soak:"kind=give_up"`
 	GiveUpAfter Duration `yaml:"-"`
 }
 
@@ -202,26 +202,10 @@ type Reconnect struct {
 // Min), or RealTime for streams without a cadence (trade, aggTrade, ...).
 // A connection whose subscriptions are all stalled is aborted and reconnected.
 type Silence struct {
-	Factor   float64  `yaml:"factor"`
-	Min      Duration `yaml:"min"`
-	RealTime Duration `yaml:"realtime"`
+	Factor   float64  `yaml:"factor" soak:"positive"`
+	Min      Duration `yaml:"min" soak:"positive"`
+	RealTime Duration `yaml:"realtime" soak:"positive"`
 }
-
-// Replay configures the embedded replay server (target local only).
-type Replay struct {
-	Seed         int64              `yaml:"seed"`
-	Speed        float64            `yaml:"speed"`         // 1 = real time
-	Rates        map[string]float64 `yaml:"rates"`         // mean events/s per symbol: trade, aggTrade, bookTicker, blockTrade
-	PingInterval Duration           `yaml:"ping_interval"` // server pings; 0 = none
-	PongTimeout  Duration           `yaml:"pong_timeout"`  // server closes 1008 without a pong
-	Lifetime     Duration           `yaml:"lifetime"`      // server closes each connection after it; 0 = never
-	QueueSize    int                `yaml:"queue_size"`    // per-connection outbound queue, in messages
-	Symbols      []string           `yaml:"symbols"`       // universe for market-wide streams; default = profile symbols
-	TLS          bool               `yaml:"tls"`           // serve wss:// with a throwaway CA made in the run directory
-}
-
-// RateKeys are the keys allowed in Replay.Rates.
-var RateKeys = []string{"trade", "aggTrade", "bookTicker", "blockTrade"}
 
 // Default returns the built-in profile, identical in effect to profiles/local.yaml.
 func Default() *Profile {
@@ -230,7 +214,7 @@ func Default() *Profile {
 		Target:    TargetLocal,
 		Duration:  Duration(2 * time.Minute),
 		Warmup:    Duration(3 * time.Second),
-		Libraries: append([]string(nil), KnownLibraries...),
+		Libraries: append([]string(nil), wire.Libraries...),
 		Symbols:   []string{"btcusdt", "ethusdt", "bnbusdt", "solusdt", "xrpusdt"},
 		Groups: []Group{
 			newGroup("arr", "!miniTicker@arr"),
@@ -243,16 +227,8 @@ func Default() *Profile {
 		Silence:          Silence{Factor: 10, Min: Duration(3 * time.Second), RealTime: Duration(60 * time.Second)},
 		HandshakeTimeout: Duration(10 * time.Second),
 		ReadLimit:        16 << 20,
-		Replay: Replay{
-			Seed:         1,
-			Speed:        1,
-			Rates:        map[string]float64{"trade": 30, "aggTrade": 20, "bookTicker": 100, "blockTrade": 0.05},
-			PingInterval: Duration(20 * time.Second),
-			PongTimeout:  Duration(60 * time.Second),
-			Lifetime:     Duration(24 * time.Hour),
-			QueueSize:    8192,
-		},
-		Report: Report{Every: Duration(5 * time.Minute)},
+		Replay:           wire.DefaultReplay(),
+		Report:           Report{Every: Duration(5 * time.Minute)},
 	}
 	p.Replay.Symbols = append([]string(nil), p.Symbols...)
 	return p
@@ -295,6 +271,20 @@ func ParseStored(path string, data []byte) (*Profile, error) {
 	return parse(&decoder{path: path, stored: true}, data)
 }
 
+// ReplayConfig is the replay server's configuration for this profile: its
+// replay section, with the profile's symbols when it names none, and its
+// faults. The controller adds a run's start, stop and certificate files.
+func (p *Profile) ReplayConfig() wire.Replay {
+	r := p.Replay
+	r.Rates = maps.Clone(r.Rates)
+	if len(r.Symbols) == 0 {
+		r.Symbols = p.Symbols
+	}
+	r.Symbols = slices.Clone(r.Symbols)
+	r.Faults = p.ScheduledFaults()
+	return r.WithDefaults()
+}
+
 // Error is one problem in a profile file.
 type Error struct {
 	Path string
@@ -310,8 +300,8 @@ func (p *Profile) SetLibraries(libs []string) error {
 	var out []string
 	for _, l := range libs {
 		l = strings.TrimSpace(l)
-		if !slices.Contains(KnownLibraries, l) {
-			return fmt.Errorf("unknown library %q (known: %s)", l, strings.Join(KnownLibraries, ", "))
+		if !slices.Contains(wire.Libraries, l) {
+			return fmt.Errorf("unknown library %q (known: %s)", l, strings.Join(wire.Libraries, ", "))
 		}
 		if slices.Contains(out, l) {
 			return fmt.Errorf("library %q listed twice", l)

@@ -1,7 +1,7 @@
 package profile
 
 import (
-	"github.com/wssoak/wssoak/internal/transport"
+	"github.com/wssoak/wssoak/internal/endpoint"
 
 	"errors"
 	"fmt"
@@ -51,7 +51,7 @@ func FuzzTarget(f *testing.F) {
 			return
 		}
 		var pe *Error
-		want := fmt.Sprintf("f.yaml:1: bad target %q: %v", transport.Mask(s), cerr)
+		want := fmt.Sprintf("f.yaml:1: bad target %q: %v", endpoint.Mask(s), cerr)
 		if !errors.As(err, &pe) || pe.Line != 1 || err.Error() != want || strings.ContainsAny(err.Error(), "\r\n") {
 			t.Fatalf("target %q: profile %q gives %v, want %s", s, data, err, want)
 		}

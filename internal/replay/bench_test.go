@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/binance"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // benchStreams returns 300 stream names: 60 symbols × 5 stream types.
@@ -27,7 +28,7 @@ func benchStreams() []string {
 // render each variant once, hand the bytes to 5 subscriber queues. One op
 // fires each of 300 streams once (1,500 deliveries).
 func BenchmarkFanout(b *testing.B) {
-	cfg := Config{Seed: 1}
+	cfg := Config{Replay: wire.Replay{Seed: 1}}
 	s, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -91,7 +92,7 @@ func BenchmarkServeLoad(b *testing.B) {
 }
 
 func serveLoad(b *testing.B, names []string) {
-	s, err := New(Config{Seed: 1, MaxControlPerSec: 1000})
+	s, err := New(Config{Replay: wire.Replay{Seed: 1}, MaxControlPerSec: 1000})
 	if err != nil {
 		b.Fatal(err)
 	}

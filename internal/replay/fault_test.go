@@ -56,7 +56,7 @@ func TestFaultValidate(t *testing.T) {
 			t.Errorf("%v: got %v, want %q", tc.f, err, tc.want)
 		}
 	}
-	if _, err := New(Config{Faults: []wire.ScheduledFault{{Fault: wire.Fault{Kind: wire.FaultClose}}}}); err == nil || !strings.Contains(err.Error(), "fault 1: close: code 0") {
+	if _, err := New(Config{Replay: wire.Replay{Faults: []wire.ScheduledFault{{Fault: wire.Fault{Kind: wire.FaultClose}}}}}); err == nil || !strings.Contains(err.Error(), "fault 1: close: code 0") {
 		t.Fatalf("New with a bad fault: %v", err)
 	}
 }
@@ -77,7 +77,7 @@ func seqOf(t *testing.T, p []byte) (stream string, f binance.Fields) {
 // once and checks the client's sequence accounting and the server's counts
 // against them; a connection of another library is untouched.
 func TestFaultSequence(t *testing.T) {
-	s := startServer(t, Config{Seed: 20, Speed: 10})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 20, Speed: 10}})
 	path := "/stream?streams=btcusdt@trade/ethusdt@trade/btcusdt@aggTrade"
 	hit := dial(t, s, path, "gorilla/0/0")
 	other := dial(t, s, path, "gws/0/0")
@@ -155,7 +155,7 @@ func TestFaultSequence(t *testing.T) {
 }
 
 func TestFaultReject(t *testing.T) {
-	s := startServer(t, Config{Seed: 21})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 21}})
 	if _, err := s.Inject(wire.Fault{Kind: wire.FaultReject, N: 2, Status: 429, RetryAfter: 1500 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestFaultReject(t *testing.T) {
 }
 
 func TestFaultCloseReset(t *testing.T) {
-	s := startServer(t, Config{Seed: 22})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 22}})
 	for _, code := range wire.FaultCloseCodes {
 		a := dialWait(t, s, "/ws/btcusdt@trade", "gorilla/0/"+strconv.Itoa(code))
 		b := dialWait(t, s, "/ws/btcusdt@trade", "gobwas/0/"+strconv.Itoa(code))
@@ -284,7 +284,7 @@ func (rc *rawConn) frame(t *testing.T, within time.Duration) (ws.Header, []byte)
 }
 
 func TestFaultHalfOpen(t *testing.T) {
-	s := startServer(t, Config{Seed: 23, Speed: 10, PingInterval: 100 * time.Millisecond, PongTimeout: 300 * time.Millisecond, MaxControlPerSec: 100})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 23, Speed: 10, PingInterval: 100 * time.Millisecond, PongTimeout: 300 * time.Millisecond}, MaxControlPerSec: 100})
 	t.Run("until the client gives up", func(t *testing.T) {
 		rc := dialRaw(t, s, "/ws/btcusdt@trade", "gobwas/0/1")
 		rc.frame(t, 2*time.Second)
@@ -348,7 +348,7 @@ func TestFaultHalfOpen(t *testing.T) {
 }
 
 func TestFaultZombie(t *testing.T) {
-	s := startServer(t, Config{Seed: 24, Speed: 10, PingInterval: 100 * time.Millisecond, MaxControlPerSec: 100})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 24, Speed: 10, PingInterval: 100 * time.Millisecond}, MaxControlPerSec: 100})
 	pings := make(chan string, 100)
 	pongs := make(chan string, 10)
 	c := dial(t, s, "/ws/btcusdt@trade", "coder/0/1", func(c *websocket.Conn) {
@@ -387,7 +387,7 @@ func TestFaultZombie(t *testing.T) {
 }
 
 func TestFaultSilence(t *testing.T) {
-	s := startServer(t, Config{Seed: 25, Speed: 10})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 25, Speed: 10}})
 	c := dial(t, s, "/stream?streams=btcusdt@trade/ethusdt@trade", "gorilla/0/1")
 	next(t, c, 2*time.Second)
 	a, err := s.Inject(wire.Fault{Kind: wire.FaultSilence, For: 500 * time.Millisecond, Streams: []string{"btcusdt@trade"}})
@@ -417,7 +417,7 @@ func TestFaultSilence(t *testing.T) {
 
 // TestFaultFrames checks the faults that shape frames, on the wire.
 func TestFaultFrames(t *testing.T) {
-	s := startServer(t, Config{Seed: 26, Speed: 10, MaxControlPerSec: 100})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 26, Speed: 10}, MaxControlPerSec: 100})
 	t.Run("oversize", func(t *testing.T) {
 		rc := dialRaw(t, s, "/ws", "gws/0/1")
 		if _, err := s.Inject(wire.Fault{Kind: wire.FaultOversize, Size: 100_000, Libs: []string{"gws"}}); err != nil {
@@ -511,7 +511,7 @@ func TestFaultFrames(t *testing.T) {
 }
 
 func TestFaultDrip(t *testing.T) {
-	s := startServer(t, Config{Seed: 27, Speed: 2})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 27, Speed: 2}})
 	rc := dialRaw(t, s, "/ws/btcusdt@trade", "gobwas/0/1")
 	rc.frame(t, 2*time.Second)
 	a, err := s.Inject(wire.Fault{Kind: wire.FaultDrip, For: time.Second, Delay: 2 * time.Millisecond})
@@ -557,7 +557,7 @@ func (c *readCounter) Read(p []byte) (int, error) {
 }
 
 func TestFaultLatency(t *testing.T) {
-	s := startServer(t, Config{Seed: 28, Speed: 10})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 28, Speed: 10}})
 	c := dial(t, s, "/ws/btcusdt@trade?timeUnit=MICROSECOND", "gws/0/1")
 	next(t, c, 2*time.Second)
 	const delay = 300 * time.Millisecond
@@ -587,11 +587,11 @@ func TestFaultLatency(t *testing.T) {
 func TestFaultSchedule(t *testing.T) {
 	start := time.Now().Add(200 * time.Millisecond)
 	stop := start.Add(1100 * time.Millisecond)
-	s := startServer(t, Config{Seed: 29, Start: start, Stop: stop, Faults: []wire.ScheduledFault{
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 29, Start: start, Stop: stop, Faults: []wire.ScheduledFault{
 		{Fault: wire.Fault{Kind: wire.FaultReject, N: 1, Status: 503}, At: 200 * time.Millisecond, Every: 300 * time.Millisecond},
 		{Fault: wire.Fault{Kind: wire.FaultClose, Code: 1000, Reason: "scheduled"}, At: 500 * time.Millisecond},
 		{Fault: wire.Fault{Kind: wire.FaultShutdown}, At: 2 * time.Second}, // after Stop: never
-	}})
+	}}})
 	c := dial(t, s, "/ws/btcusdt@trade", "gorilla/0/0")
 	code, reason := closeCode(t, c, 3*time.Second)
 	if code != 1000 || reason != "scheduled" {
@@ -630,7 +630,7 @@ func TestFaultSchedule(t *testing.T) {
 
 // A zombie sends no data, but a serverShutdown still goes out and closes.
 func TestFaultShutdownOfZombie(t *testing.T) {
-	s := startServer(t, Config{Seed: 30, Speed: 10})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 30, Speed: 10}})
 	c := dial(t, s, "/ws/btcusdt@trade", "gws/0/1")
 	next(t, c, 2*time.Second)
 	if _, err := s.Inject(wire.Fault{Kind: wire.FaultZombie}); err != nil {

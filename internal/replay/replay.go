@@ -33,35 +33,17 @@ import (
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
-// Config configures a Server. Zero values take the defaults noted.
+// Config configures a Server: the replay settings a profile and a run give
+// (wire.Replay; zero fields take wire.DefaultReplay's values), and the
+// server's own limits, logger and TLS.
 type Config struct {
-	Seed              int64              // generator seed; same seed => same bytes
-	Speed             float64            // 0 or 1 = real rates; 2 = twice the rates and half the periodic intervals
-	Rates             map[string]float64 // mean msgs/s per real-time kind: "trade" 20, "aggTrade" 12, "bookTicker" 50, "blockTrade" 0.05
-	Symbols           []string           // universe of market-wide streams; default 20 synthetic symbols
-	PingInterval      time.Duration      // default 20s; pings carry a 13-byte ASCII ms timestamp
-	PongTimeout       time.Duration      // default 60s; no payload-echoing pong in time => close 1008
-	Lifetime          time.Duration      // default 24h; then close 1001
-	QueueSize         int                // per-connection outbound queue in messages, default 8192; overflow closes that conn with 1008
-	MaxControlPerSec  int                // default 5 incoming ping+pong+text frames per sliding second; above => close 1008
-	MaxStreamsPerConn int                // default 1024 (URL + subscriptions); above => close 1008
-	Start             time.Time          // events only at or after Start (zero = New's time); anchors every schedule
-	Stop              time.Time          // no events at or after Stop (zero = never)
-	Logger            *slog.Logger       // default: discard
-	TLS               *tls.Config        // serve wss:// (TLS on every accepted connection); nil = ws://
-	// Faults are injected by the server itself at Start+At (+k·Every) while
-	// before Stop, on the server's clock: every connection gets them at the
-	// same instant. Same-instant faults fire in list order.
-	Faults []wire.ScheduledFault
-}
-
-// DefaultRates are the mean message rates of real-time streams at Speed 1.
-var DefaultRates = map[string]float64{"trade": 20, "aggTrade": 12, "bookTicker": 50, "blockTrade": 0.05}
-
-// DefaultSymbols is the default universe of market-wide streams.
-var DefaultSymbols = []string{
-	"btcusdt", "ethusdt", "bnbusdt", "solusdt", "xrpusdt", "adausdt", "dogeusdt", "trxusdt", "linkusdt", "avaxusdt",
-	"dotusdt", "ltcusdt", "bchusdt", "uniusdt", "atomusdt", "etcusdt", "xlmusdt", "filusdt", "nearusdt", "aptusdt",
+	wire.Replay
+	MaxControlPerSec  int          // default 5 incoming ping+pong+text frames per sliding second; above => close 1008
+	MaxStreamsPerConn int          // default 1024 (URL + subscriptions); above => close 1008
+	Logger            *slog.Logger // default: discard
+	// TLS serves wss:// (TLS on every accepted connection); nil = ws://. It
+	// is what serves Replay.TLS (and Replay.CertFile), which New ignores.
+	TLS *tls.Config
 }
 
 // Stats is what GET /_soak/stats returns: every connection since the start, open or closed.
@@ -123,45 +105,25 @@ type Server struct {
 
 // New validates cfg, fills in defaults and starts the scheduler.
 func New(cfg Config) (*Server, error) {
-	switch {
-	case cfg.Speed < 0:
+	if cfg.Speed < 0 {
 		return nil, fmt.Errorf("new: speed %v is negative", cfg.Speed)
-	case cfg.Speed == 0:
-		cfg.Speed = 1
-	}
-	rates := make(map[string]float64, len(DefaultRates))
-	for k, v := range DefaultRates {
-		rates[k] = v
 	}
 	for k, v := range cfg.Rates {
 		if v < 0 {
 			return nil, fmt.Errorf("new: rate %s %v is negative", k, v)
 		}
-		rates[k] = v
 	}
-	cfg.Rates = rates
-	if len(cfg.Symbols) == 0 {
-		cfg.Symbols = DefaultSymbols
-	}
+	cfg.Replay = cfg.Replay.WithDefaults()
 	for _, s := range cfg.Symbols {
 		if st, err := binance.ParseStream(s + "@trade"); err != nil || st.Kind != binance.KindTrade {
 			return nil, fmt.Errorf("new: symbol %q is not a lowercase symbol", s)
 		}
 	}
-	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
-		}
-	}
-	def(&cfg.PingInterval, 20*time.Second)
-	def(&cfg.PongTimeout, 60*time.Second)
-	def(&cfg.Lifetime, 24*time.Hour)
 	defInt := func(n *int, v int) {
 		if *n <= 0 {
 			*n = v
 		}
 	}
-	defInt(&cfg.QueueSize, 8192)
 	defInt(&cfg.MaxControlPerSec, 5)
 	defInt(&cfg.MaxStreamsPerConn, 1024)
 	// Start and Stop on this process's monotonic clock (a time decoded from a

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/binance"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 func getJSON(t *testing.T, url string, v any) int {
@@ -33,9 +34,9 @@ func getJSON(t *testing.T, url string, v any) int {
 
 func TestRESTTicker24h(t *testing.T) {
 	syms := []string{"btcusdt", "ethusdt", "solusdt", "pepeusdt"}
-	a := startServer(t, Config{Seed: 3, Symbols: syms})
-	b := startServer(t, Config{Seed: 3, Symbols: syms})
-	c := startServer(t, Config{Seed: 4, Symbols: syms})
+	a := startServer(t, Config{Replay: wire.Replay{Seed: 3, Symbols: syms}})
+	b := startServer(t, Config{Replay: wire.Replay{Seed: 3, Symbols: syms}})
+	c := startServer(t, Config{Replay: wire.Replay{Seed: 4, Symbols: syms}})
 	var raw []map[string]any
 	if st := getJSON(t, "http://"+a.Addr()+"/api/v3/ticker/24hr", &raw); st != 200 {
 		t.Fatalf("status %d", st)
@@ -108,7 +109,7 @@ func TestRESTTicker24h(t *testing.T) {
 
 func TestRESTDepth(t *testing.T) {
 	start := time.Now().Add(300 * time.Millisecond)
-	s := startServer(t, Config{Seed: 5, Symbols: []string{"btcusdt"}, Start: start})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 5, Symbols: []string{"btcusdt"}, Start: start}})
 	var snap struct {
 		LastUpdateID int64       `json:"lastUpdateId"`
 		Bids         [][2]string `json:"bids"`

@@ -16,11 +16,12 @@ import (
 
 	"github.com/gobwas/ws"
 	"github.com/gorilla/websocket"
+	"github.com/wssoak/wssoak/internal/wire"
 	"go.uber.org/goleak"
 )
 
 func TestPaths(t *testing.T) {
-	s := startServer(t, Config{Seed: 1})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 1}})
 	tests := []struct {
 		path   string
 		status int
@@ -73,7 +74,7 @@ func TestPaths(t *testing.T) {
 var noKeepAlive = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
 
 func TestCombinedAndRaw(t *testing.T) {
-	s := startServer(t, Config{Seed: 2, Speed: 10, MaxControlPerSec: 100})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 2, Speed: 10}, MaxControlPerSec: 100})
 	raw := dial(t, s, "/ws/btcusdt@trade", "raw")
 	comb := dial(t, s, "/stream?streams=btcusdt@trade", "comb")
 	for _, tc := range []struct {
@@ -126,7 +127,7 @@ func TestCombinedAndRaw(t *testing.T) {
 }
 
 func TestControlMessages(t *testing.T) {
-	s := startServer(t, Config{Seed: 3, MaxControlPerSec: 1000})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 3}, MaxControlPerSec: 1000})
 	c := dial(t, s, "/ws", "ctl")
 	long := strings.Repeat("a", 37)
 	tests := []struct{ req, want string }{
@@ -186,7 +187,7 @@ func TestControlMessages(t *testing.T) {
 }
 
 func TestUnknownStreamsSilent(t *testing.T) {
-	s := startServer(t, Config{Seed: 4, Speed: 20})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 4, Speed: 20}})
 	c := dial(t, s, "/stream?streams=btcusdt@nosuchstream/BTCUSDT@trade/!ticker@arr/!bookTicker/btcusdt@kline_7m/!foo", "silent")
 	if msgs, err := readFor(c, 500*time.Millisecond); len(msgs) != 0 || err != nil {
 		t.Fatalf("got %d messages (%v)", len(msgs), err)
@@ -198,7 +199,7 @@ func TestUnknownStreamsSilent(t *testing.T) {
 }
 
 func TestTimeUnit(t *testing.T) {
-	s := startServer(t, Config{Seed: 5, Speed: 10})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 5, Speed: 10}})
 	for _, tc := range []struct {
 		query  string
 		digits int
@@ -271,9 +272,9 @@ func TestTimeUnit(t *testing.T) {
 func TestSameBytesAcrossConnsAndServers(t *testing.T) {
 	start := time.Now().Add(100 * time.Millisecond)
 	streams := "btcusdt@trade/btcusdt@depth@100ms/ethusdt@bookTicker/btcusdt@kline_1s/!miniTicker@arr"
-	a := startServer(t, Config{Seed: 42, Speed: 10, Start: start})
-	b := startServer(t, Config{Seed: 42, Speed: 10, Start: start})
-	other := startServer(t, Config{Seed: 43, Speed: 10, Start: start})
+	a := startServer(t, Config{Replay: wire.Replay{Seed: 42, Speed: 10, Start: start}})
+	b := startServer(t, Config{Replay: wire.Replay{Seed: 42, Speed: 10, Start: start}})
+	other := startServer(t, Config{Replay: wire.Replay{Seed: 43, Speed: 10, Start: start}})
 	c1 := dial(t, a, "/stream?streams="+streams, "c1")
 	c2 := dial(t, a, "/stream?streams="+streams, "c2")
 	c3 := dial(t, b, "/stream?streams="+streams, "c3")
@@ -381,7 +382,7 @@ func index(s []string, v string) int {
 }
 
 func TestStatsMatchClient(t *testing.T) {
-	s := startServer(t, Config{Seed: 6, Speed: 10})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 6, Speed: 10}})
 	c := dial(t, s, "/stream?streams=btcusdt@trade/btcusdt@aggTrade/btcusdt@depth20@100ms/btcusdt@bookTicker", "count")
 	sc, err := s.WaitConn(ctxTimeout(t, 2*time.Second), "count")
 	if err != nil {
@@ -466,7 +467,7 @@ var seqKey = map[string]string{
 func TestStartStopWindow(t *testing.T) {
 	start := time.Now().Add(400 * time.Millisecond)
 	stop := start.Add(600 * time.Millisecond)
-	s := startServer(t, Config{Seed: 7, Speed: 10, Start: start, Stop: stop})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 7, Speed: 10, Start: start, Stop: stop}})
 	c := dial(t, s, "/ws/btcusdt@trade/btcusdt@depth@100ms", "")
 	var times []int64
 	var recv []time.Time
@@ -494,7 +495,7 @@ func TestStartStopWindow(t *testing.T) {
 }
 
 func TestHeartbeat(t *testing.T) {
-	s := startServer(t, Config{Seed: 8, PingInterval: 250 * time.Millisecond, PongTimeout: 400 * time.Millisecond})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 8, PingInterval: 250 * time.Millisecond, PongTimeout: 400 * time.Millisecond}})
 	t.Run("answered", func(t *testing.T) {
 		payloads := make(chan string, 100)
 		c := dial(t, s, "/ws", "good", func(c *websocket.Conn) {
@@ -549,7 +550,7 @@ func TestHeartbeat(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
-	s := startServer(t, Config{Seed: 9})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 9}})
 	for _, tc := range []struct {
 		name string
 		send func(c *websocket.Conn, i int) error
@@ -597,7 +598,7 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestMaxStreams(t *testing.T) {
-	s := startServer(t, Config{Seed: 10, MaxStreamsPerConn: 3})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 10}, MaxStreamsPerConn: 3})
 	t.Run("url", func(t *testing.T) {
 		c := dial(t, s, "/ws/a@trade/b@trade/c@trade/d@trade", "")
 		if code, _ := closeCode(t, c, 2*time.Second); code != 1008 {
@@ -619,7 +620,7 @@ func TestMaxStreams(t *testing.T) {
 }
 
 func TestQueueOverflowClosesOnlySlowConn(t *testing.T) {
-	s := startServer(t, Config{Seed: 11, Speed: 20, QueueSize: 1024})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 11, Speed: 20, QueueSize: 1024}})
 	streams := "/stream?streams=btcusdt@depth20@100ms/ethusdt@depth20@100ms/bnbusdt@depth20@100ms/solusdt@depth20@100ms" +
 		"/xrpusdt@depth20@100ms/adausdt@depth20@100ms/dogeusdt@depth20@100ms/trxusdt@depth20@100ms"
 	// The slow client never reads and keeps its receive buffer small.
@@ -679,7 +680,7 @@ func TestQueueOverflowClosesOnlySlowConn(t *testing.T) {
 }
 
 func TestRejectHandshakes(t *testing.T) {
-	s := startServer(t, Config{Seed: 12})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 12}})
 	s.RejectHandshakes(2, http.StatusTooManyRequests, http.Header{"Retry-After": {"3"}})
 	for i := range 2 {
 		_, resp, err := dialResp(s, "/ws/btcusdt@trade", "", nil)
@@ -697,7 +698,7 @@ func TestRejectHandshakes(t *testing.T) {
 }
 
 func TestHooks(t *testing.T) {
-	s := startServer(t, Config{Seed: 13})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 13}})
 	t.Run("fragmented", func(t *testing.T) {
 		nc, br, _, err := ws.Dialer{Header: ws.HandshakeHeaderHTTP(http.Header{"X-Soak-Conn": {"frag"}})}.Dial(ctxTimeout(t, 2*time.Second), s.URL()+"/ws")
 		if err != nil {
@@ -818,7 +819,7 @@ func TestHooks(t *testing.T) {
 }
 
 func TestLifetime(t *testing.T) {
-	s := startServer(t, Config{Seed: 14, Lifetime: 300 * time.Millisecond})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 14, Lifetime: 300 * time.Millisecond}})
 	c := dial(t, s, "/ws", "")
 	code, _ := closeCode(t, c, 3*time.Second)
 	if code != 1001 {
@@ -827,7 +828,7 @@ func TestLifetime(t *testing.T) {
 }
 
 func TestCloseLeavesNothing(t *testing.T) {
-	s, err := New(Config{Seed: 15, Speed: 10})
+	s, err := New(Config{Replay: wire.Replay{Seed: 15, Speed: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}

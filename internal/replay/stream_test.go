@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/binance"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 var wantKeys = map[string]string{
@@ -46,7 +47,7 @@ type seqState struct {
 }
 
 func TestStreamsShapeAndContinuity(t *testing.T) {
-	s := startServer(t, Config{Seed: 21, Speed: 10, Rates: map[string]float64{"blockTrade": 2}})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 21, Speed: 10, Rates: map[string]float64{"blockTrade": 2}}})
 	names := []string{
 		"btcusdt@trade", "ethusdt@trade", "btcusdt@aggTrade", "btcusdt@bookTicker", "btcusdt@depth@100ms", "btcusdt@depth",
 		"btcusdt@depth20@100ms", "btcusdt@depth5", "ethusdt@depth10@100ms", "btcusdt@kline_1s", "btcusdt@kline_1m",

@@ -10,6 +10,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/wssoak/wssoak/internal/cert"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // TestResetUnderTLS: a reset on a wss:// connection is an RST of the TCP
@@ -20,7 +21,7 @@ func TestResetUnderTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := startServer(t, Config{Seed: 1, TLS: ca.ServerTLS()})
+	s := startServer(t, Config{Replay: wire.Replay{Seed: 1}, TLS: ca.ServerTLS()})
 	d := websocket.Dialer{HandshakeTimeout: 5 * time.Second, TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}
 	c, _, err := dialResp(s, "/ws", "tls-reset", &d)
 	if err != nil {

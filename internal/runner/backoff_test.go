@@ -13,6 +13,7 @@ import (
 
 	"github.com/wssoak/wssoak/internal/replay"
 	"github.com/wssoak/wssoak/internal/transport"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // TestReadLimitBacksOff: every message of the stream is above read_limit, so
@@ -37,7 +38,7 @@ func TestReadLimitBacksOff(t *testing.T) {
 
 func testReadLimitBacksOff(t *testing.T, tr transport.Transport) {
 	// ~200 trades/s from now on, each ~190 bytes in its combined wrapper.
-	srv, err := replay.New(replay.Config{Seed: 2, Speed: 10, Start: time.Now(), Symbols: []string{"btcusdt"}})
+	srv, err := replay.New(replay.Config{Replay: wire.Replay{Seed: 2, Speed: 10, Start: time.Now(), Symbols: []string{"btcusdt"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,24 +108,6 @@ type WorkerResult struct {
 	Err                   error
 }
 
-// ServeConfig is what the controller hands a child replay server on stdin.
-type ServeConfig struct {
-	Seed         int64              `json:"seed"`
-	Speed        float64            `json:"speed"`
-	Rates        map[string]float64 `json:"rates,omitempty"`
-	Symbols      []string           `json:"symbols,omitempty"`
-	PingInterval time.Duration      `json:"ping_interval"`
-	PongTimeout  time.Duration      `json:"pong_timeout"`
-	Lifetime     time.Duration      `json:"lifetime"`
-	QueueSize    int                `json:"queue_size"`
-	CertFile     string             `json:"cert_file,omitempty"` // with KeyFile: serve wss://
-	KeyFile      string             `json:"key_file,omitempty"`
-	Start        time.Time          `json:"start"`
-	Stop         time.Time          `json:"stop"`
-	// Faults are injected by the server at Start+At on its own clock.
-	Faults []wire.ScheduledFault `json:"faults,omitempty"`
-}
-
 // ServeReady is the first line a child replay server prints on stdout.
 type ServeReady struct {
 	Addr string `json:"addr"`
@@ -495,14 +477,8 @@ func (c *controller) resolveSymbols(ctx context.Context) (string, error) {
 }
 
 func (c *controller) startServer(ctx context.Context, start, end time.Time) error {
-	r := c.o.Profile.Replay
-	cfg := ServeConfig{Seed: r.Seed, Speed: r.Speed, Rates: r.Rates, Symbols: r.Symbols,
-		PingInterval: time.Duration(r.PingInterval), PongTimeout: time.Duration(r.PongTimeout),
-		Lifetime: time.Duration(r.Lifetime), QueueSize: r.QueueSize, Start: start, Stop: end,
-		Faults: c.o.Profile.ScheduledFaults()}
-	if len(cfg.Symbols) == 0 {
-		cfg.Symbols = c.o.Profile.Symbols
-	}
+	cfg := c.o.Profile.ReplayConfig() // handed to the server on stdin
+	cfg.Start, cfg.Stop = start, end
 	if c.ca != nil {
 		cfg.CertFile, cfg.KeyFile = filepath.Join(c.dir, "server.pem"), filepath.Join(c.dir, "server-key.pem")
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wssoak/wssoak/internal/replay"
 	"github.com/wssoak/wssoak/internal/transport"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // reconnectsPerLib is how often each library reconnects in TestNoGrowth.
@@ -53,8 +54,7 @@ func TestNoGrowth(t *testing.T) {
 	for _, tr := range transport.All() {
 		t.Run(tr.Name(), func(t *testing.T) {
 			gBase, fBase := runtime.NumGoroutine(), openFDs(t)
-			srv, err := replay.New(replay.Config{Seed: 1, Start: time.Now().Add(time.Hour), Symbols: []string{"btcusdt"},
-				Lifetime: 2 * time.Millisecond})
+			srv, err := replay.New(replay.Config{Replay: wire.Replay{Seed: 1, Start: time.Now().Add(time.Hour), Symbols: []string{"btcusdt"}, Lifetime: 2 * time.Millisecond}})
 			if err != nil {
 				t.Fatal(err)
 			}

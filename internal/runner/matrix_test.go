@@ -159,7 +159,7 @@ func newMatrixEnv(t *testing.T, tr transport.Transport, adjust func(*Plan), live
 	t.Helper()
 	// The generator's window starts in an hour: only the test's own messages
 	// flow. Live: it runs at 10× (~200 trades/s, ~120 aggTrades/s).
-	cfg := replay.Config{Seed: 1, Start: time.Now().Add(time.Hour), Symbols: []string{"btcusdt"}, MaxControlPerSec: 1000}
+	cfg := replay.Config{Replay: wire.Replay{Seed: 1, Start: time.Now().Add(time.Hour), Symbols: []string{"btcusdt"}}, MaxControlPerSec: 1000}
 	streams := []string{"btcusdt@trade"}
 	if live {
 		cfg.Start, cfg.Speed = time.Now(), 10

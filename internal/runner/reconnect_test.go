@@ -13,6 +13,7 @@ import (
 
 	"github.com/wssoak/wssoak/internal/replay"
 	"github.com/wssoak/wssoak/internal/transport"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // TestWorkerReconnects drives one worker per library against a real replay
@@ -37,7 +38,7 @@ func TestWorkerReconnects(t *testing.T) {
 func testWorkerReconnects(t *testing.T, tr transport.Transport) {
 	start := time.Now().Add(300 * time.Millisecond)
 	stop := start.Add(4500 * time.Millisecond) // the source stops before the worker does: nothing in flight at the end
-	srv, err := replay.New(replay.Config{Seed: 3, Speed: 10, Start: start, Stop: stop, Symbols: []string{"btcusdt"}})
+	srv, err := replay.New(replay.Config{Replay: wire.Replay{Seed: 3, Speed: 10, Start: start, Stop: stop, Symbols: []string{"btcusdt"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

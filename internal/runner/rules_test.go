@@ -15,6 +15,7 @@ import (
 	"github.com/wssoak/wssoak/internal/replay"
 	"github.com/wssoak/wssoak/internal/transport"
 	"github.com/wssoak/wssoak/internal/transport/proxytest"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // TestBinanceConnectionRules runs every library's worker, from a plan built from a profile,
@@ -40,8 +41,7 @@ func TestBinanceConnectionRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := replay.New(replay.Config{Seed: 5, Rates: map[string]float64{"aggTrade": 0.2},
-		PingInterval: time.Second, PongTimeout: 5 * time.Second})
+	srv, err := replay.New(replay.Config{Replay: wire.Replay{Seed: 5, Rates: map[string]float64{"aggTrade": 0.2}, PingInterval: time.Second, PongTimeout: 5 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

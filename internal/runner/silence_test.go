@@ -10,6 +10,7 @@ import (
 	"github.com/wssoak/wssoak/internal/binance"
 	"github.com/wssoak/wssoak/internal/replay"
 	"github.com/wssoak/wssoak/internal/transport"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // TestWorkerStartedMidWindow starts a worker 2.5 s into the window, as the
@@ -29,7 +30,7 @@ func TestWorkerStartedMidWindow(t *testing.T) {
 	const stream = "btcusdt@depth@100ms"
 	now := time.Now()
 	dataAt := now.Add(time.Second)
-	srv, err := replay.New(replay.Config{Seed: 5, Start: dataAt, Symbols: []string{"btcusdt"}})
+	srv, err := replay.New(replay.Config{Replay: wire.Replay{Seed: 5, Start: dataAt, Symbols: []string{"btcusdt"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,6 @@ import (
 	"net"
 	"syscall"
 	"time"
-
-	"github.com/wssoak/wssoak/internal/limit"
 )
 
 // Dialer is the one TCP dialer shared by every adapter (DialConfig.NetDial = d.DialContext),
@@ -34,7 +32,7 @@ func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 			ctx, cancel = context.WithTimeout(ctx, d.Timeout)
 			defer cancel()
 		}
-		conn, err := d.Proxy.dial(ctx, d.netDialer(), addr, d.ProxyTLS)
+		conn, err := (*tunnel)(d.Proxy).dial(ctx, d.netDialer(), addr, d.ProxyTLS)
 		if err != nil {
 			return nil, fmt.Errorf("dial %s: %w", addr, err)
 		}
@@ -101,17 +99,4 @@ func TLSConfig(caFiles []string, serverName string) (*tls.Config, error) {
 	}
 	cfg.RootCAs = pool
 	return cfg, nil
-}
-
-// AppendCAFile adds the PEM certificates of file (at most limit.PEMFile bytes)
-// to pool; a file without one is an error.
-func AppendCAFile(pool *x509.CertPool, file string) error {
-	data, err := limit.ReadFile("ca file", file, limit.PEMFile)
-	if err != nil {
-		return err
-	}
-	if !pool.AppendCertsFromPEM(data) {
-		return fmt.Errorf("read ca file %s: no PEM certificate in it", file)
-	}
-	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -11,155 +12,35 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
-	"regexp"
 	"strconv"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/wssoak/wssoak/internal/endpoint"
 	"github.com/wssoak/wssoak/internal/limit"
 )
 
-// Proxy is a forward proxy every connection is tunnelled through: the profile's `proxy:`.
-// The target's name is resolved by the proxy (SOCKS5 domain address, SOCKS4a, CONNECT host).
-type Proxy struct {
-	Scheme string // socks5, socks4, http or https
-	Addr   string // host:port of the proxy
-	User   string // percent-decoded; for socks4 the user id
-	Pass   string // percent-decoded; never printed
-	masked string // the URL with the password masked, for messages
-}
+// Proxy is endpoint.Proxy, a forward proxy: this package tunnels through it.
+type Proxy = endpoint.Proxy
 
-// Default proxy ports when the URL names none.
-var proxyPorts = map[string]string{"socks5": "1080", "socks4": "1080", "http": "80", "https": "443"}
+// tunnel is a Proxy this package dials through.
+type tunnel endpoint.Proxy
 
-// ParseProxy parses scheme://[user[:password]@]host[:port]. Reserved characters in the
-// user or password are percent-encoded (p%40ss is p@ss). Errors never contain the password:
-// they show the URL through maskRaw, or not at all when it does not parse.
-func ParseProxy(raw string) (*Proxy, error) {
-	const form = "want scheme://[user[:password]@]host[:port] with scheme socks5, socks4, http or https"
-	u, err := url.Parse(raw)
-	if err != nil || strings.ContainsFunc(raw, unicode.IsControl) { // url lets them through in a fragment
-		// url's own message repeats the URL or a piece of it, password included; and a
-		// control character would break the message's line.
-		return nil, fmt.Errorf("malformed proxy URL: %s; percent-encode reserved characters of the user and password (@ as %%40, / as %%2F, : as %%3A, space as %%20)", form)
-	}
-	p := &Proxy{Scheme: strings.ToLower(u.Scheme)}
-	port, ok := proxyPorts[p.Scheme]
-	switch {
-	case u.Scheme == "":
-		return nil, fmt.Errorf("proxy URL %s: no scheme: %s", maskRaw(raw, u), form)
-	case !ok:
-		return nil, fmt.Errorf("proxy URL %s: unsupported scheme %q: %s", maskRaw(raw, u), u.Scheme, form)
-	case u.Opaque != "" || u.Host == "" || u.Hostname() == "":
-		return nil, fmt.Errorf("proxy URL %s: no host: %s", maskRaw(raw, u), form)
-	case (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
-		return nil, fmt.Errorf("proxy URL %s: unexpected path, query or fragment: %s", maskRaw(raw, u), form)
-	}
-	if u.Port() != "" {
-		if n, err := strconv.Atoi(u.Port()); err != nil || n < 1 || n > 65535 {
-			return nil, fmt.Errorf("proxy URL %s: bad port %q", maskRaw(raw, u), u.Port())
-		}
-		port = u.Port()
-	}
-	p.Addr = net.JoinHostPort(u.Hostname(), port)
-	// url lets a ] through, and bytes outside ASCII (a name to dial is ASCII: punycode).
-	if h, _, err := net.SplitHostPort(p.Addr); err != nil || h != u.Hostname() || strings.ContainsFunc(h, func(r rune) bool { return r >= utf8.RuneSelf }) {
-		return nil, fmt.Errorf("proxy URL %s: bad host %q", maskRaw(raw, u), u.Hostname())
-	}
-	if u.User != nil {
-		var hasPass bool
-		p.User = u.User.Username()
-		p.Pass, hasPass = u.User.Password()
-		switch {
-		case p.Scheme == "socks4" && hasPass:
-			return nil, fmt.Errorf("proxy URL %s: socks4 has no password, only a user id", maskRaw(raw, u))
-		case p.Scheme == "socks5" && (len(p.User) > 255 || len(p.Pass) > 255):
-			return nil, fmt.Errorf("proxy URL %s: socks5 user and password are limited to 255 bytes", maskRaw(raw, u))
-		case p.Scheme == "socks5" && p.User == "":
-			return nil, fmt.Errorf("proxy URL %s: socks5 password without a user", maskRaw(raw, u))
-		}
-	}
-	var who string
-	switch {
-	case p.Pass != "":
-		who = url.User(p.User).String() + ":****@" // url would escape the stars
-	case p.User != "":
-		who = url.User(p.User).String() + "@"
-	}
-	host := strings.TrimPrefix((&url.URL{Host: u.Host}).String(), "//") // an IPv6 zone's % escaped again
-	p.masked = p.Scheme + "://" + who + host
-	return p, nil
-}
+// String is the proxy URL with the password masked, as Proxy's.
+func (p *tunnel) String() string { return (*Proxy)(p).String() }
 
-// schemeHead is the scheme and slashes that begin a mistyped URL (socks5:/, http:\\).
-var schemeHead = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:[/\\]*`)
+// ParseProxy is endpoint.ParseProxy.
+func ParseProxy(raw string) (*Proxy, error) { return endpoint.ParseProxy(raw) }
 
-// maskRaw is raw, a proxy URL without control characters that url.Parse made u of,
-// for an error message: Mask's output when raw has a plain user part (a user, a host, and
-// no '@' after the host); otherwise, when raw has an '@', everything between its scheme
-// and its last '@' is masked, user included, since where a mistyped user part ends
-// cannot be told.
-func maskRaw(raw string, u *url.URL) string {
-	at := strings.LastIndexByte(raw, '@')
-	switch {
-	case at < 0:
-		return raw // no user part, so no password
-	case u.User != nil && u.Host != "" && !strings.Contains(u.Path+u.RawQuery+u.Fragment, "@"):
-		return Mask(raw)
-	}
-	return schemeHead.FindString(raw[:at]) + "****" + raw[at:]
-}
+// Mask is endpoint.Mask: every password in s replaced by ****.
+func Mask(s string) string { return endpoint.Mask(s) }
 
-// String is the proxy URL with the password masked.
-func (p *Proxy) String() string { return p.masked }
-
-// Mask replaces by **** every password in s: in each word (a word ends at white space, a
-// control character, '"', '<' or '>') and each part of a word between '/', '?' and '#'
-// that has an '@', the text from its first ':' to its last '@'. That is the password of
-// scheme://user:password@host (every character a URL allows in a password is kept in a
-// word part), and of the mistyped forms user:password@host, http//user:password@host or
-// socks5:/user:password@host; a stream name such as btcusdt@depth, or a URL's path, is
-// left alone. It is the one function that keeps proxy credentials out of logs, errors,
-// the database and the report.
-func Mask(s string) string {
-	if !strings.Contains(s, "@") {
-		return s
-	}
-	var b strings.Builder
-	done, colon, at := 0, -1, -1 // s[:done] is in b; the first ':' and last '@' of the current part
-	end := func() {
-		if colon >= 0 && at > colon {
-			b.WriteString(s[done : colon+1])
-			b.WriteString("****")
-			done = at
-		}
-		colon, at = -1, -1
-	}
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c <= ' ' || c == 0x7f || c == '"' || c == '<' || c == '>' || c == '/' || c == '?' || c == '#':
-			end()
-		case c == ':' && colon < 0:
-			colon = i
-		case c == '@':
-			at = i
-		}
-	}
-	end()
-	if done == 0 {
-		return s
-	}
-	b.WriteString(s[done:])
-	return b.String()
-}
+// AppendCAFile is endpoint.AppendCAFile.
+func AppendCAFile(pool *x509.CertPool, file string) error { return endpoint.AppendCAFile(pool, file) }
 
 // dial connects to the proxy with nd and opens a tunnel to addr (host:port). ctx bounds the
 // whole of it: TCP connect, TLS to an https proxy, and the proxy's handshake. tlsCfg
 // verifies an https proxy (its ServerName is set to the proxy's host here).
-func (p *Proxy) dial(ctx context.Context, nd *net.Dialer, addr string, tlsCfg *tls.Config) (net.Conn, error) {
+func (p *tunnel) dial(ctx context.Context, nd *net.Dialer, addr string, tlsCfg *tls.Config) (net.Conn, error) {
 	conn, err := nd.DialContext(ctx, "tcp", p.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("proxy %s: %w", p, err)
@@ -189,7 +70,7 @@ func (p *Proxy) dial(ctx context.Context, nd *net.Dialer, addr string, tlsCfg *t
 	return tunnel, nil
 }
 
-func (p *Proxy) handshake(ctx context.Context, conn net.Conn, addr string, tlsCfg *tls.Config) (net.Conn, error) {
+func (p *tunnel) handshake(ctx context.Context, conn net.Conn, addr string, tlsCfg *tls.Config) (net.Conn, error) {
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("target %q: %w", addr, err)
@@ -220,7 +101,7 @@ func (p *Proxy) handshake(ctx context.Context, conn net.Conn, addr string, tlsCf
 }
 
 // socks5 runs RFC 1928 CONNECT, with RFC 1929 user/password authentication when a user is set.
-func (p *Proxy) socks5(conn net.Conn, host string, port uint16) error {
+func (p *tunnel) socks5(conn net.Conn, host string, port uint16) error {
 	greet := []byte{5, 1, 0}
 	if p.User != "" {
 		greet = []byte{5, 1, 2}
@@ -305,7 +186,7 @@ func socks5Reply(code byte) string {
 }
 
 // socks4 runs SOCKS4 CONNECT, or SOCKS4a when host is a name (the proxy resolves it).
-func (p *Proxy) socks4(conn net.Conn, host string, port uint16) error {
+func (p *tunnel) socks4(conn net.Conn, host string, port uint16) error {
 	req := binary.BigEndian.AppendUint16([]byte{4, 1}, port)
 	ip := net.ParseIP(host)
 	switch {
@@ -337,7 +218,7 @@ func (p *Proxy) socks4(conn net.Conn, host string, port uint16) error {
 }
 
 // connect opens an HTTP CONNECT tunnel, with Basic authentication when a user is set.
-func (p *Proxy) connect(conn net.Conn, addr string) (net.Conn, error) {
+func (p *tunnel) connect(conn net.Conn, addr string) (net.Conn, error) {
 	req := "CONNECT " + addr + " HTTP/1.1\r\nHost: " + addr + "\r\n"
 	if p.User != "" {
 		req += "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(p.User+":"+p.Pass)) + "\r\n"
