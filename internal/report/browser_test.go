@@ -96,17 +96,19 @@ func TestReportInBrowser(t *testing.T) {
 func openReport(ctx context.Context, t *testing.T, b *browser, dbPath string) string {
 	t.Helper()
 	htmlPath, html := renderFile(t, dbPath)
-	var data struct {
-		Charts []struct {
-			ID     string
-			Series []struct {
-				Name   string
-				Points [][2]*float64
-			}
-		}
+	cs, opts := reportCharts(t, dbPath, html)
+	type want struct {
+		id    string
+		lines []string
+		rows  int
 	}
-	if err := json.Unmarshal(embeddedData(t, html), &data); err != nil {
-		t.Fatal(err)
+	var wants []want
+	for i, c := range cs {
+		var o chartOption
+		if err := json.Unmarshal(opts[i], &o); err != nil {
+			t.Fatal(err)
+		}
+		wants = append(wants, want{c.ID, o.lines(), len(o.Dataset[0].Source)})
 	}
 	s, err := b.newPage(ctx)
 	if err != nil {
@@ -157,28 +159,28 @@ func openReport(ctx context.Context, t *testing.T, b *browser, dbPath string) st
 	if err := b.eval(ctx, s, probe, &res); err != nil {
 		t.Fatal(err)
 	}
-	if res.Plots != len(data.Charts) || len(res.Charts) != len(data.Charts) {
-		t.Errorf("%d plot containers and %d charts drawn, want %d (the data's charts)", res.Plots, len(res.Charts), len(data.Charts))
+	if res.Plots != len(wants) || len(res.Charts) != len(wants) {
+		t.Errorf("%d plot containers and %d charts drawn, want %d (the charts built)", res.Plots, len(res.Charts), len(wants))
 	}
-	for _, c := range data.Charts {
-		got, ok := res.Charts[c.ID]
+	for _, c := range wants {
+		got, ok := res.Charts[c.id]
 		if !ok {
-			t.Errorf("chart %s was not created", c.ID)
+			t.Errorf("chart %s was not created", c.id)
 			continue
 		}
 		if got.Colored < 50 {
-			t.Errorf("chart %s: %d colored pixels in its plot area (%d painted): nothing drawn", c.ID, got.Colored, got.Painted)
+			t.Errorf("chart %s: %d colored pixels in its plot area (%d painted): nothing drawn", c.id, got.Colored, got.Painted)
 		}
 		if got.Group != "soak" {
-			t.Errorf("chart %s is not in the connected group", c.ID)
+			t.Errorf("chart %s is not in the connected group", c.id)
 		}
-		if len(got.Counts) != len(c.Series) {
-			t.Errorf("chart %s: %d line series, want %d", c.ID, len(got.Counts), len(c.Series))
+		if len(got.Counts) != len(c.lines) {
+			t.Errorf("chart %s: %d line series, want %d", c.id, len(got.Counts), len(c.lines))
 			continue
 		}
-		for i, s := range c.Series {
-			if got.Counts[i] != len(s.Points) {
-				t.Errorf("chart %s series %s: echarts holds %d points, the data %d", c.ID, s.Name, got.Counts[i], len(s.Points))
+		for i, name := range c.lines {
+			if got.Counts[i] != c.rows {
+				t.Errorf("chart %s series %s: echarts holds %d points, the dataset %d rows", c.id, name, got.Counts[i], c.rows)
 			}
 		}
 	}
