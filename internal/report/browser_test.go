@@ -33,7 +33,8 @@ func chromiumPath() string {
 // inside its plot area, and as many points as the data holds), that the
 // page asked for nothing over the network and that the console shows no
 // error: the fixture (every point drawn; also zoom and the event filter)
-// and a long run (bucketed, no event at all).
+// and a long run (bucketed, no event at all). On the fixture it also shows
+// an axis and a marker tooltip (the formatters the options name).
 func TestReportInBrowser(t *testing.T) {
 	bin := chromiumPath()
 	if bin == "" {
@@ -45,6 +46,29 @@ func TestReportInBrowser(t *testing.T) {
 
 	t.Run("fixture", func(t *testing.T) {
 		s := openReport(ctx, t, b, fixtureDB(t))
+
+		// The tooltips' formatters (page.js helpers named by the options):
+		// the axis tooltip at the spike, and a marker's.
+		const tips = `new Promise(done => {
+		  soakCharts.msgs.dispatchAction({type: 'showTip', seriesIndex: 0, dataIndex: 76});
+		  soakCharts.reconnects.dispatchAction({type: 'showTip', seriesIndex: 3, dataIndex: 0});
+		  requestAnimationFrame(() => requestAnimationFrame(() => done(JSON.stringify(
+		    ['msgs', 'reconnects'].map(id => document.getElementById('chart-' + id).innerText)))));
+		})`
+		var tipText [2]string
+		if err := b.eval(ctx, s, tips, &tipText); err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range [][]string{
+			{"2026-11-01 12:01:17 UTC (+00:01:17)", "gorilla: 9,000 msgs/s", "gws: 9,000 msgs/s"},
+			{"reconnect · gws", "2026-11-01 12:00:41 UTC (+00:00:41)"},
+		} {
+			for _, w := range want {
+				if !strings.Contains(tipText[i], w) {
+					t.Errorf("tooltip %q lacks %q", tipText[i], w)
+				}
+			}
+		}
 
 		// Zoom one chart: every other follows (echarts.connect).
 		const zoom = `(() => {
