@@ -24,9 +24,11 @@ import (
 // palette colors the series in order (libraries, or host measures).
 var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"}
 
-// markerStyles draws each marker group of the reconnects chart; the order is
-// the legend's.
-var markerStyles = []struct{ kind, symbol, color string }{
+// markerStyle draws a marker group of the reconnects chart.
+type markerStyle struct{ kind, symbol, color string }
+
+// markerStyles lists the marker groups (markerKinds) in the legend's order.
+var markerStyles = []markerStyle{
 	{"reconnect", "triangle", "#555"},
 	{"stall", "diamond", "#e6a700"},
 	{"fault", "pin", "#c00"},

@@ -559,3 +559,13 @@ func TestEchartsAsset(t *testing.T) {
 		t.Errorf("embedded echarts does not declare the recorded version %q", v)
 	}
 }
+
+// TestMarkerStyles: every marker group has a style (a group without one
+// would not be drawn).
+func TestMarkerStyles(t *testing.T) {
+	for kind, group := range markerKinds {
+		if !slices.ContainsFunc(markerStyles, func(s markerStyle) bool { return s.kind == group }) {
+			t.Errorf("event kind %s: marker group %q has no style in markerStyles", kind, group)
+		}
+	}
+}
