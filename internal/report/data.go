@@ -41,7 +41,6 @@ type kv struct{ K, V string }
 // log. Its layout is fixed by the golden test.
 type pageData struct {
 	StartMs int64         `json:"start_ms"` // the window's start, Unix ms
-	Libs    []string      `json:"libs"`
 	Events  eventLog      `json:"events"`
 	Kinds   []string      `json:"kinds"`
 	Counts  []eventCounts `json:"counts"` // every event, counted by library and kind
@@ -199,7 +198,7 @@ func build(db *store.DB, checked []store.Verdict) (*page, error) {
 	}
 	libs := tbl.Libs
 	slices.SortStableFunc(p.Workers, func(a, b store.Worker) int { return cmp.Compare(rank(a.Lib), rank(b.Lib)) })
-	p.Data = pageData{StartMs: run.Started.UnixMilli(), Libs: libs}
+	p.Data = pageData{StartMs: run.Started.UnixMilli()}
 	libIdx := map[string]int{}
 	for i, l := range libs {
 		libIdx[l] = i
