@@ -84,7 +84,7 @@ func Render(ctx context.Context, db *store.DB, w io.Writer, opts Options) error 
 	}
 	return pageTmpl.Execute(w, struct {
 		*page
-		Charts         []chartView
+		ChartViews     []chartView // p.Charts with their options
 		Generated      time.Time
 		MaxPoints      int
 		MaxBuckets     int
