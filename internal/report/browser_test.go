@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/wssoak/wssoak/internal/store"
 )
 
 // chromiumPath finds Debian's chromium (installed by .ci/run).
@@ -33,8 +36,9 @@ func chromiumPath() string {
 // inside its plot area, and as many points as the data holds), that the
 // page asked for nothing over the network and that the console shows no
 // error: the fixture (every point drawn; also zoom and the event filter)
-// and a long run (bucketed, no event at all). On the fixture it also shows
-// an axis and a marker tooltip (the formatters the options name).
+// and a long run (bucketed, no event at all), and a run without data yet.
+// On the fixture it also shows an axis and a marker tooltip (the formatters
+// the options name).
 func TestReportInBrowser(t *testing.T) {
 	bin := chromiumPath()
 	if bin == "" {
@@ -108,6 +112,27 @@ func TestReportInBrowser(t *testing.T) {
 
 	t.Run("long run", func(t *testing.T) {
 		s := openReport(ctx, t, b, longRunDB(t))
+		for _, p := range b.problems(s) {
+			t.Errorf("browser: %s", p)
+		}
+	})
+
+	// A run that has just started: charts without rows still come up
+	// (empty datasets), without an error.
+	t.Run("no data yet", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "soak.db")
+		db, err := store.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.CreateRun(store.Run{ID: "new", Name: "new", Target: "x", Started: fixtureStart, Planned: time.Hour, Status: "running"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.UpsertWorker(store.Worker{Lib: "gorilla"}); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		s := openReport(ctx, t, b, path)
 		for _, p := range b.problems(s) {
 			t.Errorf("browser: %s", p)
 		}
@@ -192,7 +217,7 @@ func openReport(ctx context.Context, t *testing.T, b *browser, dbPath string) st
 			t.Errorf("chart %s was not created", c.id)
 			continue
 		}
-		if got.Colored < 50 {
+		if c.rows > 0 && got.Colored < 50 { // a chart without rows draws its axes only
 			t.Errorf("chart %s: %d colored pixels in its plot area (%d painted): nothing drawn", c.id, got.Colored, got.Painted)
 		}
 		if got.Group != "soak" {
