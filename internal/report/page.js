@@ -31,14 +31,14 @@
         if (!ps.length) return "";
         var lines = [utc(ps[0].axisValue)];
         ps.forEach(function (p) {
-          if (p.seriesType === "line") lines.push(p.marker + p.seriesName + ": <b>" + fmt(p.value[p.encode.y[0]]) + "</b> " + unit);
+          if (p.seriesType === "line") lines.push(p.marker + esc(p.seriesName) + ": <b>" + fmt(p.value[p.encode.y[0]]) + "</b> " + esc(unit));
         });
         return lines.join("<br>");
       };
     },
     // markerTip formats a marker's tooltip: its kind, library and instant.
     markerTip: function (p) {
-      return "<b>" + p.seriesName + "</b> · " + p.name + "<br>" + utc(p.value[0]);
+      return "<b>" + esc(p.seriesName) + "</b> · " + esc(p.name) + "<br>" + utc(p.value[0]);
     },
     // draw makes the chart of container chart-ID from its option.
     draw: function (id, option) {
