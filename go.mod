@@ -6,6 +6,7 @@ require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/coder/websocket v1.8.15
 	github.com/fasthttp/websocket v1.5.12
+	github.com/go-echarts/go-echarts/v2 v2.6.7
 	github.com/gobwas/ws v1.5.0
 	github.com/gorilla/websocket v1.5.3
 	github.com/lxzan/gws v1.8.9

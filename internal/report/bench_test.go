@@ -51,7 +51,8 @@ func daylong(b *testing.B) string {
 }
 
 // BenchmarkRender24h renders the report of a 24-hour, five-library run with
-// per-second rows; the issue asks for < 3 s and < 5 MB.
+// per-second rows; the targets are ≤ 1 s (soak report, wall, on a quiet
+// host) and ≤ 3 MB, which it checks.
 func BenchmarkRender24h(b *testing.B) {
 	path := daylong(b)
 	db, err := store.OpenReadOnly(path)
@@ -68,6 +69,9 @@ func BenchmarkRender24h(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)/1e6, "MB/report")
+	if n > 3e6 {
+		b.Errorf("report of the synthetic day is %.2f MB, over 3 MB", float64(n)/1e6)
+	}
 }
 
 // BenchmarkSummarize24h is the table computed from a day of samples: what

@@ -30,58 +30,38 @@ type page struct {
 	Subs     []subRow
 	Faults   []faultRow
 	Verdicts []verdictRow
+	Charts   []chart // drawn from their go-echarts options (chart.go)
 	Data     pageData
 }
 
 type kv struct{ K, V string }
 
-// pageData is the JSON embedded in the page (id "soak-data"): the charts
-// and the event log. Its layout is fixed by the golden test.
+// pageData is the JSON embedded in the page (id "soak-data") for its
+// script: the window's start (for the tooltips' elapsed time) and the event
+// log. Its layout is fixed by the golden test.
 type pageData struct {
-	StartMs int64         `json:"start_ms"` // the window's start, Unix ms; chart X values are seconds after it
-	Libs    []string      `json:"libs"`
-	Charts  []chart       `json:"charts"`
+	StartMs int64         `json:"start_ms"` // the window's start, Unix ms
 	Events  eventLog      `json:"events"`
 	Kinds   []string      `json:"kinds"`
 	Counts  []eventCounts `json:"counts"` // every event, counted by library and kind
 }
 
-// chart is one echarts chart; ID is fixed (the browser test and the golden
-// file find charts by it).
+// chart is one chart over time, as data: a frame with one row per instant
+// (X, seconds after the window's start) and one column per series (Names;
+// NaN where a series has no value, which breaks its line), and event
+// markers. chart.go turns it into go-echarts options. ID is fixed (the
+// page, the browser test and the golden file find charts by it).
 type chart struct {
-	ID      string   `json:"id"`
-	Title   string   `json:"title"`
-	Unit    string   `json:"unit"`   // of the Y axis
-	Basis   string   `json:"basis"`  // per second, per interval, cumulative, sampled …
-	Bucket  float64  `json:"bucket"` // downsampling bucket in seconds (0 = every point)
-	Step    bool     `json:"step,omitempty"`
-	Note    string   `json:"note,omitempty"` // shown under the chart (the latency charts: the clocks)
-	Series  []series `json:"series"`
-	Markers []marker `json:"markers,omitempty"`
-}
-
-type series struct {
-	Name   string `json:"name"`
-	Points points `json:"points"`
-}
-
-// points marshal as [[x,y],…] with y null for a gap, numbers kept short.
-type points []point
-
-func (ps points) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 16*len(ps)+2)
-	b = append(b, '[')
-	for i, p := range ps {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '[')
-		b = appendNum(b, p.X)
-		b = append(b, ',')
-		b = appendNum(b, p.Y)
-		b = append(b, ']')
-	}
-	return append(b, ']'), nil
+	ID, Title string
+	Unit      string  // of the Y axis
+	Basis     string  // per second, per interval, cumulative, sampled …
+	Bucket    float64 // downsampling bucket in seconds (0 = every second)
+	Step      bool
+	Note      string // shown under the chart (the latency charts: the clocks)
+	Names     []string
+	X         []float64
+	Cols      [][]float64 // Cols[series][row]
+	Markers   []marker
 }
 
 // appendNum writes f with at most 3 decimals (NaN as null).
@@ -93,13 +73,12 @@ func appendNum(b []byte, f float64) []byte {
 }
 
 // marker is an event drawn on the reconnects chart: kind, at X on the line
-// of library Lib (-1 = run-wide, drawn at 0), N events folded into it.
+// of library Lib ("" = run-wide, drawn at 0), N events folded into it.
 type marker struct {
-	Kind string  `json:"kind"`
-	X    float64 `json:"x"`
-	Y    float64 `json:"y"`
-	Lib  int     `json:"lib"`
-	N    int     `json:"n"`
+	Kind string
+	X, Y float64
+	Lib  string
+	N    int
 }
 
 type eventLog struct {
@@ -219,7 +198,7 @@ func build(db *store.DB, checked []store.Verdict) (*page, error) {
 	}
 	libs := tbl.Libs
 	slices.SortStableFunc(p.Workers, func(a, b store.Worker) int { return cmp.Compare(rank(a.Lib), rank(b.Lib)) })
-	p.Data = pageData{StartMs: run.Started.UnixMilli(), Libs: libs}
+	p.Data = pageData{StartMs: run.Started.UnixMilli()}
 	libIdx := map[string]int{}
 	for i, l := range libs {
 		libIdx[l] = i
@@ -247,7 +226,7 @@ func build(db *store.DB, checked []store.Verdict) (*page, error) {
 	p.Host = hostRows(run)
 	p.Settings = settingRows(run)
 	p.Best = bestRows(tbl)
-	if p.Data.Charts, err = charts(db, lastSec, libs, libIdx, events); err != nil {
+	if p.Charts, err = buildCharts(db, lastSec, libs, libIdx, events); err != nil {
 		return nil, err
 	}
 	clock, err := readClockState(db, run)
@@ -255,8 +234,8 @@ func build(db *store.DB, checked []store.Verdict) (*page, error) {
 		return nil, err
 	}
 	p.Clock = clock.header()
-	for i := range p.Data.Charts {
-		if c := &p.Data.Charts[i]; c.ID == "lat_p50" || c.ID == "lat_p99" {
+	for i := range p.Charts {
+		if c := &p.Charts[i]; c.ID == "lat_p50" || c.ID == "lat_p99" {
 			c.Note = clock.chartNote()
 		}
 	}
@@ -468,59 +447,58 @@ var hostMetrics = []struct {
 		func(h *store.HostBucket) [][2]float64 { return [][2]float64{h.Load1, h.Load5, h.Load15} }},
 }
 
-// charts builds the charts over time. A run of at most 2×maxBuckets
-// seconds is drawn from every row (runs of equal values shortened, which
-// is exact); a longer one from maxBuckets buckets that SQLite folds to
-// their minimum and maximum, so no spike is lost.
-func charts(db *store.DB, lastSec int64, libs []string, libIdx map[string]int, events []store.Event) ([]chart, error) {
+// buildCharts builds the charts over time. A run of at most 2×maxBuckets
+// seconds is drawn from every row; a longer one from maxBuckets buckets
+// that SQLite folds to their minimum and maximum, so no spike is lost. Each
+// chart's rows are then compacted (compact), which draws the same lines.
+func buildCharts(db *store.DB, lastSec int64, libs []string, libIdx map[string]int, events []store.Event) ([]chart, error) {
 	var width int64
 	if lastSec > 2*maxBuckets {
 		width = (lastSec + maxBuckets - 1) / maxBuckets
 	}
-	perLib := make([][][]point, len(chartMetrics)) // metric → lib → points
-	for i := range perLib {
-		perLib[i] = make([][]point, len(libs))
+	out := make([]chart, 0, len(chartMetrics)+len(hostMetrics))
+	for _, m := range chartMetrics {
+		out = append(out, chart{ID: m.id, Title: m.title, Unit: m.unit, Basis: m.basis, Step: m.step, Bucket: float64(width), Names: libs})
 	}
-	hostPts := make([][][]point, len(hostMetrics))
-	for i, h := range hostMetrics {
-		hostPts[i] = make([][]point, len(h.names))
+	for _, h := range hostMetrics {
+		out = append(out, chart{ID: h.id, Title: h.title, Unit: h.unit, Basis: h.basis, Bucket: float64(width), Names: h.names})
 	}
+	var g grid
 	if width == 0 {
 		samples, err := db.Samples("")
 		if err != nil {
 			return nil, err
 		}
+		host, err := db.HostSamples()
+		if err != nil {
+			return nil, err
+		}
+		for i := range samples {
+			g.see(samples[i].Sec)
+		}
+		for i := range host {
+			g.see(host[i].Sec)
+		}
+		g.layout(out, 1, 1, lastSec)
 		for i := range samples {
 			s := &samples[i]
 			li, ok := libIdx[s.Lib]
 			if !ok {
 				continue
 			}
+			r := g.row(s.Sec)
 			for mi, m := range chartMetrics {
 				if m.worker && s.HasWorker || !m.worker && s.HasProc {
-					perLib[mi][li] = append(perLib[mi][li], point{float64(s.Sec), m.raw(s)})
+					out[mi].Cols[li][r] = m.raw(s)
 				}
 			}
-		}
-		host, err := db.HostSamples()
-		if err != nil {
-			return nil, err
 		}
 		for j := range host {
+			r := g.row(host[j].Sec)
 			for i, h := range hostMetrics {
 				for k, v := range h.raw(&host[j]) {
-					hostPts[i][k] = append(hostPts[i][k], point{float64(host[j].Sec), v})
+					out[len(chartMetrics)+i].Cols[k][r] = v
 				}
-			}
-		}
-		for i := range perLib {
-			for li := range perLib[i] {
-				perLib[i][li] = dedupRuns(perLib[i][li], 1)
-			}
-		}
-		for i := range hostPts {
-			for k := range hostPts[i] {
-				hostPts[i][k] = dedupRuns(hostPts[i][k], 1)
 			}
 		}
 	} else {
@@ -528,54 +506,101 @@ func charts(db *store.DB, lastSec int64, libs []string, libIdx map[string]int, e
 		if err != nil {
 			return nil, err
 		}
+		hb, err := db.HostBuckets(width)
+		if err != nil {
+			return nil, err
+		}
+		for i := range buckets {
+			g.see(buckets[i].From / width)
+		}
+		for i := range hb {
+			g.see(hb[i].From / width)
+		}
+		g.layout(out, width, 2, lastSec)
 		for i := range buckets {
 			b := &buckets[i]
 			li, ok := libIdx[b.Lib]
 			if !ok {
 				continue
 			}
+			r := g.row(b.From / width)
 			for mi, m := range chartMetrics {
 				if m.worker && !b.HasWorker || !m.worker && !b.HasProc {
 					continue
 				}
-				lo, hi, ok := m.bucket(b)
-				if !ok {
-					lo, hi = math.NaN(), math.NaN()
+				if lo, hi, ok := m.bucket(b); ok {
+					out[mi].Cols[li][r], out[mi].Cols[li][r+1] = lo, hi
 				}
-				perLib[mi][li] = envelope(perLib[mi][li], b.From, b.To, width, lo, hi)
 			}
-		}
-		hb, err := db.HostBuckets(width)
-		if err != nil {
-			return nil, err
 		}
 		for j := range hb {
+			r := g.row(hb[j].From / width)
 			for i, h := range hostMetrics {
 				for k, v := range h.bucket(&hb[j]) {
-					hostPts[i][k] = envelope(hostPts[i][k], hb[j].From, hb[j].To, width, v[0], v[1])
+					c := &out[len(chartMetrics)+i]
+					c.Cols[k][r], c.Cols[k][r+1] = v[0], v[1]
 				}
 			}
 		}
 	}
-	var out []chart
-	for mi, m := range chartMetrics {
-		c := chart{ID: m.id, Title: m.title, Unit: m.unit, Basis: m.basis, Step: m.step, Bucket: float64(width)}
-		for li, lib := range libs {
-			c.Series = append(c.Series, series{Name: lib, Points: perLib[mi][li]})
+	for i := range out {
+		out[i].compact()
+		if out[i].ID == "reconnects" {
+			out[i].Markers = markers(libs, libIdx, &out[i], events)
 		}
-		if m.id == "reconnects" {
-			c.Markers = markers(libIdx, perLib[mi], events)
-		}
-		out = append(out, c)
-	}
-	for i, h := range hostMetrics {
-		c := chart{ID: h.id, Title: h.title, Unit: h.unit, Basis: h.basis, Bucket: float64(width)}
-		for k, name := range h.names {
-			c.Series = append(c.Series, series{Name: name, Points: hostPts[i][k]})
-		}
-		out = append(out, c)
 	}
 	return out, nil
+}
+
+// grid lays the rows of all charts out on one time axis: every second (or
+// bucket) from the first seen to the last, each as perKey rows (a bucket's
+// minimum, then its maximum), NaN until filled, so that a second or a
+// bucket without data breaks the lines.
+type grid struct {
+	lo, hi int64 // keys seen: seconds, or bucket numbers
+	seen   bool
+	perKey int
+}
+
+func (g *grid) see(k int64) {
+	if !g.seen {
+		g.lo, g.hi, g.seen = k, k, true
+	}
+	g.lo, g.hi = min(g.lo, k), max(g.hi, k)
+}
+
+// row is the first row of key k.
+func (g *grid) row(k int64) int { return int(k-g.lo) * g.perKey }
+
+// layout sizes every chart's frame: keys of width seconds, drawn at their
+// middle (the part of it inside seconds 1…lastSec).
+func (g *grid) layout(cs []chart, width int64, perKey int, lastSec int64) {
+	g.perKey = perKey
+	n := 0
+	if g.seen {
+		n = int(g.hi-g.lo+1) * perKey
+	}
+	x := make([]float64, n)
+	for k := g.lo; g.seen && k <= g.hi; k++ {
+		from, to := k*width, (k+1)*width-1
+		if width > 1 {
+			from, to = max(from, 1), max(min(to, lastSec), from)
+		}
+		for j := range perKey {
+			x[g.row(k)+j] = float64(from+to) / 2
+		}
+	}
+	for i := range cs {
+		cs[i].X = x
+		cs[i].Cols = make([][]float64, len(cs[i].Names))
+		for k := range cs[i].Cols {
+			col := make([]float64, n)
+			for r := range col {
+				col[r] = math.NaN()
+			}
+			cs[i].Cols[k] = col
+		}
+	}
 }
 
 // latMs is a latency in ms, or NaN for a second without messages (no latency).
@@ -604,16 +629,16 @@ const maxMarkers = 1000
 
 // markers places events on the reconnects chart on their library's line
 // (run-wide events at 0).
-func markers(libIdx map[string]int, recon [][]point, events []store.Event) []marker {
+func markers(libs []string, libIdx map[string]int, recon *chart, events []store.Event) []marker {
 	y := func(li int, x float64) float64 {
 		if li < 0 {
 			return 0
 		}
-		ps := recon[li]
-		i, _ := slices.BinarySearchFunc(ps, x, func(p point, x float64) int { return cmp.Compare(p.X, x) })
-		for i = min(i, len(ps)-1); i >= 0; i-- {
-			if !math.IsNaN(ps[i].Y) && ps[i].X <= math.Ceil(x) {
-				return ps[i].Y
+		col := recon.Cols[li]
+		i, _ := slices.BinarySearch(recon.X, x)
+		for i = min(i, len(col)-1); i >= 0; i-- {
+			if !math.IsNaN(col[i]) && recon.X[i] <= math.Ceil(x) {
+				return col[i]
 			}
 		}
 		return 0
@@ -644,13 +669,19 @@ func markers(libIdx map[string]int, recon [][]point, events []store.Event) []mar
 		byKey[k] = append(byKey[k], e)
 		span = max(span, e.Sec)
 	}
+	name := func(li int) string {
+		if li < 0 {
+			return ""
+		}
+		return libs[li]
+	}
 	w := math.Max(1, math.Ceil(span/maxMarkers))
 	var out []marker
 	for _, k := range keys {
 		evs := byKey[k]
 		if len(evs) <= maxMarkers {
 			for _, e := range evs {
-				out = append(out, marker{Kind: k.kind, X: e.Sec, Y: y(k.lib, e.Sec), Lib: k.lib, N: 1})
+				out = append(out, marker{Kind: k.kind, X: e.Sec, Y: y(k.lib, e.Sec), Lib: name(k.lib), N: 1})
 			}
 			continue
 		}
@@ -660,7 +691,7 @@ func markers(libIdx map[string]int, recon [][]point, events []store.Event) []mar
 			for j < len(evs) && math.Floor(evs[j].Sec/w) == b {
 				j++
 			}
-			out = append(out, marker{Kind: k.kind, X: evs[i].Sec, Y: y(k.lib, evs[i].Sec), Lib: k.lib, N: j - i})
+			out = append(out, marker{Kind: k.kind, X: evs[i].Sec, Y: y(k.lib, evs[i].Sec), Lib: name(k.lib), N: j - i})
 			i = j
 		}
 	}

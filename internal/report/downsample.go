@@ -2,48 +2,51 @@ package report
 
 import "math"
 
-// point is one value of a chart series at X seconds since the run started.
-// A NaN Y breaks the line (a missing second, or a bucket without data).
-type point struct{ X, Y float64 }
-
-// maxBuckets bounds a chart series of a long run: its seconds are cut into
-// at most this many equal buckets, each drawn as its minimum and maximum,
-// so at most 2×maxBuckets points and no spike is lost.
+// maxBuckets bounds the rows of a chart of a long run: its seconds are cut
+// into at most this many equal buckets, each drawn as its minimum and its
+// maximum at the bucket's middle, so at most 2×maxBuckets rows and no spike
+// is lost.
 const maxBuckets = 1000
 
-// envelope appends the bucket of seconds [from, to] (inside a bucket of
-// width seconds) as its minimum and maximum at the bucket's middle, after a
-// NaN point if buckets are missing before it (no data: the line breaks).
-func envelope(ps []point, from, to, width int64, lo, hi float64) []point {
-	k := from / width
-	if n := len(ps); n > 0 {
-		prevK := int64(ps[n-1].X) / width
-		if k > prevK+1 {
-			ps = append(ps, point{float64((prevK + 1) * width), math.NaN()})
+// compact drops the rows of c that draw nothing: a row equal to the one
+// before at the same instant (a bucket whose minimum is its maximum in every
+// series), then the rows inside a run of equal rows, whose two ends draw the
+// same lines (and the same gaps: a run of NaN stays broken).
+func (c *chart) compact() {
+	same := func(i, j int) bool {
+		for _, col := range c.Cols {
+			if !same(col[i], col[j]) {
+				return false
+			}
 		}
+		return true
 	}
-	x := float64(from+to) / 2
-	if same(lo, hi) {
-		return append(ps, point{x, lo})
-	}
-	return append(ps, point{x, lo}, point{x, hi})
-}
-
-// dedupRuns keeps the first and last point of every run of equal values
-// and turns gaps wider than 1.5 steps into NaN points.
-func dedupRuns(ps []point, step float64) []point {
-	out := make([]point, 0, min(len(ps), 4*maxBuckets))
-	for i, p := range ps {
-		if i > 0 && p.X-ps[i-1].X > 1.5*step {
-			out = append(out, point{ps[i-1].X + step, math.NaN()})
+	keep := make([]int, 0, len(c.X))
+	for i := range c.X {
+		if i > 0 && c.X[i] == c.X[i-1] && same(i, i-1) {
+			continue
 		}
-		if i > 0 && i < len(ps)-1 && same(p.Y, ps[i-1].Y) && same(p.Y, ps[i+1].Y) &&
-			p.X-ps[i-1].X <= 1.5*step && ps[i+1].X-p.X <= 1.5*step {
-			continue // inside a run: the line passes through it anyway
-		}
-		out = append(out, p)
+		keep = append(keep, i)
 	}
-	return out
+	out := make([]int, 0, len(keep))
+	for k, i := range keep {
+		if k > 0 && k < len(keep)-1 && same(i, keep[k-1]) && same(i, keep[k+1]) {
+			continue
+		}
+		out = append(out, i)
+	}
+	x := make([]float64, len(out))
+	for r, i := range out {
+		x[r] = c.X[i]
+	}
+	c.X = x
+	for k, col := range c.Cols {
+		v := make([]float64, len(out))
+		for r, i := range out {
+			v[r] = col[i]
+		}
+		c.Cols[k] = v
+	}
 }
 
 func same(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }

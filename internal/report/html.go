@@ -74,12 +74,17 @@ func Render(ctx context.Context, db *store.DB, w io.Writer, opts Options) error 
 	if err != nil {
 		return fmt.Errorf("encode report data: %w", err)
 	}
+	views, err := chartViews(p)
+	if err != nil {
+		return err
+	}
 	now := opts.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
 	return pageTmpl.Execute(w, struct {
 		*page
+		ChartViews     []chartView // p.Charts with their options
 		Generated      time.Time
 		MaxPoints      int
 		MaxBuckets     int
@@ -89,7 +94,7 @@ func Render(ctx context.Context, db *store.DB, w io.Writer, opts Options) error 
 		EchartsVersion string
 		Script         template.JS
 		CSS            template.CSS
-	}{p, now, 2 * maxBuckets, maxBuckets, faultWindow, template.JS(data), template.JS(echartsJS), strings.TrimSpace(echartsVersion), template.JS(pageJS), template.CSS(pageCSS)})
+	}{p, views, now, 2 * maxBuckets, maxBuckets, faultWindow, template.JS(data), template.JS(echartsJS), strings.TrimSpace(echartsVersion), template.JS(pageJS), template.CSS(pageCSS)})
 }
 
 // WriteFile renders the database at dbPath (opened read-only) into htmlPath,

@@ -6,10 +6,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,8 +132,6 @@ func renderFile(t testing.TB, dbPath string) (string, []byte) {
 	return out, html
 }
 
-var pointRE = regexp.MustCompile(`\[\n\s+(-?[0-9.e+-]+|null),\n\s+(-?[0-9.e+-]+|null)\n\s+\]`)
-
 var dataRE = regexp.MustCompile(`(?s)<script type="application/json" id="soak-data">(.*?)</script>`)
 
 // embeddedData returns the report's data JSON from the page.
@@ -144,21 +144,95 @@ func embeddedData(t testing.TB, html []byte) []byte {
 	return m[1]
 }
 
-// TestReportData checks the data embedded in the report of the fixture
-// against testdata/report-data.golden (rewrite with -update after checking),
-// and the values that matter against the fixture's known truth.
-func TestReportData(t *testing.T) {
-	_, html := renderFile(t, fixtureDB(t))
-	raw := embeddedData(t, html)
-	var pretty bytes.Buffer
-	if err := json.Indent(&pretty, raw, "", " "); err != nil {
-		t.Fatalf("embedded data is not JSON: %v", err)
+// chartOption is the part of a chart's go-echarts option the tests read.
+type chartOption struct {
+	Dataset []struct {
+		Source [][]*float64 `json:"source"`
+	} `json:"dataset"`
+	Series []struct {
+		Name   string `json:"name"`
+		Type   string `json:"type"`
+		Encode struct {
+			X, Y int
+		} `json:"encode"`
+		Data []struct {
+			Name  string     `json:"name"`
+			Value [2]float64 `json:"value"`
+		} `json:"data"`
+	} `json:"series"`
+	YAxis []struct {
+		Name string `json:"name"`
+	} `json:"yAxis"`
+}
+
+// lines returns the line series' names.
+func (o *chartOption) lines() []string {
+	var names []string
+	for _, s := range o.Series {
+		if s.Type == "line" {
+			names = append(names, s.Name)
+		}
 	}
-	// One [x, y] point per line keeps the file readable.
-	pretty = *bytes.NewBuffer(pointRE.ReplaceAll(pretty.Bytes(), []byte("[$1, $2]")))
-	golden := filepath.Join("testdata", "report-data.golden")
+	return names
+}
+
+// points returns series name's [x ms, y] points (y NaN for null).
+func (o *chartOption) points(name string) [][2]float64 {
+	for _, s := range o.Series {
+		if s.Name != name || s.Type != "line" {
+			continue
+		}
+		var ps [][2]float64
+		for _, row := range o.Dataset[0].Source {
+			y := math.NaN()
+			if row[s.Encode.Y] != nil {
+				y = *row[s.Encode.Y]
+			}
+			ps = append(ps, [2]float64{*row[s.Encode.X], y})
+		}
+		return ps
+	}
+	return nil
+}
+
+// reportCharts builds the charts of the database at dbPath and returns
+// them with each one's option JSON (formatters marked, as in the golden
+// file), checking that html embeds each option's snippet.
+func reportCharts(t testing.TB, dbPath string, html []byte) ([]chart, [][]byte) {
+	t.Helper()
+	db, err := store.OpenReadOnly(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p, err := build(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js [][]byte
+	for i := range p.Charts {
+		j, err := optionJSON(lineChart(&p.Charts[i], p.Data.StartMs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		snippet, err := optionJS(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "soak.draw(\"" + p.Charts[i].ID + "\", " + string(snippet) + ");\n"; !bytes.Contains(html, []byte(want)) {
+			t.Errorf("page lacks the option snippet of chart %s", p.Charts[i].ID)
+		}
+		js = append(js, j)
+	}
+	return p.Charts, js
+}
+
+// checkGolden compares got with testdata/name (rewritten with -update).
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	golden := filepath.Join("testdata", name)
 	if *update {
-		if err := os.WriteFile(golden, pretty.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -166,25 +240,50 @@ func TestReportData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(pretty.Bytes(), want) {
-		t.Errorf("report data differs from %s (run with -update after checking)", golden)
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (run with -update after checking the diff)", golden)
 	}
+}
+
+// rowRE matches a dataset row or a [x, y] value spread over lines by
+// json.Indent, to put it back on one line.
+var rowRE = regexp.MustCompile(`\[\n\s+(-?[0-9.e+-]+|null)((?:,\n\s+(?:-?[0-9.e+-]+|null))+)\n\s+\]`)
+
+func oneLineRows(b []byte) []byte {
+	return rowRE.ReplaceAllFunc(b, func(m []byte) []byte {
+		f := bytes.Fields(bytes.Trim(m, "[]"))
+		return append(append([]byte("["), bytes.Join(f, []byte(" "))...), ']')
+	})
+}
+
+// TestReportData checks the data embedded in the report of the fixture
+// against testdata/report-data.golden and the charts' options against
+// testdata/report-charts.golden (rewrite both with -update after checking),
+// and the values that matter against the fixture's known truth.
+func TestReportData(t *testing.T) {
+	path := fixtureDB(t)
+	_, html := renderFile(t, path)
+	raw := embeddedData(t, html)
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, raw, "", " "); err != nil {
+		t.Fatalf("embedded data is not JSON: %v", err)
+	}
+	checkGolden(t, "report-data.golden", pretty.Bytes())
+
+	cs, opts := reportCharts(t, path, html)
+	var all bytes.Buffer
+	for i, j := range opts {
+		var one bytes.Buffer
+		if err := json.Indent(&one, j, "", " "); err != nil {
+			t.Fatalf("chart %s option is not JSON: %v", cs[i].ID, err)
+		}
+		fmt.Fprintf(&all, "chart %s\n%s\n", cs[i].ID, oneLineRows(one.Bytes()))
+	}
+	checkGolden(t, "report-charts.golden", all.Bytes())
 
 	var d struct {
 		StartMs int64    `json:"start_ms"`
-		Libs    []string `json:"libs"`
-		Charts  []struct {
-			ID     string  `json:"id"`
-			Unit   string  `json:"unit"`
-			Basis  string  `json:"basis"`
-			Bucket float64 `json:"bucket"`
-			Series []struct {
-				Name   string        `json:"name"`
-				Points [][2]*float64 `json:"points"`
-			} `json:"series"`
-			Markers []marker `json:"markers"`
-		} `json:"charts"`
-		Events eventLog `json:"events"`
+		Events  eventLog `json:"events"`
 	}
 	if err := json.Unmarshal(raw, &d); err != nil {
 		t.Fatal(err)
@@ -192,11 +291,9 @@ func TestReportData(t *testing.T) {
 	if d.StartMs != fixtureStart.UnixMilli() {
 		t.Errorf("start_ms %d, want %d", d.StartMs, fixtureStart.UnixMilli())
 	}
-	if strings.Join(d.Libs, ",") != "gorilla,gobwas,gws" {
-		t.Errorf("libs %v, want the report order gorilla,gobwas,gws", d.Libs)
-	}
 	var ids []string
-	for _, c := range d.Charts {
+	byID := map[string]*chartOption{}
+	for i, c := range cs {
 		ids = append(ids, c.ID)
 		if c.Unit == "" || c.Basis == "" {
 			t.Errorf("chart %s does not state its unit and basis", c.ID)
@@ -204,56 +301,67 @@ func TestReportData(t *testing.T) {
 		if c.Bucket != 0 {
 			t.Errorf("chart %s of a 2-minute run is bucketed (%v s)", c.ID, c.Bucket)
 		}
+		var o chartOption
+		if err := json.Unmarshal(opts[i], &o); err != nil {
+			t.Fatal(err)
+		}
+		if len(o.YAxis) != 1 || o.YAxis[0].Name != c.Unit {
+			t.Errorf("chart %s Y axis %+v, want one named %q", c.ID, o.YAxis, c.Unit)
+		}
+		byID[c.ID] = &o
 	}
 	if got := strings.Join(ids, ","); got != "msgs,rss,cpu,lat_p50,lat_p99,heap,goroutines,reconnects,host_cpu,host_load" {
 		t.Errorf("chart ids %s", got)
 	}
-	series := func(chart, name string) [][2]*float64 {
-		for _, c := range d.Charts {
-			if c.ID == chart {
-				for _, s := range c.Series {
-					if s.Name == name {
-						return s.Points
-					}
-				}
-			}
-		}
-		t.Fatalf("no series %s in chart %s", name, chart)
-		return nil
+	if got := strings.Join(byID["msgs"].lines(), ","); got != "gorilla,gobwas,gws" {
+		t.Errorf("msgs chart lines %s, want one per library in the report order gorilla,gobwas,gws", got)
 	}
-	at := func(ps [][2]*float64, x float64) (float64, bool) {
+	if got := strings.Join(byID["host_cpu"].lines(), ","); got != "steal,iowait,busy" {
+		t.Errorf("host_cpu chart lines %s", got)
+	}
+	ms := func(sec float64) float64 { return float64(fixtureStart.UnixMilli()) + sec*1000 }
+	at := func(chart, name string, sec float64) (float64, bool) {
+		ps := byID[chart].points(name)
+		if ps == nil {
+			t.Fatalf("no series %s in chart %s", name, chart)
+		}
 		for _, p := range ps {
-			if *p[0] == x {
-				if p[1] == nil {
-					return math.NaN(), true
-				}
-				return *p[1], true
+			if p[0] == ms(sec) {
+				return p[1], true
 			}
 		}
 		return 0, false
 	}
-	if v, ok := at(series("msgs", "gorilla"), 77); !ok || v != 9000 {
+	if v, ok := at("msgs", "gorilla", 77); !ok || v != 9000 {
 		t.Errorf("msgs/s spike at 77 s: %v %v, want 9000", v, ok)
 	}
-	if v, ok := at(series("msgs", "gobwas"), 50); !ok || !math.IsNaN(v) {
+	if v, ok := at("msgs", "gobwas", 50); !ok || !math.IsNaN(v) {
 		t.Errorf("gobwas's missing seconds 50–54 do not break its line: %v %v", v, ok)
 	}
-	if v, ok := at(series("lat_p50", "gws"), 41); !ok || !math.IsNaN(v) {
+	if v, ok := at("lat_p50", "gws", 41); !ok || !math.IsNaN(v) {
 		t.Errorf("gws's second without messages has a latency: %v %v", v, ok)
 	}
-	if v, ok := at(series("rss", "gobwas"), 100); !ok || v != 18 { // 15 + 2 (third written) + 100 × 0.01
+	if v, ok := at("rss", "gobwas", 100); !ok || v != 18 { // 15 + 2 (third written) + 100 × 0.01
 		t.Errorf("gobwas RSS at 100 s: %v MB, want 18", v)
 	}
-	// Goroutines are flat: a run of equal values keeps its two ends only.
-	if ps := series("goroutines", "gorilla"); len(ps) != 2 {
-		t.Errorf("flat goroutines series has %d points, want 2", len(ps))
+	// Goroutines are flat per library, and gobwas misses 50–54: only the
+	// ends of the three runs of equal rows are kept.
+	var xs []float64
+	for _, p := range byID["goroutines"].points("gorilla") {
+		xs = append(xs, p[0])
+	}
+	if want := []float64{ms(1), ms(49), ms(50), ms(54), ms(55), ms(122)}; !slices.Equal(xs, want) {
+		t.Errorf("goroutines rows at %v, want the ends of the runs %v", xs, want)
 	}
 	kinds := map[string]int{}
-	for _, c := range d.Charts {
-		for _, m := range c.Markers {
-			kinds[m.Kind]++
-			if m.Kind == "reconnect" && (d.Libs[m.Lib] != "gws" || m.Y != 1) {
-				t.Errorf("reconnect marker on %s at y=%v, want gws's line at 1", d.Libs[m.Lib], m.Y)
+	for _, s := range byID["reconnects"].Series {
+		if s.Type != "scatter" {
+			continue
+		}
+		for _, m := range s.Data {
+			kinds[s.Name]++
+			if s.Name == "reconnect" && (m.Name != "gws" || m.Value[1] != 1 || m.Value[0] != ms(41.3)) {
+				t.Errorf("reconnect marker %+v, want on gws's line at 41.3 s, y=1", m)
 			}
 		}
 	}
@@ -294,6 +402,20 @@ func TestReportPage(t *testing.T) {
 		if strings.Contains(page, bad) {
 			t.Errorf("page refers to something outside itself: %q", bad)
 		}
+	}
+	// Outside the inlined echarts (which names the SVG namespace), the page
+	// names no URL at all: no CDN, no go-echarts asset host.
+	if n := strings.Count(page, echartsJS); n != 1 {
+		t.Errorf("echarts inlined %d times, want once", n)
+	}
+	own := strings.Replace(page, echartsJS, "", 1)
+	for _, bad := range []string{"http:", "https:", "//cdn", "cdn.", "go-echarts.github.io", "<script src", "__f__"} {
+		if strings.Contains(own, bad) {
+			t.Errorf("page (echarts aside) contains %q", bad)
+		}
+	}
+	if n := strings.Count(page, "soak.draw("); n != 10 {
+		t.Errorf("%d chart snippets, want 10", n)
 	}
 	if n := strings.Count(page, `<td class="best">★`); n == 0 {
 		t.Error("no best value marked in the reference table")
@@ -358,34 +480,32 @@ func longRunDB(t testing.TB) string {
 func TestReportBucketsLongRun(t *testing.T) {
 	path := longRunDB(t)
 	_, html := renderFile(t, path)
-	var raw struct {
-		Charts []struct {
-			ID     string                           `json:"id"`
-			Bucket float64                          `json:"bucket"`
-			Series []struct{ Points [][2]*float64 } `json:"series"`
-		} `json:"charts"`
-	}
-	if err := json.Unmarshal(embeddedData(t, html), &raw); err != nil {
+	cs, opts := reportCharts(t, path, html)
+	var msgs, host chartOption
+	if err := json.Unmarshal(opts[0], &msgs); err != nil {
 		t.Fatal(err)
 	}
-	c := raw.Charts[0]
-	if c.ID != "msgs" || c.Bucket != 6 {
+	if err := json.Unmarshal(opts[len(opts)-2], &host); err != nil {
+		t.Fatal(err)
+	}
+	if c := cs[0]; c.ID != "msgs" || c.Bucket != 6 {
 		t.Fatalf("first chart %s bucket %v s, want msgs in 6 s buckets", c.ID, c.Bucket)
 	}
-	ps := c.Series[0].Points
-	if len(ps) > 2*maxBuckets+1 {
-		t.Errorf("%d points, want at most %d", len(ps), 2*maxBuckets+1)
+	ps := msgs.points("gorilla")
+	if len(ps) > 2*(maxBuckets+1) {
+		t.Errorf("%d points, want at most %d", len(ps), 2*(maxBuckets+1))
 	}
+	start := float64(fixtureStart.UnixMilli())
 	var hi, lo = 0.0, math.Inf(1)
 	gap := false
 	for _, p := range ps {
-		if p[1] == nil {
-			if x := *p[0]; x >= 3000 && x < 3100 {
+		if math.IsNaN(p[1]) {
+			if sec := (p[0] - start) / 1000; sec >= 3000 && sec < 3100 {
 				gap = true
 			}
 			continue
 		}
-		hi, lo = max(hi, *p[1]), min(lo, *p[1])
+		hi, lo = max(hi, p[1]), min(lo, p[1])
 	}
 	if hi != 99999 || lo != 1 {
 		t.Errorf("bucketed series max %v min %v, want the spike 99999 and the dip 1", hi, lo)
@@ -393,15 +513,14 @@ func TestReportBucketsLongRun(t *testing.T) {
 	if !gap {
 		t.Error("the 100 s gap does not break the bucketed line")
 	}
-	host := raw.Charts[len(raw.Charts)-2]
 	var steal float64
-	for _, p := range host.Series[0].Points {
-		if p[1] != nil {
-			steal = max(steal, *p[1])
+	for _, p := range host.points("steal") {
+		if !math.IsNaN(p[1]) {
+			steal = max(steal, p[1])
 		}
 	}
-	if host.ID != "host_cpu" || host.Bucket != 6 || steal != 50 {
-		t.Errorf("host chart %s bucket %v s, steal max %v: want host_cpu in 6 s buckets keeping the spike 50", host.ID, host.Bucket, steal)
+	if c := cs[len(cs)-2]; c.ID != "host_cpu" || c.Bucket != 6 || steal != 50 {
+		t.Errorf("host chart %s bucket %v s, steal max %v: want host_cpu in 6 s buckets keeping the spike 50", c.ID, c.Bucket, steal)
 	}
 }
 
@@ -434,5 +553,15 @@ func TestEchartsAsset(t *testing.T) {
 	v := strings.TrimSpace(echartsVersion)
 	if !strings.HasPrefix(v, "5.") || !strings.Contains(echartsJS, `version="`+v+`"`) {
 		t.Errorf("embedded echarts does not declare the recorded version %q", v)
+	}
+}
+
+// TestMarkerStyles: every marker group has a style (a group without one
+// would not be drawn).
+func TestMarkerStyles(t *testing.T) {
+	for kind, group := range markerKinds {
+		if !slices.ContainsFunc(markerStyles, func(s markerStyle) bool { return s.kind == group }) {
+			t.Errorf("event kind %s: marker group %q has no style in markerStyles", kind, group)
+		}
 	}
 }

@@ -1,20 +1,10 @@
-// The report's own script: builds one echarts chart per entry of the data
-// JSON (id "soak-data"), connects their zoom, and renders the event log.
+// The report's own script: the chart formatters and soak.draw, which the
+// charts' option snippets (built in Go with go-echarts, after this script)
+// call, zoom connected across the charts, and the event log.
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("soak-data").textContent);
   var start = data.start_ms;
-  var palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"];
-  var markerStyle = {
-    "reconnect": { symbol: "triangle", color: "#555" },
-    "stall": { symbol: "diamond", color: "#e6a700" },
-    "fault": { symbol: "pin", color: "#c00" },
-    "worker restart": { symbol: "rect", color: "#000" },
-    "worker exit": { symbol: "rect", color: "#900" },
-    "worker hung": { symbol: "rect", color: "#609" },
-    "unrepairable": { symbol: "circle", color: "#f0f" },
-    "outage": { symbol: "arrow", color: "#06c" }
-  };
 
   function pad(n) { return (n < 10 ? "0" : "") + n; }
   function elapsed(sec) {
@@ -25,76 +15,47 @@
   function utc(ms) {
     var d = new Date(ms);
     return d.getUTCFullYear() + "-" + pad(d.getUTCMonth() + 1) + "-" + pad(d.getUTCDate()) + " " +
-      pad(d.getUTCHours()) + ":" + pad(d.getUTCMinutes()) + ":" + pad(d.getUTCSeconds()) + " UTC";
+      pad(d.getUTCHours()) + ":" + pad(d.getUTCMinutes()) + ":" + pad(d.getUTCSeconds()) + " UTC (" + elapsed((ms - start) / 1000) + ")";
   }
   function fmt(v) {
-    if (v === null || v === undefined) return "–";
+    if (v === null || v === undefined || isNaN(v)) return "–";
     var a = Math.abs(v);
     return a >= 100 ? Math.round(v).toLocaleString("en-US") : a >= 1 ? v.toFixed(2) : v.toPrecision(3);
   }
 
   var instances = {};
-  data.charts.forEach(function (c) {
-    var el = document.getElementById("chart-" + c.id);
-    if (!el) return;
-    var chart = echarts.init(el, null, { renderer: "canvas" });
-    var series = c.series.map(function (s, i) {
-      return {
-        name: s.name, type: "line", showSymbol: false, symbolSize: 3, connectNulls: false,
-        step: c.step ? "end" : false, lineStyle: { width: 1.2 }, color: palette[i % palette.length],
-        data: s.points.map(function (p) { return [start + p[0] * 1000, p[1]]; })
-      };
-    });
-    if (c.markers) {
-      var kinds = [];
-      c.markers.forEach(function (m) { if (kinds.indexOf(m.kind) < 0) kinds.push(m.kind); });
-      kinds.forEach(function (k) {
-        var st = markerStyle[k] || { symbol: "circle", color: "#333" };
-        series.push({
-          name: k, type: "scatter", symbol: st.symbol, symbolSize: 9, color: st.color, z: 5,
-          data: c.markers.filter(function (m) { return m.kind === k; }).map(function (m) {
-            return { value: [start + m.x * 1000, m.y], lib: m.lib < 0 ? "run-wide" : data.libs[m.lib], n: m.n };
-          }),
-          tooltip: {
-            trigger: "item", formatter: function (p) {
-              return "<b>" + k + "</b> · " + p.data.lib + (p.data.n > 1 ? " · " + p.data.n + " events in this bucket" : "") +
-                "<br>" + utc(p.value[0]) + " (" + elapsed((p.value[0] - start) / 1000) + ")";
-            }
-          }
+  window.soak = {
+    // axisTip(unit) formats the axis tooltip: the instant, then each line's value.
+    axisTip: function (unit) {
+      return function (ps) {
+        if (!ps.length) return "";
+        var lines = [utc(ps[0].axisValue)];
+        ps.forEach(function (p) {
+          if (p.seriesType === "line") lines.push(p.marker + esc(p.seriesName) + ": <b>" + fmt(p.value[p.encode.y[0]]) + "</b> " + esc(unit));
         });
-      });
-    }
-    chart.setOption({
-      animation: false,
-      useUTC: true,
-      color: palette,
-      grid: { left: 64, right: 24, top: 36, bottom: 64 },
-      legend: { top: 4, type: "scroll" },
-      tooltip: {
-        trigger: "axis",
-        formatter: function (ps) {
-          if (!ps.length) return "";
-          var t = ps[0].value[0];
-          var lines = [utc(t) + " (" + elapsed((t - start) / 1000) + ")"];
-          ps.forEach(function (p) {
-            if (p.seriesType === "line") lines.push(p.marker + p.seriesName + ": <b>" + fmt(p.value[1]) + "</b> " + c.unit);
-          });
-          return lines.join("<br>");
-        }
-      },
-      xAxis: { type: "time", name: "UTC", nameLocation: "end" },
-      yAxis: { type: "value", name: c.unit, nameTextStyle: { align: "left" }, scale: c.id !== "reconnects" },
-      dataZoom: [{ type: "inside", filterMode: "none" }, { type: "slider", filterMode: "none", height: 20, bottom: 8 }],
-      series: series
-    });
-    chart.group = "soak";
-    instances[c.id] = chart;
-  });
+        return lines.join("<br>");
+      };
+    },
+    // markerTip formats a marker's tooltip: its kind, library and instant.
+    markerTip: function (p) {
+      return "<b>" + esc(p.seriesName) + "</b> · " + esc(p.name) + "<br>" + utc(p.value[0]);
+    },
+    // draw makes the chart of container chart-ID from its option.
+    draw: function (id, option) {
+      var el = document.getElementById("chart-" + id);
+      if (!el) return;
+      var chart = echarts.init(el, null, { renderer: "canvas" });
+      chart.setOption(option);
+      chart.group = "soak";
+      instances[id] = chart;
+    },
+    charts: instances // for the browser test and the console
+  };
+  window.soakCharts = instances;
   echarts.connect("soak");
   window.addEventListener("resize", function () {
     Object.keys(instances).forEach(function (id) { instances[id].resize(); });
   });
-  window.soakCharts = instances; // for the browser test and the console
 
   // Event counts (complete) and the event log (capped), with filters.
   var counts = document.getElementById("event-counts");
