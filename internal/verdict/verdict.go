@@ -18,6 +18,16 @@ import (
 
 // FromRun checks the thresholds of the profile stored with the run.
 func FromRun(db *store.DB) ([]store.Verdict, error) {
+	ts, err := Stored(db)
+	if err != nil {
+		return nil, err
+	}
+	return Check(db, ts)
+}
+
+// Stored returns the thresholds of the profile stored with the run (none
+// for a run stored without one, such as a synthetic run).
+func Stored(db *store.DB) ([]profile.Threshold, error) {
 	run, err := db.Run()
 	if err != nil {
 		return nil, err
@@ -29,7 +39,7 @@ func FromRun(db *store.DB) ([]store.Verdict, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stored profile: %w", err)
 	}
-	return Check(db, p.Thresholds)
+	return p.Thresholds, nil
 }
 
 // Check measures every library of the run and returns one verdict per
