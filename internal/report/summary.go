@@ -59,10 +59,6 @@ func TableOf(r *measure.Results) *Table {
 	return t
 }
 
-// CPUSampled reports whether the controller took a /proc sample of the
-// library's worker (see measure.CPUSampled).
-func CPUSampled(w store.Worker) bool { return measure.CPUSampled(w) }
-
 // rank is a library's column position.
 func rank(lib string) int { return measure.Rank(lib) }
 
