@@ -98,12 +98,16 @@ func TestExportRealRun(t *testing.T) {
 	}
 	summary := readCSVFile(t, filepath.Join(runDir, "summary.csv"))
 	checked := 0
+	scol := map[string]int{}
+	for i, c := range summary[0] {
+		scol[c] = i
+	}
 	for _, r := range summary[1:] {
-		if r[1] != "Messages / data" {
+		if r[scol["id"]] != "messages" || r[scol["metric"]] != "Messages / data" {
 			continue
 		}
-		num, _ := strconv.ParseFloat(r[4], 64)
-		if lib := r[2]; sum[lib] != last[lib] || float64(last[lib]) != num || num == 0 {
+		num, _ := strconv.ParseFloat(r[scol["num"]], 64)
+		if lib := r[scol["lib"]]; sum[lib] != last[lib] || float64(last[lib]) != num || num == 0 {
 			t.Errorf("%s: sum msgs_per_s %d, last msgs_total %d, summary %v", lib, sum[lib], last[lib], num)
 		}
 		checked++

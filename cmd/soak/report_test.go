@@ -28,7 +28,7 @@ func TestReportCommand(t *testing.T) {
 	if !errors.As(err, &te) || exitCode(err, io.Discard) != exitThreshold {
 		t.Fatalf("report: %v, want a threshold error (exit %d)\n%s", err, exitThreshold, stderr)
 	}
-	if !strings.Contains(stdout, "threshold broken: gws max_reconnects: 104 count > limit 50 count") {
+	if !strings.Contains(stdout, "threshold broken: gws max_reconnects: 104 reconnects > limit 50 reconnects") {
 		t.Errorf("stdout does not name the broken threshold:\n%s", stdout)
 	}
 	html := filepath.Join(newer, "report.html")
@@ -44,7 +44,7 @@ func TestReportCommand(t *testing.T) {
 	}
 	page := string(b)
 	for _, want := range []string{"soak report: synth", `id="chart-msgs"`, "Fault outcomes", "min and max per 3 s bucket",
-		`<tr class="broken"><td>gws</td><td><code>max_reconnects</code></td><td>gws max_reconnects: 104 count &gt; limit 50 count</td><td>BROKEN</td></tr>`} {
+		`<tr class="broken"><td>gws</td><td><code>max_reconnects</code></td><td>gws max_reconnects: 104 reconnects &gt; limit 50 reconnects</td><td>BROKEN</td></tr>`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)
 		}

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/report"
 	"github.com/wssoak/wssoak/internal/runner"
@@ -232,16 +233,18 @@ func finish(w io.Writer, res *runner.Result, retry *store.Retry, thresholds bool
 	if err != nil {
 		return false, err
 	}
-	t, err := report.Summarize(db)
+	// The measures are computed once, for the table and the verdicts.
+	results, err := measure.Compute(db)
 	if err != nil {
 		return true, errors.Join(fmt.Errorf("summarize: %w", err), db.CloseWith(retry))
 	}
+	t := report.TableOf(results)
 	printTable(w, res, t)
 	errs := []error{retry.Do("store the table", func() error { return db.SaveSummary(t.SummaryRows()) })}
 	if len(t.Libs) == 0 {
 		errs = append(errs, errors.New("no worker recorded anything"))
 	} else if thresholds {
-		vs, verr := checkThresholds(w, db, res.Profile)
+		vs, verr := judgeThresholds(w, db, results, res.Profile)
 		if _, broken := verr.(thresholdError); verr == nil || broken {
 			errs = append(errs, retry.Do("store the verdicts", func() error { return db.SaveVerdicts(vs) }))
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/verdict"
@@ -26,15 +27,30 @@ func (e thresholdError) Error() string {
 // without it (soak report), those of the profile stored with the run, parsed
 // again.
 func checkThresholds(w io.Writer, db *store.DB, p *profile.Profile) ([]store.Verdict, error) {
-	var vs []store.Verdict
-	var err error
+	return judgeThresholds(w, db, nil, p)
+}
+
+// judgeThresholds is checkThresholds against the run's measures r when they
+// are computed already (soak run's finish computes them once, for the table
+// and the verdicts); r nil: computed here from db when there are thresholds.
+func judgeThresholds(w io.Writer, db *store.DB, r *measure.Results, p *profile.Profile) ([]store.Verdict, error) {
+	var ts []profile.Threshold
 	if p != nil {
-		vs, err = verdict.Check(db, p.Thresholds)
+		ts = p.Thresholds
 	} else {
-		vs, err = verdict.FromRun(db)
+		var err error
+		if ts, err = verdict.Stored(db); err != nil {
+			return nil, fmt.Errorf("check thresholds: %w", err)
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("check thresholds: %w", err)
+	var vs []store.Verdict
+	if r != nil {
+		vs = verdict.Judge(r, ts)
+	} else {
+		var err error
+		if vs, err = verdict.Check(db, ts); err != nil {
+			return nil, fmt.Errorf("check thresholds: %w", err)
+		}
 	}
 	return vs, printVerdicts(w, vs)
 }

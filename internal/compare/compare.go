@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/report"
 	"github.com/wssoak/wssoak/internal/store"
 )
@@ -47,33 +48,55 @@ type cell struct {
 	num   float64
 }
 
-// index is a side's table by library, then metric, and the metric and
-// library orders.
-func index(s Side) (map[string]map[string]cell, []string, []string) {
+// key is what matches a row of A with a row of B: its measure's id (a row
+// stored without one is matched to its measure by name), else its name.
+func key(r store.SummaryRow) string {
+	if m := measure.Find(r.ID, r.Metric); m != nil {
+		return m.ID
+	}
+	return "\x00" + r.Metric // no measure of the catalogue: its name, apart from any id
+}
+
+// unit is the unit of the number behind a row's cells, "" when unknown.
+func unit(k string) string {
+	if m := measure.ByID(k); m != nil {
+		return m.Unit
+	}
+	return ""
+}
+
+// index is a side's table by library, then row key, the key and library
+// orders, and each key's row name.
+func index(s Side) (map[string]map[string]cell, []string, []string, map[string]string) {
 	m := map[string]map[string]cell{}
-	var metrics, libs []string
+	names := map[string]string{}
+	var keys, libs []string
 	for _, r := range s.Rows {
 		if m[r.Lib] == nil {
 			m[r.Lib] = map[string]cell{}
 			libs = append(libs, r.Lib)
 		}
-		m[r.Lib][r.Metric] = cell{r.Value, r.Num}
-		if !slices.Contains(metrics, r.Metric) {
-			metrics = append(metrics, r.Metric)
+		k := key(r)
+		m[r.Lib][k] = cell{r.Value, r.Num}
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+			names[k] = r.Metric
 		}
 	}
-	return m, metrics, libs
+	return m, keys, libs, names
 }
 
 // Write prints the comparison: a header naming both runs, then per library
-// (in A's order, then those only in B) every metric of either table with
+// (in A's order, then those only in B) every measure of either table
+// (matched by id; a row is named as A names it) with
 // A's cell, B's cell, B − A in the metric's unit and (B − A) / |A| in %.
 func Write(w io.Writer, a, b Side) {
-	am, ametrics, alibs := index(a)
-	bm, bmetrics, blibs := index(b)
+	am, ametrics, alibs, names := index(a)
+	bm, bmetrics, blibs, bnames := index(b)
 	for _, m := range bmetrics {
 		if !slices.Contains(ametrics, m) {
 			ametrics = append(ametrics, m)
+			names[m] = bnames[m]
 		}
 	}
 	for _, l := range blibs {
@@ -112,12 +135,12 @@ func Write(w io.Writer, a, b Side) {
 			d, pct := "-", "-"
 			// "-" is a cell without a number, whatever number was stored.
 			if aok && bok && !math.IsNaN(ac.num) && !math.IsNaN(bc.num) && ac.value != "-" && bc.value != "-" {
-				d = delta(bc.num-ac.num, report.NumUnit(m))
+				d = delta(bc.num-ac.num, unit(m))
 				if ac.num != 0 {
 					pct = fmt.Sprintf("%+.1f %%", 100*(bc.num-ac.num)/math.Abs(ac.num))
 				}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m, av, bv, d, pct)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", names[m], av, bv, d, pct)
 		}
 	}
 	tw.Flush()

@@ -210,3 +210,25 @@ func TestNotMeasuredHasNoDifference(t *testing.T) {
 		}
 	}
 }
+
+// TestRowsMatchedByID: rows of the same measure are one line whatever their
+// names (the groups in the reconnects row differ between the runs; B's table
+// has ids, A's was stored before them and is matched by name), with the
+// measure's unit.
+func TestRowsMatchedByID(t *testing.T) {
+	a := knownRun(t, "a", []store.SummaryRow{
+		row(6, "Reconnects (arr / markets)", "gws", "1 / 2", 3),
+	})
+	bRows := []store.SummaryRow{row(6, "Reconnects (depth)", "gws", "5", 5)}
+	bRows[0].ID = "reconnects"
+	b := knownRun(t, "b", bRows)
+	var buf bytes.Buffer
+	Write(&buf, load(t, a, "a"), load(t, b, "b"))
+	out := buf.String()
+	if !strings.Contains(out, "Reconnects (arr / markets)  1 / 2  5  +2 reconnects  +66.7 %") {
+		t.Errorf("rows not matched by id:\n%s", out)
+	}
+	if strings.Contains(out, "Reconnects (depth)") {
+		t.Errorf("B's row shown apart from A's:\n%s", out)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/report"
 	"github.com/wssoak/wssoak/internal/rundir"
 	"github.com/wssoak/wssoak/internal/store"
@@ -34,7 +35,7 @@ var Columns = map[string][]string{
 		"lost_total", "dup_total", "ooo_total", "max_silence_ms", "last_seq", "stalls_total", "stalled"},
 	"events":        {"t_unix_ms", "run_s", "lib", "kind", "slot", "grp", "stream", "code", "detail", "dur_ms"},
 	"host_samples":  {"t_unix_ms", "run_s", "load1", "load5", "load15", "cpu_pct", "steal_pct", "iowait_pct", "mem_used_bytes", "mem_avail_bytes"},
-	"summary":       {"ord", "metric", "lib", "value", "num", "num_unit"},
+	"summary":       {"ord", "id", "metric", "lib", "value", "num", "num_unit"},
 	"clock_samples": {"t_unix_ms", "run_s", "synced", "state", "status", "esterror_us", "maxerror_us"},
 }
 
@@ -205,12 +206,19 @@ func fill(db *store.DB, table string, w *rowWriter, start time.Time) error {
 			return err
 		}
 		for _, r := range rows {
+			// A row stored without an id (before the ids) is matched to
+			// its measure by name.
+			var id, unit string
+			if m := measure.Find(r.ID, r.Metric); m != nil {
+				id, unit = m.ID, m.Unit
+			}
 			w.int(int64(r.Ord))
+			w.str(id)
 			w.str(r.Metric)
 			w.str(r.Lib)
 			w.str(r.Value)
 			w.float(r.Num, -1)
-			w.str(report.NumUnit(r.Metric))
+			w.str(unit)
 			if err := w.end(); err != nil {
 				return err
 			}

@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -149,26 +150,31 @@ type metric struct {
 	src   source
 }
 
-func desc(name, help string) *prometheus.Desc {
-	return prometheus.NewDesc(name, help, []string{"lib"}, nil)
+// desc is the series of the catalogue's measure id (its Prom name), by library.
+func desc(id, help string) *prometheus.Desc {
+	m := measure.ByID(id)
+	if m == nil || m.Prom == "" {
+		panic("live: measure " + id + " has no Prometheus name") // the catalogue and this list go together (tested)
+	}
+	return prometheus.NewDesc(m.Prom, help, []string{"lib"}, nil)
 }
 
 var (
 	counter = prometheus.CounterValue
 	gauge   = prometheus.GaugeValue
 	metrics = []metric{
-		{desc("soak_messages_total", "WebSocket data messages received by the library's worker since the run started."), counter, func(l *lib) float64 { return l.msgs }, fromWorker},
-		{desc("soak_bytes_total", "Payload bytes of those messages."), counter, func(l *lib) float64 { return l.bytes }, fromWorker},
-		{desc("soak_reconnects_total", "Connections lost and re-dialled by the current worker process."), counter, func(l *lib) float64 { return l.reconnects }, fromWorker},
-		{desc("soak_lost_messages_total", "Messages lost by sequence gaps, over all subscriptions of the current worker process."), counter, func(l *lib) float64 { return l.lost }, fromWorker},
-		{desc("soak_stalls_total", "Subscriptions that went silent past their stall threshold, since the run started."), counter, func(l *lib) float64 { return l.stalls }, always},
-		{desc("soak_messages_per_second", "Messages received in the latest complete second."), gauge, func(l *lib) float64 { return l.rate }, fromWorker},
-		{desc("soak_latency_p99_seconds", "99th percentile of receive time minus event time over the latest complete second."), gauge, func(l *lib) float64 { return l.latP99 }, fromWorker},
-		{desc("soak_goroutines", "Goroutines of the worker process."), gauge, func(l *lib) float64 { return l.goroutines }, fromWorker},
-		{desc("soak_connections_up", "Connections of the worker that are open."), gauge, func(l *lib) float64 { return l.conns }, fromWorker},
-		{desc("soak_rss_bytes", "Resident set size of the worker process."), gauge, func(l *lib) float64 { return l.rss }, fromProc},
-		{desc("soak_cpu_seconds_total", "User plus system CPU seconds of the current worker process."), counter, func(l *lib) float64 { return l.cpu }, fromProc},
-		{desc("soak_worker_up", "1 when the worker's report for the latest second arrived, else 0."), gauge, func(l *lib) float64 { return l.up }, always},
+		{desc("messages", "WebSocket data messages received by the library's worker since the run started."), counter, func(l *lib) float64 { return l.msgs }, fromWorker},
+		{desc("bytes", "Payload bytes of those messages."), counter, func(l *lib) float64 { return l.bytes }, fromWorker},
+		{desc("reconnects", "Connections lost and re-dialled by the current worker process."), counter, func(l *lib) float64 { return l.reconnects }, fromWorker},
+		{desc("lost", "Messages lost by sequence gaps, over all subscriptions of the current worker process."), counter, func(l *lib) float64 { return l.lost }, fromWorker},
+		{desc("stalls", "Subscriptions that went silent past their stall threshold, since the run started."), counter, func(l *lib) float64 { return l.stalls }, always},
+		{desc("msg_rate", "Messages received in the latest complete second."), gauge, func(l *lib) float64 { return l.rate }, fromWorker},
+		{desc("latency_p99", "99th percentile of receive time minus event time over the latest complete second."), gauge, func(l *lib) float64 { return l.latP99 }, fromWorker},
+		{desc("goroutines", "Goroutines of the worker process."), gauge, func(l *lib) float64 { return l.goroutines }, fromWorker},
+		{desc("conns_up", "Connections of the worker that are open."), gauge, func(l *lib) float64 { return l.conns }, fromWorker},
+		{desc("rss", "Resident set size of the worker process."), gauge, func(l *lib) float64 { return l.rss }, fromProc},
+		{desc("cpu_seconds", "User plus system CPU seconds of the current worker process."), counter, func(l *lib) float64 { return l.cpu }, fromProc},
+		{desc("worker_up", "1 when the worker's report for the latest second arrived, else 0."), gauge, func(l *lib) float64 { return l.up }, always},
 	}
 	secondDesc = prometheus.NewDesc("soak_run_second", "Run second of the newest sample row committed to the database; each library's values are those of its newest row up to this second.", nil, nil)
 )

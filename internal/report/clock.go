@@ -17,10 +17,6 @@ func readClockState(db *store.DB, run store.Run) (clockState, error) {
 	return clockState{c}, err
 }
 
-// latencySuspect: latency was measured across two clocks and this one was
-// not synchronised at some reading.
-func (c clockState) latencySuspect() bool { return c.LatencySuspect() }
-
 // header is the Run section's line on the clock.
 func (c clockState) header() string {
 	var s string
@@ -62,7 +58,3 @@ func readings(n int) string {
 	}
 	return strconv.Itoa(n) + " readings"
 }
-
-// clockMark is appended to the latency cells of the end table when
-// latencySuspect.
-const clockMark = " (clock not synchronised)"

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/verdict"
 )
@@ -152,25 +153,6 @@ type verdictRow struct {
 	Broken, Skipped      bool // Skipped: not measured, neither passed nor broken
 }
 
-// better says which way a reference-table row improves; rows not listed
-// are shown without a best mark.
-var better = []struct{ prefix, dir string }{
-	{"Messages", "higher"},
-	{"Avg / peak msgs/s", "higher"},
-	{"RSS", "lower"},
-	{"CPU avg", "lower"},
-	{"Reconnects", "lower"},
-	{"Reconnect duration", "lower"},
-	{"Max seconds without data", "lower"},
-	{"Lost", "lower"},
-	{"Latency", "lower"},
-	{"Errors", "lower"},
-	{"Dials", "lower"},
-	{"Unrepairable", "lower"},
-	{"Stalled", "lower"},
-	{"Seconds missing", "lower"},
-}
-
 // build reads the database into a page.
 func build(db *store.DB, checked []store.Verdict) (*page, error) {
 	run, err := db.Run()
@@ -311,11 +293,8 @@ func bestRows(t *Table) []bestRow {
 	var out []bestRow
 	for _, r := range t.Rows {
 		br := bestRow{Name: r.Name}
-		for _, b := range better {
-			if strings.HasPrefix(r.Name, b.prefix) {
-				br.Better = b.dir
-				break
-			}
+		if r.Better == measure.Higher || r.Better == measure.Lower {
+			br.Better = string(r.Better)
 		}
 		best := math.NaN()
 		if br.Better != "" && len(r.Nums) > 1 && !allEqual(r.Nums) {
@@ -334,7 +313,7 @@ func bestRows(t *Table) []bestRow {
 				if r.Nums[i] == best {
 					c.Best = true
 				} else {
-					c.Delta = delta(r.Nums[i], best, NumUnit(r.Name))
+					c.Delta = delta(r.Nums[i], best, r.Unit)
 				}
 			}
 			br.Cells = append(br.Cells, c)
@@ -354,7 +333,7 @@ func allEqual(ns []float64) bool {
 	return true
 }
 
-// delta is v against the best b, in the row's unit (NumUnit) and, when b
+// delta is v against the best b, in the row's unit and, when b
 // is not zero, relative to it.
 func delta(v, b float64, unit string) string {
 	d := v - b
@@ -984,7 +963,8 @@ func table(db *store.DB, run store.Run) (*Table, error) {
 	return t, nil
 }
 
-// tableFromRows is the inverse of Table.SummaryRows.
+// tableFromRows is the inverse of Table.SummaryRows. A row stored without
+// an id (before the ids) is matched to its measure by name.
 func tableFromRows(run store.Run, rows []store.SummaryRow) *Table {
 	t := &Table{RunID: run.ID, Seconds: int64(run.Planned.Seconds())}
 	for _, r := range rows {
@@ -1004,6 +984,9 @@ func tableFromRows(run store.Run, rows []store.SummaryRow) *Table {
 			i = len(t.Rows)
 			byOrd[r.Ord] = i
 			row := Row{Name: r.Metric, Cells: make([]string, len(t.Libs)), Nums: make([]float64, len(t.Libs))}
+			if m := measure.Find(r.ID, r.Metric); m != nil {
+				row.ID, row.Unit, row.Better = m.ID, m.Unit, m.Better
+			}
 			for j := range row.Cells {
 				row.Cells[j], row.Nums[j] = "-", math.NaN()
 			}

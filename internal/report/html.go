@@ -50,7 +50,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"secs": func(s float64) string { return fmt.Sprintf("%.1f", s) },
 	"ms":   func(v float64) string { return fmtMs(v) },
 	"addf": func(a, b float64) float64 { return a + b },
-	// cpus is CPU seconds, or "-" when none were measured (see CPUSampled).
+	// cpus is CPU seconds, or "-" when none were measured (see measure.CPUSampled).
 	"cpus": func(s float64) string {
 		if math.IsNaN(s) || s < 0 {
 			return notMeasured

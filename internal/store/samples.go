@@ -328,7 +328,9 @@ func (s *DB) ServerCounts() ([]ServerCount, error) {
 
 // SummaryRow is one cell of the summary table: a metric for a library ("" =
 // the run), its text as shown and its number (NaN if none), Ord the row order.
+// ID is the measure's catalogue id (” in a table stored before ids were).
 type SummaryRow struct {
+	ID                 string
 	Metric, Lib, Value string
 	Num                float64
 	Ord                int
@@ -340,7 +342,7 @@ func (s *DB) SaveSummary(rows []SummaryRow) error {
 		if _, err := tx.Exec(`DELETE FROM summary`); err != nil {
 			return err
 		}
-		st, err := tx.Prepare(`INSERT INTO summary (metric, lib, value, num, ord) VALUES (?, ?, ?, ?, ?)`)
+		st, err := tx.Prepare(`INSERT INTO summary (id, metric, lib, value, num, ord) VALUES (?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -350,7 +352,7 @@ func (s *DB) SaveSummary(rows []SummaryRow) error {
 			if math.IsNaN(r.Num) || math.IsInf(r.Num, 0) {
 				num = nil
 			}
-			if _, err := st.Exec(r.Metric, r.Lib, r.Value, num, r.Ord); err != nil {
+			if _, err := st.Exec(r.ID, r.Metric, r.Lib, r.Value, num, r.Ord); err != nil {
 				return fmt.Errorf("%s/%s: %w", r.Metric, r.Lib, err)
 			}
 		}
@@ -360,7 +362,11 @@ func (s *DB) SaveSummary(rows []SummaryRow) error {
 
 // Summary returns the summary ordered by Ord, then metric and lib.
 func (s *DB) Summary() ([]SummaryRow, error) {
-	rows, err := s.db.Query(`SELECT metric, lib, value, num, ord FROM summary ORDER BY ord, metric, lib`)
+	id := "id"
+	if s.readOnly && s.version < summaryIDVersion {
+		id = "''" // stored before the measures had ids
+	}
+	rows, err := s.db.Query(`SELECT ` + id + `, metric, lib, value, num, ord FROM summary ORDER BY ord, metric, lib`)
 	if err != nil {
 		return nil, fmt.Errorf("read summary: %w", err)
 	}
@@ -369,7 +375,7 @@ func (s *DB) Summary() ([]SummaryRow, error) {
 			r   SummaryRow
 			num sql.NullFloat64
 		)
-		err := rows.Scan(&r.Metric, &r.Lib, &r.Value, &num, &r.Ord)
+		err := rows.Scan(&r.ID, &r.Metric, &r.Lib, &r.Value, &num, &r.Ord)
 		r.Num = math.NaN()
 		if num.Valid {
 			r.Num = num.Float64

@@ -1,8 +1,10 @@
 package store
 
+import "slices"
+
 // migrations[i] brings a database from user_version i to i+1. Append only:
 // a released step is never edited.
-var migrations = []string{schemaV1, schemaV2, schemaStalls, schemaTruth, schemaVerdictSkip, schemaClock, schemaNotSampled}
+var migrations = []string{schemaV1, schemaV2, schemaStalls, schemaTruth, schemaVerdictSkip, schemaClock, schemaNotSampled, schemaSummaryID}
 
 // schemaVersion is the user_version of a database created by this binary.
 var schemaVersion = len(migrations)
@@ -189,3 +191,13 @@ ALTER TABLE stream_samples ADD COLUMN stalled INTEGER NOT NULL DEFAULT 0;
 // short worker whose samples rounded to 0 ticks reads as 0.00, not as "not
 // measured".
 const schemaNotSampled = `UPDATE workers SET sampled_cpu_s = -1 WHERE sampled_cpu_s = 0;`
+
+// schemaSummaryID: each row of the end table names its measure by the
+// catalogue's id (internal/measure), so that a renamed row keeps its unit,
+// its direction and its match in compare. Rows stored before it have id ”
+// and are matched by their name.
+const schemaSummaryID = `ALTER TABLE summary ADD COLUMN id TEXT NOT NULL DEFAULT '';`
+
+// summaryIDVersion is the first version with summary.id (found by position,
+// so that the step may move while unreleased).
+var summaryIDVersion = slices.Index(migrations, schemaSummaryID) + 1

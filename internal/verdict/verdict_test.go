@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/store"
 )
@@ -98,6 +99,9 @@ func TestFromRun(t *testing.T) {
 	for i, v := range vs {
 		key := profile.ThresholdKeys[i/2].Key
 		w := wants[key][map[string]int{"gws": 0, "coder": 1}[v.Lib]]
+		if m := measure.ByThreshold(key); m == nil || v.Unit != m.Unit {
+			t.Errorf("verdict %d: unit %q, want its measure's", i, v.Unit)
+		}
 		if v.Threshold != key || v.Ord != i/2 || v.Value != w.value || v.Broken != w.broken {
 			t.Errorf("verdict %d: %+v, want %s value %v broken %v", i, v, key, w.value, w.broken)
 		}
@@ -127,17 +131,7 @@ func TestFormat(t *testing.T) {
 	}
 }
 
-func TestP99(t *testing.T) {
-	xs := make([]float64, 200)
-	for i := range xs {
-		xs[i] = float64(200 - i) // 1..200, unsorted
-	}
-	if got := p99(xs); got != 198 { // nearest rank: ceil(0.99 × 200) = 198th
-		t.Errorf("p99 = %v, want 198", got)
-	}
-	if got := p99([]float64{3}); got != 3 {
-		t.Errorf("p99 of one = %v", got)
-	}
+func TestFormatSmallSize(t *testing.T) {
 	if !strings.Contains(Format(store.Verdict{Unit: "bytes", Value: 12}), "12 B") {
 		t.Errorf("small sizes lose their bytes")
 	}

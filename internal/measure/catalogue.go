@@ -1,0 +1,249 @@
+package measure
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Catalogue is every measure: the end table's rows in their order, then the
+// hidden ones. Its test checks that each has an id, a title, a unit and a
+// direction, that ids are unique, and that every profile threshold key has
+// exactly one measure.
+var Catalogue = []*Measure{
+	{ID: "messages", Title: "Messages / data", Unit: "messages", Better: Higher, Prom: "soak_messages_total",
+		Value: func(c *column) Cell { // messages received, drain included
+			if !c.hasWorker {
+				return notMeasured()
+			}
+			return Cell{fmt.Sprintf("%s / %s", count(float64(c.msgsMax)), size(float64(c.bytesMax))), float64(c.msgsMax)}
+		}},
+	{ID: "msg_rate", Title: "Avg / peak msgs/s", Unit: "msgs/s", Better: Higher, Prom: "soak_messages_per_second",
+		Value: func(c *column) Cell { // the average over the window's one-second counts
+			if c.rate == 0 {
+				return notMeasured()
+			}
+			avg := float64(c.rateSum) / float64(c.rate)
+			return Cell{fmt.Sprintf("%s / %s", Num(avg), Num(float64(c.ratePeak))), avg}
+		}},
+	{ID: "rss", Title: "RSS start → end (peak)", Unit: "bytes", Better: Lower, Prom: "soak_rss_bytes",
+		Value: func(c *column) Cell { // RSS at the window's last second
+			if c.rssN == 0 {
+				return notMeasured()
+			}
+			return Cell{fmt.Sprintf("%s → %s MB (%s)", mb(c.rssFirst), mb(c.rssLast), mb(c.rssPeak)), float64(c.rssLast)}
+		}},
+	{ID: "cpu_avg", Title: "CPU avg (% of one core)", Unit: "%", Better: Lower, Threshold: "max_cpu_avg",
+		Value: func(c *column) Cell { // mean over the window, its first second left out
+			if c.cpuN == 0 {
+				return notMeasured()
+			}
+			avg := c.cpuSum / float64(c.cpuN)
+			return Cell{fmt.Sprintf("%.1f %%", avg), avg}
+		}},
+	{ID: "cpu_seconds", Title: "CPU s sampled / rusage", Unit: "s", Better: NoRank, Prom: "soak_cpu_seconds_total",
+		Value: func(c *column) Cell { // CPU seconds from /proc, summed over the worker's processes
+			w := c.worker
+			ru := w.RusageUser + w.RusageSys
+			sampled, n := NotMeasured, nan
+			if CPUSampled(w) {
+				sampled, n = fmt.Sprintf("%.2f", w.SampledCPU), w.SampledCPU
+			}
+			switch {
+			case ru == 0:
+				return Cell{sampled + " / " + NotMeasured, n}
+			case math.IsNaN(n) || ru < minCPUCompared:
+				return Cell{fmt.Sprintf("%s / %.2f", sampled, ru), n}
+			}
+			return Cell{fmt.Sprintf("%s / %.2f (%+.1f %%)", sampled, ru, 100*(w.SampledCPU-ru)/ru), n}
+		}},
+	{ID: "faults", Title: "Faults seen", Unit: "faults", Better: NoRank,
+		Value: func(c *column) Cell { return countCell(c.faults) }},
+	{ID: "reconnects", Title: "Reconnects", Unit: "reconnects", Better: Lower, Threshold: "max_reconnects", Prom: "soak_reconnects_total",
+		label: func(r *runInfo) string {
+			if len(r.groups) == 0 {
+				return "Reconnects"
+			}
+			return "Reconnects (" + strings.Join(r.groups, " / ") + ")"
+		},
+		Value: func(c *column) Cell { // connections lost, over all groups; shown per group of the plan
+			if len(c.run.groups) == 0 {
+				return countCell(c.disconnects)
+			}
+			parts := make([]string, len(c.run.groups))
+			for i, g := range c.run.groups {
+				parts[i] = fmt.Sprint(c.reconnects[g])
+			}
+			return Cell{strings.Join(parts, " / "), float64(c.disconnects)}
+		}},
+	{ID: "reconnect_duration", Title: "Reconnect duration (median / max)", Unit: "ms", Better: Lower,
+		Value: func(c *column) Cell { // the longest reconnect
+			if len(c.recDurMs) == 0 {
+				return notMeasured() // no reconnect: no duration
+			}
+			s := slices.Sorted(slices.Values(c.recDurMs))
+			return Cell{fmt.Sprintf("%s / %s", Dur(s[len(s)/2]), Dur(s[len(s)-1])), s[len(s)-1]}
+		}},
+	{ID: "silence", Title: "Max seconds without data", Unit: "s", Better: Lower, Threshold: "max_silence",
+		Value: func(c *column) Cell { // the worst subscription
+			switch {
+			case c.streams == 0:
+				return notMeasured()
+			case c.silenceStream == "":
+				return Cell{"0.0 s", 0}
+			}
+			s := float64(c.silenceMs) / 1000
+			return Cell{fmt.Sprintf("%.1f s (%s)", s, c.silenceStream), s}
+		}},
+	{ID: "lost", Title: "Lost / duplicate (sequence ids)", Unit: "ids", Better: Lower, Threshold: "max_lost", Prom: "soak_lost_messages_total",
+		Value: func(c *column) Cell { // lost sequence ids, over all subscriptions
+			if c.streams == 0 {
+				return notMeasured() // no subscription totals recorded
+			}
+			return Cell{fmt.Sprintf("%d / %d", c.lost, c.dup), float64(c.lost)}
+		}},
+	{ID: "lost_charged", Title: "Lost charged to library / source", Unit: "ids", Better: Lower,
+		Value: func(c *column) Cell { // lost ids that another library received
+			if c.charges == 0 {
+				return notMeasured()
+			}
+			return Cell{fmt.Sprintf("%d / %d", c.chargedLib, c.chargedSrc), float64(c.chargedLib)}
+		}},
+	{ID: "latency", Title: "Latency p50 / p99 (ms)", Unit: "ms", Better: Lower,
+		Value: func(c *column) Cell { // whole-run p99
+			w := c.worker
+			if w.LatCount == 0 {
+				return notMeasured()
+			}
+			text := fmt.Sprintf("%.2f / %.2f", float64(w.LatP50)/1000, float64(w.LatP99)/1000)
+			if c.run.latencySuspect { // a live target, and this machine's clock was not synchronised
+				text += ClockMark
+			}
+			return Cell{text, float64(w.LatP99) / 1000}
+		}},
+	{ID: "errors_stalls", Title: "Errors / stalls", Unit: "count", Better: Lower,
+		Value: func(c *column) Cell { // errors + stalls
+			return Cell{fmt.Sprintf("%d / %d", c.errors, c.stalls), float64(c.errors + c.stalls)}
+		}},
+	{ID: "seconds_missing", Title: "Seconds missing", Unit: "s", Better: Lower,
+		// Seconds of the window (up to the last second recorded for any
+		// library) without a worker row: a controller outage, a worker that
+		// was down, or rows lost to failed writes.
+		Value: func(c *column) Cell {
+			miss := c.run.lastSec - c.workerSecs
+			var notes []string
+			for _, o := range c.run.outages {
+				switch o.Kind {
+				case "outage":
+					notes = append(notes, fmt.Sprintf("outage at %.0f s: %s", o.Sec, Dur(o.DurMs)))
+				case "write_failed":
+					notes = append(notes, fmt.Sprintf("writes failed at %.0f s for %s", o.Sec, Dur(o.DurMs)))
+				case "missing":
+					notes = append(notes, fmt.Sprintf("%d rows lost from %.0f s", o.Code, o.Sec))
+				}
+			}
+			if len(notes) == 0 {
+				return Cell{fmt.Sprint(miss), float64(miss)}
+			}
+			return Cell{fmt.Sprintf("%d (%s)", miss, strings.Join(notes, ", ")), float64(miss)}
+		}},
+	{ID: "dials", Title: "Dials / failed (status × n)", Unit: "dials", Better: Lower,
+		Value: func(c *column) Cell { // failed dials
+			if c.dialSlots == 0 {
+				return notMeasured()
+			}
+			text := fmt.Sprintf("%d / %d", c.dials, c.dialFails)
+			if len(c.statuses) > 0 {
+				var parts []string
+				for _, code := range slices.Sorted(maps.Keys(c.statuses)) {
+					parts = append(parts, fmt.Sprintf("%s×%d", code, c.statuses[code]))
+				}
+				text += " (" + strings.Join(parts, ", ") + ")"
+			}
+			return Cell{text, float64(c.dialFails)}
+		}},
+	{ID: "unrepairable", Title: "Unrepairable slots", Unit: "slots", Better: Lower,
+		Value: func(c *column) Cell { return countCell(len(c.unrepairSlots)) }}, // slots the unrepairable rule fired for
+	{ID: "stalled_at_end", Title: "Stalled subscriptions at end", Unit: "subscriptions", Better: Lower,
+		Value: func(c *column) Cell {
+			names := c.stalledStreams
+			if len(names) == 0 {
+				return Cell{"0", 0}
+			}
+			first := names[0]
+			if len(names) > 1 {
+				first += fmt.Sprintf(", +%d", len(names)-1)
+			}
+			return Cell{fmt.Sprintf("%d (%s)", len(names), first), float64(len(names))}
+		}},
+
+	// Hidden: what thresholds and the live view check that the table shows
+	// only within another row.
+	{ID: "bytes", Title: "Bytes received", Unit: "bytes", Better: Higher, Hidden: true, Prom: "soak_bytes_total",
+		Value: func(c *column) Cell { // payload bytes, drain included (the table shows them with the messages)
+			if !c.hasWorker {
+				return notMeasured()
+			}
+			return Cell{size(float64(c.bytesMax)), float64(c.bytesMax)}
+		}},
+	{ID: "dup", Title: "Duplicate ids", Unit: "ids", Better: Lower, Hidden: true, Threshold: "max_dup",
+		Value: func(c *column) Cell { // duplicate sequence ids, over all subscriptions
+			if c.streams == 0 {
+				return notMeasured()
+			}
+			return Cell{fmt.Sprint(c.dup), float64(c.dup)}
+		}},
+	{ID: "reconnect_p99", Title: "Reconnect duration p99", Unit: "s", Better: Lower, Hidden: true, Threshold: "max_reconnect_p99",
+		Value: func(c *column) Cell { // nearest rank; 0 without a reconnect
+			p := p99(c.recDurMs) / 1000
+			return Cell{fmt.Sprintf("%.3f s", p), p}
+		}},
+	{ID: "stalls", Title: "Stalls", Unit: "count", Better: Lower, Hidden: true, Threshold: "max_stalls", Prom: "soak_stalls_total",
+		Value: func(c *column) Cell { return countCell(c.stalls) }},
+	{ID: "errors", Title: "Errors", Unit: "count", Better: Lower, Hidden: true, Threshold: "max_errors",
+		Value: func(c *column) Cell { return countCell(c.errors) }}, // store.Event.IsError
+	{ID: "rss_growth", Title: "RSS growth", Unit: "bytes", Better: Lower, Hidden: true, Threshold: "max_rss_growth",
+		Value: func(c *column) Cell { // the window's last RSS minus its first
+			if c.rssN == 0 {
+				return notMeasured()
+			}
+			g := c.rssLast - c.rssFirst
+			return Cell{fmt.Sprintf("%+.1f MB", float64(g)/1e6), float64(g)}
+		}},
+	{ID: "latency_p99", Title: "Latency p99", Unit: "s", Better: Lower, Hidden: true, Threshold: "max_latency_p99", Prom: "soak_latency_p99_seconds",
+		// Whole-run p99; not measured across an unsynchronised clock, where
+		// it can be off by any amount (the table marks its cell instead).
+		Value: func(c *column) Cell {
+			w := c.worker
+			if w.LatCount == 0 || c.run.latencySuspect {
+				return notMeasured()
+			}
+			s := float64(w.LatP99) / 1e6
+			return Cell{fmt.Sprintf("%.4f s", s), s}
+		}},
+
+	// Live only: the worker's state at the latest second.
+	{ID: "goroutines", Title: "Goroutines", Unit: "count", Better: NoRank, Hidden: true, Prom: "soak_goroutines"},
+	{ID: "conns_up", Title: "Connections up", Unit: "connections", Better: NoRank, Hidden: true, Prom: "soak_connections_up"},
+	{ID: "worker_up", Title: "Worker up", Unit: "bool", Better: NoRank, Hidden: true, Prom: "soak_worker_up"},
+}
+
+// minCPUCompared is the least rusage CPU (seconds) whose difference from the
+// sampled CPU is shown as a percentage: /proc counts 10 ms ticks, so below
+// 100 ticks a percentage says more about the tick than about the sampling.
+const minCPUCompared = 1.0
+
+// ClockMark is appended to the latency cells of the end table when latency
+// was measured across an unsynchronised clock.
+const ClockMark = " (clock not synchronised)"
+
+// p99 is the nearest-rank 99th percentile of xs (0 when empty).
+func p99(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	return s[int(math.Ceil(0.99*float64(len(s))))-1]
+}

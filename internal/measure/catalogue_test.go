@@ -1,0 +1,124 @@
+package measure
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/wssoak/wssoak/internal/profile"
+)
+
+// TestCatalogueComplete: every measure has an id, a title, a unit and a
+// direction; ids, titles and Prometheus names are unique; a measure has a
+// way to be computed or a live series; table measures are computed.
+func TestCatalogueComplete(t *testing.T) {
+	ids, titles, proms := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	idRe := regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	promRe := regexp.MustCompile(`^soak_[a-z0-9_]+$`)
+	for i, m := range Catalogue {
+		switch {
+		case m.ID == "" || !idRe.MatchString(m.ID):
+			t.Errorf("measure %d (%q): id %q, want lower_snake_case", i, m.Title, m.ID)
+		case m.Title == "":
+			t.Errorf("%s: no title", m.ID)
+		case m.Unit == "":
+			t.Errorf("%s: no unit", m.ID)
+		case m.Better != Higher && m.Better != Lower && m.Better != NoRank:
+			t.Errorf("%s: direction %q, want higher, lower or none", m.ID, m.Better)
+		case m.Value == nil && m.Prom == "":
+			t.Errorf("%s: neither computed nor a live series", m.ID)
+		case m.Value == nil && !m.Hidden:
+			t.Errorf("%s: a row of the end table that is not computed", m.ID)
+		case m.Prom != "" && !promRe.MatchString(m.Prom):
+			t.Errorf("%s: Prometheus name %q", m.ID, m.Prom)
+		}
+		if ids[m.ID] {
+			t.Errorf("id %q repeats", m.ID)
+		}
+		if titles[m.Title] {
+			t.Errorf("title %q repeats", m.Title)
+		}
+		if m.Prom != "" && proms[m.Prom] {
+			t.Errorf("Prometheus name %q repeats", m.Prom)
+		}
+		ids[m.ID], titles[m.Title], proms[m.Prom] = true, true, true
+		if got := ByID(m.ID); got != m {
+			t.Errorf("ByID(%q) = %v", m.ID, got)
+		}
+		if !m.Hidden && ByTitle(m.Title) != m {
+			t.Errorf("ByTitle(%q) = %v", m.Title, ByTitle(m.Title))
+		}
+	}
+	if n := len(Table()); n != 17 {
+		t.Errorf("%d rows in the end table, want 17", n)
+	}
+}
+
+// TestThresholdsMapToMeasures: every key the profile accepts under
+// "thresholds:" is the Threshold of exactly one measure, and every measure's
+// Threshold is a key the profile accepts.
+func TestThresholdsMapToMeasures(t *testing.T) {
+	keys := map[string]bool{}
+	for _, k := range profile.ThresholdKeys {
+		keys[k.Key] = true
+		n := 0
+		for _, m := range Catalogue {
+			if m.Threshold == k.Key {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("threshold %s: %d measures, want 1", k.Key, n)
+		}
+		if m := ByThreshold(k.Key); m == nil || m.Value == nil {
+			t.Errorf("threshold %s: no computed measure", k.Key)
+		}
+	}
+	for _, m := range Catalogue {
+		if m.Threshold != "" && !keys[m.Threshold] {
+			t.Errorf("%s: threshold %q is not a key of the profile", m.ID, m.Threshold)
+		}
+	}
+}
+
+func TestByTitleOfStoredRows(t *testing.T) {
+	for name, want := range map[string]string{
+		"Messages / data":                    "messages",
+		"Reconnects (arr / markets / depth)": "reconnects",
+		"Reconnects":                         "reconnects",
+		"Reconnect duration (median / max)":  "reconnect_duration",
+		"Lost charged to library / source":   "lost_charged",
+		"RSS start → end (peak)":             "rss",
+		"Something new":                      "",
+		"RSS growth":                         "", // hidden: never a stored row
+	} {
+		got := ""
+		if m := ByTitle(name); m != nil {
+			got = m.ID
+		}
+		if got != want {
+			t.Errorf("ByTitle(%q) = %q, want %q", name, got, want)
+		}
+	}
+	if m := Find("", "Faults seen"); m == nil || m.ID != "faults" {
+		t.Errorf("Find by name: %v", m)
+	}
+	if m := Find("lost", "a renamed row"); m == nil || m.ID != "lost" {
+		t.Errorf("Find by id: %v", m)
+	}
+}
+
+func TestP99(t *testing.T) {
+	xs := make([]float64, 200)
+	for i := range xs {
+		xs[i] = float64(200 - i) // 1..200, unsorted
+	}
+	if got := p99(xs); got != 198 { // nearest rank: ceil(0.99 × 200) = 198th
+		t.Errorf("p99 = %v, want 198", got)
+	}
+	if got := p99([]float64{3}); got != 3 {
+		t.Errorf("p99 of one = %v", got)
+	}
+	if got := p99(nil); got != 0 {
+		t.Errorf("p99 of none = %v", got)
+	}
+}

@@ -1,0 +1,332 @@
+package measure
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/wssoak/wssoak/internal/store"
+)
+
+// Results are every measure's values for the columns of one run.
+type Results struct {
+	RunID   string
+	Seconds int64  // the planned window
+	Cols    []Dims // one per library, in column order (Rank)
+	Rows    []Row  // every measure with a Value, in catalogue order, hidden ones included
+}
+
+// Row is one measure across the columns.
+type Row struct {
+	Measure *Measure
+	Title   string // as shown for this run (Measure.Title, or its label)
+	Cells   []Cell // one per column of Results.Cols
+}
+
+// Libs returns the libraries of the columns, in column order.
+func (r *Results) Libs() []string {
+	out := make([]string, len(r.Cols))
+	for i, d := range r.Cols {
+		out[i] = d.Lib
+	}
+	return out
+}
+
+// Row returns the row of the measure with that id, or nil.
+func (r *Results) Row(id string) *Row {
+	for i := range r.Rows {
+		if r.Rows[i].Measure.ID == id {
+			return &r.Rows[i]
+		}
+	}
+	return nil
+}
+
+// Get returns the value of measure id for the column d.
+func (r *Results) Get(id string, d Dims) (Cell, bool) {
+	row := r.Row(id)
+	if row == nil {
+		return Cell{}, false
+	}
+	i := slices.Index(r.Cols, d)
+	if i < 0 {
+		return Cell{}, false
+	}
+	return row.Cells[i], true
+}
+
+// runInfo is what the measures of every column share.
+type runInfo struct {
+	seconds        int64    // planned window; 0: open-ended
+	groups         []string // connection groups in plan order
+	latencySuspect bool     // latency measured across an unsynchronised clock
+	lastSec        int64    // the last second of the window recorded for any library
+	outages        []store.Event
+}
+
+// column is what the streaming pass collected for one column (library).
+type column struct {
+	run    *runInfo
+	worker store.Worker
+
+	// samples
+	hasWorker               bool
+	msgsMax, bytesMax       int64
+	rateSum, ratePeak, rate int64 // messages, the highest count and the number of one-second counts
+	prevSec, prevTotal      int64 // the previous sample of the window with a worker half (prevOK)
+	prevOK                  bool
+	rssFirst, rssLast       int64
+	rssPeak                 int64
+	rssN                    int
+	cpuSum                  float64
+	cpuN                    int
+	workerSecs              int64 // seconds of the window with a worker row
+
+	// the subscriptions' latest totals
+	streams        int
+	lost, dup      int64
+	silenceMs      int64
+	silenceStream  string
+	stalledStreams []string
+
+	// events
+	faults        int
+	reconnects    map[string]int // by connection group
+	disconnects   int
+	recDurMs      []float64
+	errors        int
+	stalls        int
+	unrepairSlots map[int]bool
+
+	// lost charges and dial accounts
+	charges                int
+	chargedLib, chargedSrc int64
+	dialSlots              int
+	dials, dialFails       int64
+	statuses               map[string]int64
+}
+
+// Compute reads the run in db in one pass — the samples and events streamed
+// row by row, the subscriptions' latest totals, the lost charges and dial
+// accounts (one row per subscription or slot) — and computes every measure
+// of the catalogue for every library that has a worker row.
+func Compute(db *store.DB) (*Results, error) {
+	run, err := db.Run()
+	if err != nil {
+		return nil, err
+	}
+	workers, err := db.Workers()
+	if err != nil {
+		return nil, err
+	}
+	clock, err := db.ClockState(run)
+	if err != nil {
+		return nil, err
+	}
+	ri := &runInfo{seconds: int64(run.Planned.Seconds()), groups: PlanGroups(run.Settings["plan"]),
+		latencySuspect: clock.LatencySuspect()}
+	res := &Results{RunID: run.ID, Seconds: ri.seconds}
+	cols := map[string]*column{}
+	for _, w := range workers {
+		cols[w.Lib] = &column{run: ri, worker: w, reconnects: map[string]int{}, unrepairSlots: map[int]bool{},
+			statuses: map[string]int64{}}
+		res.Cols = append(res.Cols, Dims{Lib: w.Lib})
+	}
+	slices.SortStableFunc(res.Cols, func(a, b Dims) int { return Rank(a.Lib) - Rank(b.Lib) })
+
+	var maxSec int64
+	err = db.EachSample(func(s *store.Sample) error {
+		c := cols[s.Lib]
+		if c == nil {
+			return nil
+		}
+		maxSec = max(maxSec, s.Sec)
+		c.sample(s)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	ri.lastSec = maxSec
+	if ri.seconds > 0 {
+		ri.lastSec = min(maxSec, ri.seconds)
+	}
+	streams, err := db.LatestStreamSamples()
+	if err != nil {
+		return nil, err
+	}
+	for i := range streams {
+		if c := cols[streams[i].Lib]; c != nil {
+			c.stream(&streams[i])
+		}
+	}
+	err = db.EachEvent(func(e *store.Event) error {
+		if e.Lib == "" && (e.Kind == "outage" || e.Kind == "write_failed" || e.Kind == "missing") {
+			ri.outages = append(ri.outages, *e)
+		}
+		if c := cols[e.Lib]; c != nil {
+			c.event(e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	charges, err := db.LostCharges()
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range charges {
+		if c := cols[l.Lib]; c != nil {
+			c.charges++
+			c.chargedLib += l.Library
+			c.chargedSrc += l.Source
+		}
+	}
+	dials, err := db.SlotDialAccounts()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range dials {
+		if c := cols[d.Lib]; c != nil {
+			c.dial(d)
+		}
+	}
+
+	for _, m := range Catalogue {
+		if m.Value == nil {
+			continue
+		}
+		row := Row{Measure: m, Title: m.Title}
+		if m.label != nil {
+			row.Title = m.label(ri)
+		}
+		for _, d := range res.Cols {
+			row.Cells = append(row.Cells, m.Value(cols[d.Lib]))
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	return res, nil
+}
+
+// inWindow says whether second sec is in the planned window (second 0 is
+// the warm-up's, after the last the drain's).
+func (c *column) inWindow(sec int64) bool {
+	return sec >= 1 && (c.run.seconds == 0 || sec <= c.run.seconds)
+}
+
+func (c *column) sample(s *store.Sample) {
+	if s.HasWorker {
+		c.msgsMax, c.bytesMax = max(c.msgsMax, s.MsgsTotal), max(c.bytesMax, s.BytesTotal)
+		c.hasWorker = true
+	}
+	if !c.inWindow(s.Sec) {
+		return
+	}
+	// The frame for second k counts the messages since the worker's previous
+	// frame: one second's only when that frame is of k−1 and the totals agree.
+	if !s.HasWorker {
+		c.prevOK = false
+	} else {
+		c.workerSecs++
+		if c.prevOK && c.prevSec == s.Sec-1 && c.prevTotal+s.Msgs == s.MsgsTotal {
+			c.rateSum += s.Msgs
+			c.ratePeak = max(c.ratePeak, s.Msgs)
+			c.rate++
+		}
+		c.prevSec, c.prevTotal, c.prevOK = s.Sec, s.MsgsTotal, true
+	}
+	if s.HasProc {
+		if c.rssN == 0 {
+			c.rssFirst = s.RSS
+		}
+		c.rssLast = s.RSS
+		c.rssPeak = max(c.rssPeak, s.RSS)
+		c.rssN++
+		if s.Sec > 1 { // the first second's CPU % includes the worker's start
+			c.cpuSum += s.CPUPct
+			c.cpuN++
+		}
+	}
+}
+
+func (c *column) stream(s *store.StreamSample) {
+	c.streams++
+	c.lost += s.LostTotal
+	c.dup += s.DupTotal
+	if s.MaxSilenceMs > c.silenceMs {
+		c.silenceMs, c.silenceStream = s.MaxSilenceMs, s.Stream
+	}
+	if s.Stalled {
+		c.stalledStreams = append(c.stalledStreams, s.Stream)
+	}
+}
+
+func (c *column) event(e *store.Event) {
+	switch e.Kind {
+	case "disconnected":
+		c.reconnects[e.Group]++
+		c.disconnects++
+	case "reconnect":
+		c.recDurMs = append(c.recDurMs, e.DurMs)
+	case "fault":
+		c.faults++
+	case "stall":
+		c.stalls++
+	case "unrepairable":
+		c.unrepairSlots[e.Slot] = true
+	}
+	if e.IsError() {
+		c.errors++
+	}
+}
+
+func (c *column) dial(d store.SlotDials) {
+	c.dialSlots++
+	c.dials += d.Dials
+	c.dialFails += d.DialFails
+	for code, n := range d.Statuses {
+		if code == "101" {
+			// A 101 is never a refusal: databases written before
+			// bad_accept counted a library's refused 101 under it.
+			code = "accept"
+		}
+		c.statuses[code] += n
+	}
+	if d.Unrepairable {
+		c.unrepairSlots[d.Slot] = true
+	}
+}
+
+// PlanGroups returns the connection group names in plan order.
+func PlanGroups(planJSON string) []string {
+	var p struct {
+		Slots []struct {
+			Group string `json:"group"`
+		} `json:"slots"`
+	}
+	if json.Unmarshal([]byte(planJSON), &p) != nil {
+		return nil
+	}
+	var out []string
+	for _, s := range p.Slots {
+		if !slices.Contains(out, s.Group) {
+			out = append(out, s.Group)
+		}
+	}
+	return out
+}
+
+// CPUSampled reports whether the controller took a /proc sample of the
+// library's worker (the store gives NaN when none was taken, e.g. when the
+// run was interrupted during the warm-up, before the first one). A sampled
+// 0.00 is a measurement: /proc counts 10 ms clock ticks.
+func CPUSampled(w store.Worker) bool { return !math.IsNaN(w.SampledCPU) }
+
+// nan is the number of a value that was not measured.
+var nan = math.NaN()
+
+func notMeasured() Cell { return Cell{NotMeasured, nan} }
+
+func countCell(n int) Cell { return Cell{fmt.Sprint(n), float64(n)} }

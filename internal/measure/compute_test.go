@@ -1,0 +1,78 @@
+package measure
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/store"
+)
+
+// TestCompute: a run without a plan, one library: the hidden measures are
+// computed next to the table's, the live-only ones are not, the reconnects
+// row shows the total when there are no groups, and a subscription that was
+// never silent reads 0.0 s.
+func TestCompute(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	start := time.Unix(1_800_000_000, 0)
+	if err := db.CreateRun(store.Run{ID: "c", Name: "c", Target: "local", Started: start, Planned: 3 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.UpsertWorker(store.Worker{Lib: "gws", Module: "m", Version: "v", Pid: 1, SampledCPU: math.NaN()}); err != nil {
+		t.Fatal(err)
+	}
+	b := &store.Batch{StreamSamples: []store.StreamSample{{Lib: "gws", Group: "g", Stream: "btcusdt@trade", Sec: 3, LostTotal: 2, DupTotal: 1}}}
+	for sec := int64(1); sec <= 4; sec++ {
+		b.Samples = append(b.Samples, store.Sample{Lib: "gws", Sec: sec, TS: start.Add(time.Duration(sec) * time.Second),
+			HasWorker: true, Msgs: 10, MsgsTotal: 10 * sec, BytesTotal: 100 * sec, HasProc: true, RSS: sec * 1e6, CPUPct: 2})
+	}
+	ev := func(kind string, code int, dur float64) store.Event {
+		return store.Event{Lib: "gws", TS: start.Add(time.Second), Sec: 1, Kind: kind, Group: "g", Code: code, DurMs: dur}
+	}
+	b.Events = []store.Event{ev("disconnected", 1006, 0), ev("reconnect", 0, 300), ev("disconnected", 1000, 0), ev("stall", 0, 0)}
+	if err := db.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Compute(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gws := Dims{Lib: "gws"}
+	for id, want := range map[string]Cell{
+		"messages":      {"40 / 400 B", 40},
+		"bytes":         {"400 B", 400},
+		"reconnects":    {"2", 2},
+		"silence":       {"0.0 s", 0},
+		"lost":          {"2 / 1", 2},
+		"dup":           {"1", 1},
+		"errors":        {"1", 1},
+		"stalls":        {"1", 1},
+		"errors_stalls": {"1 / 1", 2},
+		"reconnect_p99": {"0.300 s", 0.3},
+		"rss_growth":    {"+2.0 MB", 2e6}, // seconds 1..3: the drain is outside the window
+	} {
+		got, ok := r.Get(id, gws)
+		if !ok || got != want {
+			t.Errorf("%s = %+v, %v; want %+v", id, got, ok, want)
+		}
+	}
+	if c, ok := r.Get("cpu_seconds", gws); !ok || c.Text != "- / -" || !math.IsNaN(c.Num) {
+		t.Errorf("cpu_seconds = %+v, want not measured", c)
+	}
+	if row := r.Row("reconnects"); row == nil || row.Title != "Reconnects" {
+		t.Errorf("reconnects row %+v, want the title without groups", row)
+	}
+	for _, id := range []string{"goroutines", "conns_up", "worker_up"} {
+		if r.Row(id) != nil {
+			t.Errorf("%s computed from the database: it is live only", id)
+		}
+	}
+	if _, ok := r.Get("messages", Dims{Lib: "coder"}); ok {
+		t.Error("a value for a library that did not run")
+	}
+}

@@ -1,0 +1,132 @@
+// Package measure is the catalogue of what a run is measured by: one entry
+// per measure with its id, title, unit, better direction, profile threshold
+// key and Prometheus name, and how its value is computed from the run's
+// database. Compute reads the database once, streaming, and gives every
+// measure's value per column (a library today); the end table, the HTML
+// report, the verdicts, compare, export and the live view render or look up
+// those results by id.
+//
+// Adding a measure is one entry in Catalogue (catalogue.go), and, if the
+// streaming pass does not collect what it needs yet, a field filled in
+// compute.go.
+package measure
+
+import (
+	"slices"
+	"strings"
+)
+
+// Better says which way a measure improves; every measure names one.
+type Better string
+
+// Directions of Measure.Better.
+const (
+	Higher Better = "higher"
+	Lower  Better = "lower"
+	NoRank Better = "none" // not ranked: a count of what happened to a library (faults), or a cross-check
+)
+
+// Measure is one entry of the catalogue.
+type Measure struct {
+	ID     string // stable: stored in the summary table, used by compare and export
+	Title  string // the end table's row name
+	Unit   string // of Cell.Num
+	Better Better
+	// Threshold is the profile key ("thresholds:") whose limit is checked
+	// against this measure's number, in Unit; "" when none.
+	Threshold string
+	// Prom is the name of the live view's Prometheus series (internal/live)
+	// for this measure, "" when it has none. The live series is the running
+	// form of the measure (a total so far, or the latest second).
+	Prom string
+	// Hidden measures are not rows of the end table: thresholds and the live
+	// view need them.
+	Hidden bool
+	// label, when set, is the row's title for a run (Title with what the
+	// run adds, e.g. the connection groups).
+	label func(r *runInfo) string
+	// Value computes the measure for one column from what the streaming
+	// pass collected; nil for a measure only the live view has.
+	Value func(c *column) Cell
+}
+
+// Cell is a measure's value for one column: its text as the table shows it
+// and the number behind it in the measure's unit (NaN when it was not
+// measured: the text is then "-", and compare and thresholds skip it).
+type Cell struct {
+	Text string
+	Num  float64
+}
+
+// Dims are what a column of results is measured for. Only Lib is filled
+// today; the bench, codec and server work add columns along the others.
+type Dims struct {
+	Lib         string // client library
+	Scenario    string
+	Path        string
+	Encoding    string
+	Compression string
+	Clients     int
+	Side        string // client or server
+}
+
+// NotMeasured is the text of a value that was not measured.
+const NotMeasured = "-"
+
+// ByID returns the measure with that id, or nil.
+func ByID(id string) *Measure {
+	for _, m := range Catalogue {
+		if m.ID == id {
+			return m
+		}
+	}
+	return nil
+}
+
+// ByThreshold returns the measure a profile threshold key limits, or nil.
+func ByThreshold(key string) *Measure {
+	for _, m := range Catalogue {
+		if key != "" && m.Threshold == key {
+			return m
+		}
+	}
+	return nil
+}
+
+// ByTitle returns the table measure whose row is shown as name — its title,
+// or its title followed by what the run adds in parentheses — or nil. It
+// finds the measure of a row stored without an id (a database written
+// before the ids).
+func ByTitle(name string) *Measure {
+	for _, m := range Catalogue {
+		if !m.Hidden && (name == m.Title || m.label != nil && strings.HasPrefix(name, m.Title+" (")) {
+			return m
+		}
+	}
+	return nil
+}
+
+// Find returns the measure of a stored row: by id, else by its name.
+func Find(id, name string) *Measure {
+	if m := ByID(id); m != nil && id != "" {
+		return m
+	}
+	return ByTitle(name)
+}
+
+// Table returns the measures of the end table, in row order.
+func Table() []*Measure {
+	return slices.DeleteFunc(slices.Clone(Catalogue), func(m *Measure) bool { return m.Hidden })
+}
+
+// libOrder is the column order of libraries.
+var libOrder = []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}
+
+// Rank is a library's column position: the known libraries in their order,
+// any other after them.
+func Rank(lib string) int {
+	if i := slices.Index(libOrder, lib); i >= 0 {
+		return i
+	}
+	return len(libOrder)
+}
