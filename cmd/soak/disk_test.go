@@ -95,20 +95,29 @@ func TestDiskWritesFail(t *testing.T) {
 					missing = append(missing, e)
 				}
 			}
-			// The writer commits once a second, so the first failing write may come up to a
-			// second after the limit is set (more on a busy machine): allow 1.5 s of it.
-			if len(failed) != 1 || failed[0].Code < 2 || failed[0].DurMs < float64(tc.fail.Milliseconds())-1500 {
-				t.Errorf("write_failed events %+v: want one, several attempts, about %v long", failed, tc.fail)
+			// The writer commits once a second (later on a busy machine), so the first
+			// failing write comes some d after the limit is set, and the failure lasts
+			// until the first retry after it is lifted: at least tc.fail - d.
+			if len(failed) != 1 || failed[0].Code < 2 {
+				t.Errorf("write_failed events %+v: want one, with several attempts", failed)
 			}
 			if len(failed) == 1 {
-				if d := failed[0].TS.Sub(failAt); d < 0 || d > 2*time.Second {
-					t.Errorf("failure recorded at %v, the limit was set at %v", failed[0].TS, failAt)
+				d := failed[0].TS.Sub(failAt)
+				if d < 0 || d >= tc.fail {
+					t.Errorf("failure recorded at %v, the limit was set at %v for %v", failed[0].TS, failAt, tc.fail)
+				}
+				if min := (tc.fail - d).Milliseconds() - 50; failed[0].DurMs < float64(min) {
+					t.Errorf("write_failed %+v lasted %.0f ms, want at least %d ms (the limit's %v less the %v before the first failing write)",
+						failed[0], failed[0].DurMs, min, tc.fail, d)
 				}
 			}
 			samples, _ := db.Samples("")
 			rows := map[string]map[int64]bool{}
+			// A row the writer lost has neither half; a worker's frame that came
+			// more than a second late (a loaded machine) leaves the process half
+			// alone, a gap the table reports as seconds missing, not a lost row.
 			for _, s := range samples {
-				if s.HasWorker {
+				if s.HasWorker || s.HasProc {
 					if rows[s.Lib] == nil {
 						rows[s.Lib] = map[int64]bool{}
 					}
