@@ -14,6 +14,8 @@ package measure
 import (
 	"slices"
 	"strings"
+
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // Better says which way a measure improves; every measure names one.
@@ -119,14 +121,11 @@ func Table() []*Measure {
 	return slices.DeleteFunc(slices.Clone(Catalogue), func(m *Measure) bool { return m.Hidden })
 }
 
-// libOrder is the column order of libraries.
-var libOrder = []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}
-
 // Rank is a library's column position: the known libraries in their order,
 // any other after them.
 func Rank(lib string) int {
-	if i := slices.Index(libOrder, lib); i >= 0 {
+	if i := slices.Index(wire.Libraries, lib); i >= 0 {
 		return i
 	}
-	return len(libOrder)
+	return len(wire.Libraries)
 }

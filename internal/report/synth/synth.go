@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // Config sizes the synthetic run.
@@ -34,7 +35,7 @@ func (c *Config) defaults() {
 		c.Duration = 24 * time.Hour
 	}
 	if len(c.Libs) == 0 {
-		c.Libs = []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}
+		c.Libs = slices.Clone(wire.Libraries)
 	}
 	if c.Symbols <= 0 {
 		c.Symbols = 50
