@@ -76,4 +76,3 @@ func (s Slot) URL(base, timeUnit string) string {
 	}
 	return u
 }
-
