@@ -2,6 +2,7 @@ package controller
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +21,8 @@ func TestFaultEvents(t *testing.T) {
 	}
 	got := faultEvents(log, []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}, start)
 	ev := func(lib string, code int, stream, detail string) store.Event {
-		return store.Event{Lib: lib, TS: at, Sec: 1.5, Kind: "fault", Code: code, Stream: stream, Detail: detail}
+		kind, _, _ := strings.Cut(detail, " ")
+		return store.Event{Lib: lib, TS: at, Sec: 1.5, Kind: string(wire.EventFault), Fault: wire.FaultKind(kind), Code: code, Stream: stream, Detail: detail}
 	}
 	want := []store.Event{
 		ev("gorilla", 1011, "", "close code=1011; 1 connections"),

@@ -50,11 +50,11 @@ func (c *controller) onFrame(w *workerProc, f *wire.Frame) {
 		ts := time.Unix(0, ev.TS)
 		ev.Detail = transport.Mask(ev.Detail) // a library's error text may quote a URL
 		c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: ts, Sec: float64(ev.Mono) / 1e9,
-			Kind: ev.Kind, Slot: ev.Slot, Group: ev.Group, Stream: ev.Stream, Code: ev.Code, Detail: ev.Detail, DurMs: ev.DurMs})
-		if ev.Kind == "stall" {
+			Kind: string(ev.Kind), Slot: ev.Slot, Group: ev.Group, Stream: ev.Stream, Code: ev.Code, Detail: ev.Detail, DurMs: ev.DurMs})
+		if ev.Kind == wire.EventStall {
 			w.stalls++
 		}
-		if ev.Kind == "disconnected" || ev.Kind == "dial_error" || ev.Kind == "unrepairable" {
+		if ev.Kind == wire.EventDisconnected || ev.Kind == wire.EventDialError || ev.Kind == wire.EventUnrepairable {
 			c.o.Log.Info("worker event", "lib", w.lib, "kind", ev.Kind, "slot", ev.Slot, "code", ev.Code, "detail", ev.Detail)
 		}
 	case wire.FrameFinal:

@@ -94,15 +94,15 @@ type SlotStat struct {
 
 // Event is something that happened to a connection slot.
 type Event struct {
-	TS     int64   `json:"ts"`             // unix ns (wall clock: a timestamp, never subtracted)
-	Mono   int64   `json:"mono,omitempty"` // ns since the window start on the worker's monotonic clock
-	Kind   string  `json:"kind"`
-	Slot   int     `json:"slot"`
-	Group  string  `json:"grp,omitempty"`
-	Stream string  `json:"stream,omitempty"`
-	Code   int     `json:"code,omitempty"`
-	Detail string  `json:"detail,omitempty"`
-	DurMs  float64 `json:"dur_ms,omitempty"`
+	TS     int64     `json:"ts"`             // unix ns (wall clock: a timestamp, never subtracted)
+	Mono   int64     `json:"mono,omitempty"` // ns since the window start on the worker's monotonic clock
+	Kind   EventKind `json:"kind"`
+	Slot   int       `json:"slot"`
+	Group  string    `json:"grp,omitempty"`
+	Stream string    `json:"stream,omitempty"`
+	Code   int       `json:"code,omitempty"`
+	Detail string    `json:"detail,omitempty"`
+	DurMs  float64   `json:"dur_ms,omitempty"`
 }
 
 // FinalReport is sent once after the worker stopped its connections.

@@ -100,7 +100,7 @@ func TestWorkerCountsBadAccept(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
-		case f.Type == wire.FrameEvent && f.Ev.Kind == "dial_error":
+		case f.Type == wire.FrameEvent && f.Ev.Kind == wire.EventDialError:
 			errs = append(errs, *f.Ev)
 			if len(errs) >= 3 {
 				once.Do(func() { close(failed) })

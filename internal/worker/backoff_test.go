@@ -72,7 +72,7 @@ func testReadLimitBacksOff(t *testing.T, tr transport.Transport) {
 			}
 		}
 	})
-	count := func(kind string) int {
+	count := func(kind wire.EventKind) int {
 		mu.Lock()
 		defer mu.Unlock()
 		n := 0

@@ -292,9 +292,9 @@ func (m *matrixEnv) waitMsgs() error {
 }
 
 // waitEvent returns the first event of kind after the first skip ones.
-func (m *matrixEnv) waitEvent(kind string, skip int, d time.Duration) (wire.Event, error) {
+func (m *matrixEnv) waitEvent(kind wire.EventKind, skip int, d time.Duration) (wire.Event, error) {
 	var ev wire.Event
-	err := waitFor(d, "event "+kind, func() bool {
+	err := waitFor(d, "event "+string(kind), func() bool {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		n := 0
@@ -312,7 +312,7 @@ func (m *matrixEnv) waitEvent(kind string, skip int, d time.Duration) (wire.Even
 	return ev, err
 }
 
-func (m *matrixEnv) eventsOf(kind string) []wire.Event {
+func (m *matrixEnv) eventsOf(kind wire.EventKind) []wire.Event {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []wire.Event

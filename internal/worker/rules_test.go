@@ -114,7 +114,7 @@ func testConnectionRules(t *testing.T, tr transport.Transport, plan wire.Plan, s
 		mu.Lock()
 		subscribed := 0
 		for _, e := range events {
-			if e.Kind == "subscribed" {
+			if e.Kind == wire.EventSubscribed {
 				subscribed++
 			}
 		}

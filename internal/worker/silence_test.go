@@ -92,7 +92,7 @@ func TestWorkerStartedMidWindow(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	for _, e := range events {
-		if e.Kind == "stall" {
+		if e.Kind == wire.EventStall {
 			t.Errorf("stall recorded for a worker that started %s into the window: %+v", inWindow, e)
 		}
 	}

@@ -341,11 +341,11 @@ func (w *Worker) checkStall(sb *sub, now time.Time) {
 	case !sb.stalled && silence > int64(sb.stall):
 		sb.stalled, sb.stalledAt = true, mono
 		sb.stalls++
-		w.emit(wire.Event{Kind: "stall", Slot: sb.slot.Slot.ID, Group: sb.slot.Slot.Group, Stream: sb.st.Name,
+		w.emit(wire.Event{Kind: wire.EventStall, Slot: sb.slot.Slot.ID, Group: sb.slot.Slot.Group, Stream: sb.st.Name,
 			Detail: fmt.Sprintf("silent %.1fs (threshold %s)", float64(silence)/1e9, sb.stall)})
 	case sb.stalled && silence <= int64(sb.stall):
 		sb.stalled = false
-		w.emit(wire.Event{Kind: "stall_end", Slot: sb.slot.Slot.ID, Group: sb.slot.Slot.Group, Stream: sb.st.Name,
+		w.emit(wire.Event{Kind: wire.EventStallEnd, Slot: sb.slot.Slot.ID, Group: sb.slot.Slot.Group, Stream: sb.st.Name,
 			DurMs: float64(mono-sb.stalledAt) / 1e6})
 	}
 }
@@ -412,7 +412,7 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 		// A control reply (counted for the slot, not for a stream), or an
 		// unwrapped event such as serverShutdown.
 		if bytes.Contains(p, serverShutdown) {
-			s.w.emit(wire.Event{Kind: "server_shutdown", Slot: s.Slot.ID, Group: s.Slot.Group})
+			s.w.emit(wire.Event{Kind: wire.EventServerShutdown, Slot: s.Slot.ID, Group: s.Slot.Group})
 		}
 		return
 	}
@@ -462,7 +462,7 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 		s.back(sb, lost)
 	}
 	if f.Shutdown {
-		s.w.emit(wire.Event{Kind: "server_shutdown", Slot: s.Slot.ID, Group: s.Slot.Group})
+		s.w.emit(wire.Event{Kind: wire.EventServerShutdown, Slot: s.Slot.ID, Group: s.Slot.Group})
 	}
 }
 
@@ -478,7 +478,7 @@ func (s *slot) OnPong([]byte) { s.lastPong.Store(int64(time.Since(s.w.epoch))) }
 // firstData closes the connect sequence: the first data message on a new connection.
 func (s *slot) firstData(now time.Time) {
 	s.gotFirst = true
-	ev := wire.Event{Kind: "first_data", Slot: s.Slot.ID, Group: s.Slot.Group,
+	ev := wire.Event{Kind: wire.EventFirstData, Slot: s.Slot.ID, Group: s.Slot.Group,
 		DurMs: ms(now.Sub(s.phases.connectedAt))}
 	s.w.emit(ev)
 	if !s.lossAt.IsZero() {
@@ -506,7 +506,7 @@ func (s *slot) reconnected(backSubs int) {
 		return
 	}
 	p := s.phases
-	s.w.emit(wire.Event{Kind: "reconnect", Slot: s.Slot.ID, Group: s.Slot.Group, DurMs: ms(s.recDur),
+	s.w.emit(wire.Event{Kind: wire.EventReconnect, Slot: s.Slot.ID, Group: s.Slot.Group, DurMs: ms(s.recDur),
 		Detail: fmt.Sprintf("detect=%.0fms backoff=%.0fms dial=%.0fms handshake=%.0fms subscribed=%.0fms first_data=%.0fms lost=%d back=%d/%d",
 			ms(p.detect), ms(p.backoff), ms(p.dial), ms(p.handshake), ms(time.Duration(s.subscribed.Load())), ms(p.firstData),
 			s.outageLost, backSubs, len(s.subs))})
@@ -560,7 +560,7 @@ func (s *slot) run(ctx context.Context) {
 		if !given && (w.plan.UnrepairableDial > 0 && fails >= w.plan.UnrepairableDial ||
 			w.plan.UnrepairableFor > 0 && time.Since(failingSince) >= w.plan.UnrepairableFor) {
 			given, s.unrepairable = true, true
-			w.emit(wire.Event{Kind: "unrepairable", Slot: s.Slot.ID, Group: s.Slot.Group,
+			w.emit(wire.Event{Kind: wire.EventUnrepairable, Slot: s.Slot.ID, Group: s.Slot.Group,
 				Detail: fmt.Sprintf("%d failed dials (or connections ended before data) in a row over %s; still retrying",
 					fails, time.Since(failingSince).Round(time.Millisecond))})
 		}
@@ -611,7 +611,7 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 		cfg.Header = http.Header{wire.TagHeader: {wire.Tag{Lib: w.tr.Name(), Slot: s.Slot.ID, Attempt: attempt}.String()}}
 	}
 	t0 := time.Now()
-	ev.Kind = "dial"
+	ev.Kind = wire.EventDial
 	ev.Detail = strconv.Itoa(attempt)
 	w.emit(ev)
 	hctx, cancel := context.WithTimeout(ctx, w.plan.HandshakeTimeout)
@@ -635,7 +635,7 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 				detail += fmt.Sprintf("; retry after %s", d)
 			}
 		}
-		ev.Kind, ev.Code, ev.Detail = "dial_error", code, cause+": "+detail
+		ev.Kind, ev.Code, ev.Detail = wire.EventDialError, code, cause+": "+detail
 		ev.DurMs = ms(time.Since(t0))
 		s.phases.dial += time.Since(t0)
 		w.emit(ev)
@@ -658,7 +658,7 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	s.ctl.reset()
 	s.lastPong.Store(int64(now.Sub(w.epoch)))
 	s.connMono.Store(int64(now.Sub(w.epoch)))
-	ev.Kind, ev.Detail, ev.DurMs = "connected", "", ms(now.Sub(t0))
+	ev.Kind, ev.Detail, ev.DurMs = wire.EventConnected, "", ms(now.Sub(t0))
 	w.emit(ev)
 	w.connsUp.Add(1)
 	defer w.connsUp.Add(-1)
@@ -702,11 +702,11 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	// to deliver again is recorded now, with what came back.
 	s.reconnected(len(s.subs) - s.freshLeft)
 	code, cause, detail := classify(rerr, true, s.abortWhy.Load())
-	kind := "disconnected" // a loss: the slot reconnects
+	kind := wire.EventDisconnected // a loss: the slot reconnects
 	if ctx.Err() != nil && errors.Is(rerr, net.ErrClosed) {
-		kind, code, cause, detail = "closed", 1000, causeLocal, "closed by soak at the end of the run"
+		kind, code, cause, detail = wire.EventClosed, 1000, causeLocal, "closed by soak at the end of the run"
 	} else if ctx.Err() != nil {
-		kind = "closed" // the end of the run, but the connection ended its own way
+		kind = wire.EventClosed // the end of the run, but the connection ended its own way
 	}
 	w.emit(wire.Event{Kind: kind, Slot: s.Slot.ID, Group: s.Slot.Group, Code: code, Detail: cause + ": " + detail})
 	if ctx.Err() != nil {
@@ -844,5 +844,5 @@ func (s *slot) subscribe(conn transport.Conn, done <-chan struct{}) {
 	}
 	d := time.Since(t0)
 	s.subscribed.Store(int64(d))
-	s.w.emit(wire.Event{Kind: "subscribed", Slot: s.Slot.ID, Group: s.Slot.Group, DurMs: ms(d)})
+	s.w.emit(wire.Event{Kind: wire.EventSubscribed, Slot: s.Slot.ID, Group: s.Slot.Group, DurMs: ms(d)})
 }
