@@ -18,7 +18,8 @@ func (c *controller) onFrame(w *workerProc, f *wire.Frame) {
 	switch f.Type {
 	case wire.FrameHello:
 		w.hello = f
-		if err := c.db.UpsertWorker(store.Worker{Lib: w.lib, Module: f.Module, Version: f.Version, Pid: f.Pid, Started: w.started}); err != nil {
+		if err := c.db.UpsertWorker(store.Worker{Lib: w.lib, Module: f.Module, Version: f.Version, Pid: f.Pid, Started: w.started,
+			DroppedEvents: w.acc.dropped}); err != nil {
 			c.o.Log.Warn("record worker", "lib", w.lib, "err", err)
 		}
 	case wire.FrameSec:
@@ -28,6 +29,7 @@ func (c *controller) onFrame(w *workerProc, f *wire.Frame) {
 			st.Reconnects += w.acc.reconnects
 			st.Lost += w.acc.lost
 			st.Dup += w.acc.dup
+			st.Dropped += w.acc.dropped
 			w.secs[f.Sec] = st
 			w.latest = st
 			c.writeComplete(f.Sec)
@@ -40,7 +42,8 @@ func (c *controller) onFrame(w *workerProc, f *wire.Frame) {
 			s = w.carrySub(s)
 			c.batch.StreamSamples = append(c.batch.StreamSamples, store.StreamSample{Lib: w.lib, Slot: s.Slot, Group: s.Group,
 				Stream: s.Stream, Sec: f.Sec, MsgsTotal: s.Msgs, BytesTotal: s.Bytes, LostTotal: s.Lost, DupTotal: s.Dup,
-				OOOTotal: s.OOO, MaxSilenceMs: s.MaxSilenceMs, LastSeq: s.LastSeq, StallsTotal: s.Stalls, Stalled: s.Stalled})
+				OOOTotal: s.OOO, MaxSilenceMs: s.MaxSilenceMs, LastSeq: s.LastSeq, StallsTotal: s.Stalls, Stalled: s.Stalled,
+				RegressTotal: s.Regress, LostAcrossTotal: s.LostAcross})
 		}
 	case wire.FrameEvent:
 		ev := f.Ev

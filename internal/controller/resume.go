@@ -124,7 +124,7 @@ func loadResumed(db *store.DB) (*resumed, error) {
 		}
 		rs.streams[s.Lib][subKey{s.Slot, s.Stream}] = wire.SubStat{Slot: s.Slot, Group: s.Group, Stream: s.Stream,
 			Msgs: s.MsgsTotal, Bytes: s.BytesTotal, Lost: s.LostTotal, Dup: s.DupTotal, OOO: s.OOOTotal,
-			MaxSilenceMs: s.MaxSilenceMs, LastSeq: s.LastSeq, Stalls: s.StallsTotal}
+			MaxSilenceMs: s.MaxSilenceMs, LastSeq: s.LastSeq, Stalls: s.StallsTotal, Regress: s.RegressTotal, LostAcross: s.LostAcrossTotal}
 	}
 	ws, err := db.Workers()
 	if err != nil {
@@ -147,6 +147,7 @@ func (rs *resumed) carry(w *workerProc) {
 		// The dead controller's workers were never reaped by it: their rusage
 		// is unknown. What was sampled of them is kept (from the last sample).
 		w.acc.rusageUser, w.acc.rusageSys = wk.RusageUser, wk.RusageSys
+		w.acc.dropped = wk.DroppedEvents
 		if !math.IsNaN(wk.SampledCPU) {
 			w.acc.sampled, w.acc.sampledAny = wk.SampledCPU, true
 		}
@@ -164,6 +165,7 @@ func (w *workerProc) carrySub(s wire.SubStat) wire.SubStat {
 		s.Msgs += b.Msgs
 		s.Bytes += b.Bytes
 		s.Lost += b.Lost
+		s.LostAcross += b.LostAcross
 		s.Dup += b.Dup
 		s.OOO += b.OOO
 		s.Regress += b.Regress

@@ -46,6 +46,7 @@ type workerProc struct {
 		sampledAny                     bool    // whether sampled holds at least one /proc sample
 		// totals of the processes that died (or of the controller that crashed)
 		msgs, bytes, reconnects, lost, dup int64
+		dropped                            int64                   // events the worker dropped (its channel full)
 		subs                               map[subKey]wire.SubStat // per subscription, cumulative
 	}
 	subs    map[subKey]wire.SubStat // latest cumulative totals per subscription
@@ -258,10 +259,20 @@ func (c *controller) onExit(w *workerProc, stopping bool) {
 	if w.hello != nil {
 		rec.Module, rec.Version = w.hello.Module, w.hello.Version
 	}
+	// Events dropped: the final report's count when the process sent one,
+	// else the last second's (sent every second, so a worker that died
+	// still told what it dropped up to its last frame).
+	dropped := w.acc.dropped
+	if w.latest != nil {
+		dropped = max(dropped, w.latest.Dropped)
+	}
 	if f := w.final; f != nil {
 		rec.MaxRSS = f.MaxRSS
 		rec.LatCount, rec.LatP50, rec.LatP99, rec.LatMax = f.LatN, f.LatP50, f.LatP99, f.LatMax
+		rec.LatP999, rec.LatNeg = f.LatP999, f.LatNeg
+		dropped = max(dropped, w.acc.dropped+f.Dropped)
 	}
+	rec.DroppedEvents = dropped
 	w.unsaved = nil
 	if err := c.db.UpsertWorker(rec); err != nil {
 		c.o.Log.Warn("record worker", "lib", w.lib, "err", err)
@@ -280,6 +291,7 @@ func (c *controller) onExit(w *workerProc, stopping bool) {
 		Kind: string(wire.EventWorkerExit), Slot: -1, Code: code, Detail: detail + " (see " + filepath.Base(w.ch.log.Name()) + ")"})
 	c.o.Log.Error("worker exited", "lib", w.lib, "detail", detail)
 	w.res.Err = fmt.Errorf("worker %s died (%s) and was restarted %d times", w.lib, detail, w.restarts)
+	w.acc.dropped = dropped
 	if w.latest != nil {
 		w.acc.msgs, w.acc.bytes = w.latest.MsgsTotal, w.latest.BytesTotal
 		w.acc.reconnects, w.acc.lost, w.acc.dup = w.latest.Reconnects, w.latest.Lost, w.latest.Dup

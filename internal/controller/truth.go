@@ -12,7 +12,10 @@ import (
 // slot and stream in every worker: they run the same plan) and charges each
 // lost id to the source when every library that reported the subscription
 // lost it too, else to the library. Ids a library lost beyond its recorded
-// ranges (overflow) cannot be compared and are charged to the library.
+// ranges (overflow) cannot be compared and are charged to the library. Each
+// charge is split by where the ids were lost: across a reconnect (the ranges
+// found at a subscription's first message on a new connection) or while a
+// connection was up.
 // finals holds each library's last subscription totals, with their gaps.
 func chargeLost(finals map[string][]wire.SubStat) []store.LostCharge {
 	type key struct {
@@ -40,9 +43,17 @@ func chargeLost(finals map[string][]wire.SubStat) []store.LostCharge {
 	var out []store.LostCharge
 	for lib, subs := range finals {
 		for _, s := range subs {
-			src := idCount(intersect(sorted(s.Gaps), shared[key{s.Slot, s.Stream}]))
-			out = append(out, store.LostCharge{Lib: lib, Slot: s.Slot, Group: s.Group, Stream: s.Stream,
-				Lost: s.Lost, Source: src, Library: s.Lost - src, Overflow: s.GapOverflow, Gaps: s.Gaps})
+			// The ranges of each kind are disjoint: their source parts add up
+			// to what all of them share with the other libraries.
+			connected, across := splitGaps(s)
+			common := shared[key{s.Slot, s.Stream}]
+			srcConn, srcAcross := idCount(intersect(sorted(connected), common)), idCount(intersect(sorted(across), common))
+			src := srcConn + srcAcross
+			l := store.LostCharge{Lib: lib, Slot: s.Slot, Group: s.Group, Stream: s.Stream,
+				Lost: s.Lost, Source: src, Library: s.Lost - src, Overflow: s.GapOverflow, Gaps: s.Gaps,
+				LostAcross: s.LostAcross, SourceAcross: srcAcross, LibraryAcross: s.LostAcross - srcAcross}
+			l.SetConnected()
+			out = append(out, l)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -56,6 +67,22 @@ func chargeLost(finals map[string][]wire.SubStat) []store.LostCharge {
 		return a.Stream < b.Stream
 	})
 	return out
+}
+
+// splitGaps separates a subscription's lost ranges into those lost while
+// connected and those lost across a reconnect (SubStat.GapAcross).
+func splitGaps(s wire.SubStat) (connected, across [][2]int64) {
+	if len(s.GapAcross) != len(s.Gaps) {
+		return s.Gaps, nil
+	}
+	for i, g := range s.Gaps {
+		if s.GapAcross[i] {
+			across = append(across, g)
+		} else {
+			connected = append(connected, g)
+		}
+	}
+	return connected, across
 }
 
 func sorted(r [][2]int64) [][2]int64 {

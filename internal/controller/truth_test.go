@@ -31,6 +31,11 @@ func TestChargeLost(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got  %v\nwant %v", got, want)
 	}
+	for _, c := range chargeLost(finals) {
+		if !c.Split || c.LostAcross != 0 || c.LostConnected != c.Lost || c.LibraryConnected != c.Library || c.SourceConnected != c.Source {
+			t.Errorf("%s/%s: without ranges across a reconnect all is lost while connected: %+v", c.Lib, c.Stream, c)
+		}
+	}
 	// One library alone: everything it lost is the source's.
 	one := chargeLost(map[string][]wire.SubStat{"gws": {sub("x@trade", 3, 0, [2]int64{5, 7})}})
 	if one[0].Source != 3 || one[0].Library != 0 {
@@ -57,5 +62,29 @@ func BenchmarkChargeLost(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/subscription")
 		})
+	}
+}
+
+// TestChargeLostSplit: each library's charges split by where the ids were
+// lost. The source lost 10..19 for everyone (gorilla while connected, gws
+// across its reconnect); gorilla alone lost 30..34 across a reconnect and
+// 40 while connected; gws alone lost 50..51 while connected.
+func TestChargeLostSplit(t *testing.T) {
+	finals := map[string][]wire.SubStat{
+		"gorilla": {{Slot: 0, Stream: "s@trade", Lost: 16, LostAcross: 5,
+			Gaps: [][2]int64{{10, 19}, {30, 34}, {40, 40}}, GapAcross: []bool{false, true, false}}},
+		"gws": {{Slot: 0, Stream: "s@trade", Lost: 12, LostAcross: 10,
+			Gaps: [][2]int64{{10, 19}, {50, 51}}, GapAcross: []bool{true, false}}},
+	}
+	type split struct{ lost, lib, src, lostA, libA, srcA, lostC, libC, srcC int64 }
+	want := map[string]split{
+		"gorilla": {16, 6, 10, 5, 5, 0, 11, 1, 10},
+		"gws":     {12, 2, 10, 10, 0, 10, 2, 2, 0},
+	}
+	for _, c := range chargeLost(finals) {
+		got := split{c.Lost, c.Library, c.Source, c.LostAcross, c.LibraryAcross, c.SourceAcross, c.LostConnected, c.LibraryConnected, c.SourceConnected}
+		if got != want[c.Lib] || !c.Split {
+			t.Errorf("%s: %+v, want %+v", c.Lib, got, want[c.Lib])
+		}
 	}
 }

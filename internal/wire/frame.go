@@ -59,6 +59,10 @@ type SecStat struct {
 	LatP50     int64 `json:"lat_p50"`
 	LatP99     int64 `json:"lat_p99"`
 	LatMax     int64 `json:"lat_max"`
+	// Dropped is how many events the worker dropped so far because its
+	// channel was full: sent every second, so the count survives a worker
+	// that dies before its final report.
+	Dropped int64 `json:"dropped_events,omitempty"`
 }
 
 // SubStat is the cumulative state of one subscription.
@@ -76,10 +80,18 @@ type SubStat struct {
 	LastSeq      int64  `json:"last_seq"`
 	Stalls       int64  `json:"stalls,omitempty"`  // stall events so far
 	Stalled      bool   `json:"stalled,omitempty"` // silent past its threshold now
+	// LostAcross is the part of Lost found at the subscription's first
+	// message on a new connection: ids lost across a reconnect. The rest was
+	// lost while a connection was up.
+	LostAcross int64 `json:"lost_across,omitempty"`
 	// Only in the last subs frame: the ids lost, as coalesced inclusive
 	// ranges (at most 64), and how many lost ids the ranges leave out.
-	Gaps        [][2]int64 `json:"gaps,omitempty"`
-	GapOverflow int64      `json:"gap_overflow,omitempty"`
+	// GapAcross, parallel to Gaps (nil: none), marks the ranges lost across
+	// a reconnect; GapOverflowAcross is that part of GapOverflow.
+	Gaps              [][2]int64 `json:"gaps,omitempty"`
+	GapAcross         []bool     `json:"gap_across,omitempty"`
+	GapOverflow       int64      `json:"gap_overflow,omitempty"`
+	GapOverflowAcross int64      `json:"gap_overflow_across,omitempty"`
 }
 
 // SlotStat is the dial account of one slot over the whole run.

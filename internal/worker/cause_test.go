@@ -82,24 +82,24 @@ func TestRetryAfter(t *testing.T) {
 
 func TestGapSet(t *testing.T) {
 	var g gapSet
-	g.add(5, 7)
-	g.add(8, 9) // adjacent: coalesced
-	g.add(20, 20)
+	g.add(5, 7, false)
+	g.add(8, 9, false) // adjacent: coalesced
+	g.add(20, 20, false)
 	g.remove(6) // split
 	g.remove(20)
 	g.remove(100) // not in a range, no overflow: nothing
-	if want := [][2]int64{{5, 5}, {7, 9}}; !reflect.DeepEqual(g.ranges(), want) || g.overflow != 0 {
-		t.Fatalf("ranges %v overflow %d, want %v 0", g.ranges(), g.overflow, want)
+	if want := [][2]int64{{5, 5}, {7, 9}}; !reflect.DeepEqual(first(g.ranges()), want) || g.overflow != 0 {
+		t.Fatalf("ranges %v overflow %d, want %v 0", first(g.ranges()), g.overflow, want)
 	}
 	var f gapSet
 	for i := range int64(maxGaps + 3) {
-		f.add(10*i, 10*i+1)
+		f.add(10*i, 10*i+1, false)
 	}
 	if f.n != maxGaps || f.overflow != 6 {
 		t.Fatalf("full set: %d ranges, overflow %d; want %d, 6", f.n, f.overflow, maxGaps)
 	}
 	f.remove(0) // shrink at the edge
-	f.add(10*maxGaps+5, 10*maxGaps+5)
+	f.add(10*maxGaps+5, 10*maxGaps+5, false)
 	if f.overflow != 7 || f.r[0] != [2]int64{1, 1} {
 		t.Fatalf("overflow %d first %v", f.overflow, f.r[0])
 	}
@@ -107,5 +107,50 @@ func TestGapSet(t *testing.T) {
 	f.remove(15) // no room to split: the upper part is counted
 	if f.r[1] != [2]int64{10, 14} || f.overflow != 12 {
 		t.Fatalf("split without room: %v overflow %d", f.r[1], f.overflow)
+	}
+}
+
+func first[A, B any](a A, _ B) A { return a }
+
+// TestGapSetAcross: ranges lost across a reconnect and while connected are
+// kept apart (never merged), a late id says which it was, and the overflow
+// keeps the split.
+func TestGapSetAcross(t *testing.T) {
+	var g gapSet
+	if r, across := g.ranges(); r != nil || across != nil {
+		t.Fatalf("empty set: %v %v", r, across)
+	}
+	g.add(1, 3, false)
+	g.add(4, 6, true) // adjacent, but lost across a reconnect: its own range
+	g.add(7, 7, true) // coalesced with the previous one
+	if r, across := g.ranges(); !reflect.DeepEqual(r, [][2]int64{{1, 3}, {4, 7}}) || !reflect.DeepEqual(across, []bool{false, true}) {
+		t.Fatalf("ranges %v across %v", r, across)
+	}
+	if !g.remove(5) || g.remove(2) { // splits keep their kind
+		t.Fatal("remove: wrong kind")
+	}
+	if _, across := g.ranges(); !reflect.DeepEqual(across, []bool{false, false, true, true}) {
+		t.Fatalf("after splits: %v", across)
+	}
+	if r, across := (&gapSet{}).ranges(); r != nil || across != nil {
+		t.Fatal("ranges of an empty set")
+	}
+	var c gapSet
+	c.add(1, 1, false)
+	if _, across := c.ranges(); across != nil {
+		t.Fatalf("no range across: %v, want nil", across)
+	}
+	var f gapSet
+	for i := range int64(maxGaps) {
+		f.add(10*i, 10*i, false)
+	}
+	f.add(1000, 1001, true)
+	f.add(2000, 2000, false)
+	if f.overflow != 3 || f.overflowAcross != 2 {
+		t.Fatalf("overflow %d across %d, want 3, 2", f.overflow, f.overflowAcross)
+	}
+	// A late id in no range: the connected part of the overflow goes first.
+	if f.remove(5000) || !f.remove(5001) || !f.remove(5002) || f.remove(5003) || f.overflow != 0 || f.overflowAcross != 0 {
+		t.Fatalf("overflow %d across %d after removals", f.overflow, f.overflowAcross)
 	}
 }

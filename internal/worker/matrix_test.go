@@ -77,6 +77,7 @@ var matrixScenarios = []matrixScenario{
 	}, mxSilentAfterReconnect, false},
 	// Faults the replay server injects into its generated streams.
 	{"inject-drop", nil, mxInjectDrop, true},
+	{"inject-drop-then-close", nil, mxInjectDropThenClose, true},
 	{"inject-duplicate", nil, mxInjectDuplicate, true},
 	{"inject-reorder", nil, mxInjectReorder, true},
 	{"inject-half-open", keepaliveFast, mxInjectHalfOpen, true},
@@ -880,6 +881,12 @@ func (m *matrixEnv) checkServerTruth(dup, ooo int64) error {
 		case s.Lost != unsent+skipped+inflight || s.Dup != wantDup || s.OOO != wantOOO:
 			errs = append(errs, fmt.Errorf("%s: lost %d dup %d ooo %d; want lost %d (unsent %d + skipped %d + in flight %d), dup %d, ooo %d; conns %s",
 				s.Stream, s.Lost, s.Dup, s.OOO, unsent+skipped+inflight, unsent, skipped, inflight, wantDup, wantOOO, detail))
+		case s.LostAcross != skipped+inflight:
+			// Where they were lost: what the server did not send inside a
+			// connection was lost while connected; what it sent on a lost
+			// connection or skipped between two, across the reconnect.
+			errs = append(errs, fmt.Errorf("%s: lost %d, %d of them across reconnects; want %d across (skipped %d + in flight %d), %d while connected; conns %s",
+				s.Stream, s.Lost, s.LostAcross, skipped+inflight, skipped, inflight, unsent, detail))
 		}
 		if tail > 0 {
 			m.t.Logf("%s: %d in flight at the end", s.Stream, tail)
@@ -962,8 +969,47 @@ func mxInjectDrop(m *matrixEnv) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, s := range m.final {
-		if s.Stream == "btcusdt@trade" && (s.Lost != 5 || len(s.Gaps) != 1 || s.Gaps[0][1]-s.Gaps[0][0] != 4) {
-			return fmt.Errorf("trade lost %d gaps %v, want 5 as one range", s.Lost, s.Gaps)
+		if s.Stream == "btcusdt@trade" && (s.Lost != 5 || len(s.Gaps) != 1 || s.Gaps[0][1]-s.Gaps[0][0] != 4 || s.LostAcross != 0 || s.GapAcross != nil) {
+			return fmt.Errorf("trade lost %d (%d across reconnects) gaps %v %v, want 5 as one range, lost while connected", s.Lost, s.LostAcross, s.Gaps, s.GapAcross)
+		}
+	}
+	return nil
+}
+
+// Drop 5 trades, then a server close: the 5 are lost while connected, what
+// the server skipped or sent into the lost connection across the reconnect
+// (checkServerTruth holds both parts to the server's counts).
+func mxInjectDropThenClose(m *matrixEnv) error {
+	if _, err := m.injectFlowing(wire.Fault{Kind: wire.FaultDrop, Streams: []string{"btcusdt@trade"}, N: 5}); err != nil {
+		return err
+	}
+	if err := m.flowing(20); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	if err := m.inject(wire.Fault{Kind: wire.FaultClose, Code: 1011, Reason: "restart"}); err != nil {
+		return err
+	}
+	if err := m.liveLoss(t0, 1011, causeServerClose, time.Second); err != nil {
+		return err
+	}
+	if err := m.checkServerTruth(0, 0); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range m.final {
+		if s.Stream != "btcusdt@trade" {
+			continue
+		}
+		var connected int64
+		for i, g := range s.Gaps {
+			if s.GapAcross == nil || !s.GapAcross[i] {
+				connected += g[1] - g[0] + 1
+			}
+		}
+		if s.Lost-s.LostAcross != 5 || connected != 5 {
+			return fmt.Errorf("trade lost %d, %d across reconnects, gaps %v %v: want 5 lost while connected", s.Lost, s.LostAcross, s.Gaps, s.GapAcross)
 		}
 	}
 	return nil

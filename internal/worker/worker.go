@@ -69,6 +69,7 @@ type sub struct {
 	msgs, bytes             atomic.Int64
 	lastSeen, maxSilence    atomic.Int64 // ns on the worker's monotonic clock since epoch
 	lost, dup, ooo, regress atomic.Int64
+	lostAcross              atomic.Int64 // of lost, found at the first message on a new connection
 	lastSeq                 atomic.Int64
 	seq                     binance.SeqState // read goroutine only
 	gaps                    gapSet           // read goroutine only; read after it ended
@@ -244,7 +245,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	i := 0
 	for _, s := range w.slots {
 		for _, sb := range s.subs {
-			subs[i].Gaps, subs[i].GapOverflow = sb.gaps.ranges(), sb.gaps.overflow
+			subs[i].Gaps, subs[i].GapAcross = sb.gaps.ranges()
+			subs[i].GapOverflow, subs[i].GapOverflowAcross = sb.gaps.overflow, sb.gaps.overflowAcross
 			i++
 		}
 	}
@@ -311,6 +313,7 @@ func (w *Worker) report(ctx context.Context) {
 			Goroutines: runtime.NumGoroutine(), HeapBytes: int64(ms.HeapAlloc),
 			ConnsUp: int(w.connsUp.Load()), Reconnects: w.reconnects.Load(), Lost: lost, Dup: dup,
 			LatN: snap.Count, LatP50: snap.P50, LatP99: snap.P99, LatMax: snap.Max,
+			Dropped: w.dropped.Load(),
 		}
 		prevMsgs, prevBytes = msgs, bytes
 		if err := w.fw.Send(&wire.Frame{Type: wire.FrameSec, Sec: k, Stat: st}); err != nil {
@@ -381,7 +384,7 @@ func (w *Worker) subStats(now time.Time) []wire.SubStat {
 			out = append(out, wire.SubStat{
 				Slot: s.Slot.ID, Group: s.Slot.Group, Stream: sb.st.Name,
 				Msgs: sb.msgs.Load(), Bytes: sb.bytes.Load(),
-				Lost: sb.lost.Load(), Dup: sb.dup.Load(), OOO: sb.ooo.Load(), Regress: sb.regress.Load(),
+				Lost: sb.lost.Load(), LostAcross: sb.lostAcross.Load(), Dup: sb.dup.Load(), OOO: sb.ooo.Load(), Regress: sb.regress.Load(),
 				MaxSilenceMs: ms / 1e6, LastSeq: sb.lastSeq.Load(), Stalls: sb.stalls, Stalled: sb.stalled,
 			})
 		}
@@ -448,11 +451,18 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 			inc(&sb.dup, c.Dup)
 			inc(&sb.ooo, c.OutOfOrder)
 			inc(&sb.regress, c.Regress)
+			// Ids missing at the first message on a new connection were lost
+			// across the reconnect; any other gap, while the connection was up.
 			switch {
 			case c.Lost > 0: // every rule's gap starts right after the highest id seen before
-				sb.gaps.add(prev+1, prev+c.Lost)
+				sb.gaps.add(prev+1, prev+c.Lost, sb.fresh)
+				if sb.fresh {
+					inc(&sb.lostAcross, c.Lost)
+				}
 			case c.Lost < 0: // a late id that was counted lost when it was skipped
-				sb.gaps.remove(f.Last)
+				if sb.gaps.remove(f.Last) {
+					inc(&sb.lostAcross, c.Lost)
+				}
 			}
 			lost = c.Lost
 		}

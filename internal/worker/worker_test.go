@@ -3,6 +3,7 @@ package worker
 import (
 	"io"
 	"log/slog"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -60,8 +61,11 @@ func TestOnMessageAccounting(t *testing.T) {
 	if got := sb.lost.Load(); got != 2 {
 		t.Errorf("lost %d, want 2", got)
 	}
-	if got := sb.gaps.ranges(); len(got) != 1 || got[0] != [2]int64{100004, 100005} {
-		t.Errorf("gaps %v, want [[100004 100005]]", got)
+	if got, across := sb.gaps.ranges(); len(got) != 1 || got[0] != [2]int64{100004, 100005} || across != nil {
+		t.Errorf("gaps %v (across %v), want [[100004 100005]] lost while connected", got, across)
+	}
+	if got := sb.lostAcross.Load(); got != 0 {
+		t.Errorf("lost across %d, want 0: the connection stayed up", got)
 	}
 	if got := sb.dup.Load(); got != 1 {
 		t.Errorf("dup %d, want 1", got)
@@ -78,6 +82,15 @@ func TestOnMessageAccounting(t *testing.T) {
 	s.OnMessage(true, []byte(`{"result":null,"id":1}`))
 	if s.msgs.Load() != 10 || sb.msgs.Load() != 9 {
 		t.Errorf("a control reply must count for the slot (%d, want 10), not for a stream (%d, want 9)", s.msgs.Load(), sb.msgs.Load())
+	}
+	// A new connection: ids missing at its first message were lost across the reconnect.
+	more := aggTrades(13)
+	sb.fresh, s.freshLeft = true, 1
+	s.OnMessage(true, more[12]) // 100010..100011 missing
+	if got, across := sb.gaps.ranges(); sb.lost.Load() != 4 || sb.lostAcross.Load() != 2 || len(got) != 2 ||
+		got[1] != [2]int64{100010, 100011} || !reflect.DeepEqual(across, []bool{false, true}) {
+		t.Errorf("after a reconnect: lost %d across %d, gaps %v %v; want 4, 2, the second range across",
+			sb.lost.Load(), sb.lostAcross.Load(), got, across)
 	}
 }
 
