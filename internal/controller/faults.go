@@ -36,7 +36,7 @@ func (c *controller) pollFaults() {
 		c.faultLogs = make(chan []wire.Applied, 1) // a poll still in flight at the end never blocks
 	}
 	c.faultPoll = true
-	url := c.localBase() + "/_soak/faults"
+	url := c.localBase() + wire.PathFaults
 	go func() {
 		var log []wire.Applied
 		if err := getJSON(cl, url, &log); err != nil {
@@ -59,7 +59,7 @@ func (c *controller) recordFaults(log []wire.Applied) {
 // recorded, after the window.
 func (c *controller) saveFaults() error {
 	var log []wire.Applied
-	if err := c.getLocal("/_soak/faults", &log); err != nil {
+	if err := c.getLocal(wire.PathFaults, &log); err != nil {
 		return err
 	}
 	c.recordFaults(log)

@@ -151,7 +151,7 @@ func (c *controller) stopServer() {
 
 func (c *controller) saveServerCounts() error {
 	var st replay.Stats
-	if err := c.getLocal("/_soak/stats", &st); err != nil {
+	if err := c.getLocal(wire.PathStats, &st); err != nil {
 		return err
 	}
 	var rows []store.ServerCount

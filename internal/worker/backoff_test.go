@@ -85,7 +85,7 @@ func testReadLimitBacksOff(t *testing.T, tr transport.Transport) {
 	}
 	w.start()
 	// The backoff schedule allows these dials in ~0.6–1.3 s; a storm would make them in milliseconds.
-	werr := waitFor(10*time.Second, fmt.Sprintf("%d dials", dials), func() bool { return count("dial") >= dials })
+	werr := waitFor(10*time.Second, fmt.Sprintf("%d dials", dials), func() bool { return count(wire.EventDial) >= dials })
 	w.stop(t)
 	if werr != nil {
 		t.Fatal(werr)
@@ -107,13 +107,13 @@ func testReadLimitBacksOff(t *testing.T, tr transport.Transport) {
 	for i := range events {
 		e := &events[i]
 		switch e.Kind {
-		case "disconnected":
+		case wire.EventDisconnected:
 			if e.Code != 1009 || !strings.HasPrefix(e.Detail, causeReadLimit+": ") {
 				t.Errorf("disconnected %d %q, want 1009 %s", e.Code, e.Detail, causeReadLimit)
 			}
 			fails++
 			lost = e
-		case "dial":
+		case wire.EventDial:
 			if lost == nil {
 				continue
 			}
@@ -122,12 +122,12 @@ func testReadLimitBacksOff(t *testing.T, tr transport.Transport) {
 					e.Detail, gap.Round(time.Microsecond), fails, b/2)
 			}
 			b, lost = min(2*b, bMax), nil
-		case "unrepairable":
+		case wire.EventUnrepairable:
 			unrepairable++
 			if fails != giveUp {
 				t.Errorf("unrepairable after %d connections ended before data, rule %d", fails, giveUp)
 			}
-		case "reconnect", "first_data", "dial_error":
+		case wire.EventReconnect, wire.EventFirstData, wire.EventDialError:
 			t.Errorf("unexpected %+v: no connection delivers data, every dial succeeds", *e)
 		}
 	}
@@ -170,11 +170,11 @@ func mxEstablishedBackoff(m *matrixEnv) error {
 	half := m.w.plan.BackoffMin / 2
 	// redial is the gap between the slot's n-th disconnect and its next dial.
 	redial := func(n int) (time.Duration, error) {
-		lost, err := m.waitEvent("disconnected", n, 3*time.Second)
+		lost, err := m.waitEvent(wire.EventDisconnected, n, 3*time.Second)
 		if err != nil {
 			return 0, err
 		}
-		next, err := m.waitEvent("dial", n+1, 3*time.Second)
+		next, err := m.waitEvent(wire.EventDial, n+1, 3*time.Second)
 		if err != nil {
 			return 0, err
 		}
@@ -213,7 +213,7 @@ func mxEstablishedBackoff(m *matrixEnv) error {
 	if err := m.waitMsgs(); err != nil {
 		return err
 	}
-	rec, err := m.waitEvent("reconnect", 0, 3*time.Second)
+	rec, err := m.waitEvent(wire.EventReconnect, 0, 3*time.Second)
 	if err != nil {
 		return err
 	}
@@ -249,7 +249,7 @@ func mxEstablishedBackoff(m *matrixEnv) error {
 	if gap, err := redial(3); err != nil || gap < half {
 		return fmt.Errorf("redial %s after a read-limit close (%v), want at least b/2 = %s", gap, err, half)
 	}
-	if ev := m.eventsOf("disconnected")[3]; ev.Code != 1009 {
+	if ev := m.eventsOf(wire.EventDisconnected)[3]; ev.Code != 1009 {
 		return fmt.Errorf("disconnected %d %q, want 1009 %s", ev.Code, ev.Detail, causeReadLimit)
 	}
 	return nil

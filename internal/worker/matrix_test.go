@@ -329,7 +329,7 @@ func (m *matrixEnv) eventsOf(kind wire.EventKind) []wire.Event {
 // since, then a reconnect on attempt with the stream delivering again: it
 // sends more ids there and waits for them.
 func (m *matrixEnv) loss(since time.Time, code int, cause string, bound time.Duration, attempt int) error {
-	ev, err := m.waitEvent("disconnected", 0, bound+2*time.Second)
+	ev, err := m.waitEvent(wire.EventDisconnected, 0, bound+2*time.Second)
 	if err != nil {
 		return err
 	}
@@ -349,7 +349,7 @@ func (m *matrixEnv) loss(since time.Time, code int, cause string, bound time.Dur
 	if err := m.waitMsgs(); err != nil {
 		return err
 	}
-	rec, err := m.waitEvent("reconnect", 0, 2*time.Second)
+	rec, err := m.waitEvent(wire.EventReconnect, 0, 2*time.Second)
 	if err != nil {
 		return err
 	}
@@ -397,7 +397,7 @@ func mxServerClose(m *matrixEnv) error {
 	if err := c.Close(1001, "going away"); err != nil {
 		return err
 	}
-	if _, err := m.waitEvent("disconnected", 0, 2*time.Second); err != nil {
+	if _, err := m.waitEvent(wire.EventDisconnected, 0, 2*time.Second); err != nil {
 		return err
 	}
 	if err := m.loss(t0, 1001, causeServerClose, time.Second, 1); err != nil { // sends 5, 6, 7
@@ -533,7 +533,7 @@ func mxServerPing(m *matrixEnv) error {
 	if err := m.waitMsgs(); err != nil {
 		return err
 	}
-	if n := len(m.eventsOf("disconnected")); n != 0 {
+	if n := len(m.eventsOf(wire.EventDisconnected)); n != 0 {
 		return fmt.Errorf("%d disconnects", n)
 	}
 	return nil
@@ -550,14 +550,14 @@ func mxReject429(m *matrixEnv) error {
 	if err := c.Close(1001, "going away"); err != nil {
 		return err
 	}
-	de, err := m.waitEvent("dial_error", 0, 2*time.Second)
+	de, err := m.waitEvent(wire.EventDialError, 0, 2*time.Second)
 	if err != nil {
 		return err
 	}
 	if de.Code != 429 || !strings.Contains(de.Detail, "retry after 1s") {
 		return fmt.Errorf("dial_error %+v: want 429 with its Retry-After", de)
 	}
-	next, err := m.waitEvent("dial", 2, 3*time.Second) // dials: 0 ok, 1 rejected, 2
+	next, err := m.waitEvent(wire.EventDial, 2, 3*time.Second) // dials: 0 ok, 1 rejected, 2
 	if err != nil {
 		return err
 	}
@@ -589,7 +589,7 @@ func mxReject404(m *matrixEnv) error {
 	if err := m.loss(t0, 1000, causeServerClose, time.Second, 3); err != nil {
 		return err
 	}
-	errs := m.eventsOf("dial_error")
+	errs := m.eventsOf(wire.EventDialError)
 	if len(errs) != 2 || errs[0].Code != 404 || errs[1].Code != 404 {
 		return fmt.Errorf("dial errors %+v, want two 404", errs)
 	}
@@ -628,7 +628,7 @@ func mxKeepaliveTimeout(m *matrixEnv) error {
 		}
 		dataDone <- nil
 	}()
-	_, werr := m.waitEvent("disconnected", 0, 3*time.Second)
+	_, werr := m.waitEvent(wire.EventDisconnected, 0, 3*time.Second)
 	close(stopData)
 	<-dataDone
 	if werr != nil {
@@ -648,7 +648,7 @@ func mxHalfOpen(m *matrixEnv) error {
 	}
 	t0 := time.Now()
 	m.proxy.set(proxyFreeze)
-	if _, err := m.waitEvent("disconnected", 0, 3*time.Second); err != nil {
+	if _, err := m.waitEvent(wire.EventDisconnected, 0, 3*time.Second); err != nil {
 		return err
 	}
 	m.proxy.set(proxyPass)
@@ -925,7 +925,7 @@ func (m *matrixEnv) inject(f wire.Fault) error {
 // liveLoss expects one disconnect with code and cause within bound of since,
 // then a reconnect with both subscriptions delivering again.
 func (m *matrixEnv) liveLoss(since time.Time, code int, cause string, bound time.Duration) error {
-	ev, err := m.waitEvent("disconnected", 0, bound+2*time.Second)
+	ev, err := m.waitEvent(wire.EventDisconnected, 0, bound+2*time.Second)
 	if err != nil {
 		return err
 	}
@@ -935,7 +935,7 @@ func (m *matrixEnv) liveLoss(since time.Time, code int, cause string, bound time
 	if took := time.Unix(0, ev.TS).Sub(since); took > bound {
 		return fmt.Errorf("loss detected after %s, bound %s", took.Round(time.Millisecond), bound)
 	}
-	rec, err := m.waitEvent("reconnect", 0, 3*time.Second)
+	rec, err := m.waitEvent(wire.EventReconnect, 0, 3*time.Second)
 	if err != nil {
 		return err
 	}
@@ -946,7 +946,7 @@ func (m *matrixEnv) liveLoss(since time.Time, code int, cause string, bound time
 }
 
 func (m *matrixEnv) noLoss() error {
-	if n := len(m.eventsOf("disconnected")); n != 0 {
+	if n := len(m.eventsOf(wire.EventDisconnected)); n != 0 {
 		return fmt.Errorf("%d disconnects, want none", n)
 	}
 	return nil
@@ -1061,11 +1061,11 @@ func mxInjectSilence(m *matrixEnv) error {
 	if _, err := m.injectFlowing(wire.Fault{Kind: wire.FaultSilence, Streams: []string{"btcusdt@trade"}, For: 2500 * time.Millisecond}); err != nil {
 		return err
 	}
-	st, err := m.waitEvent("stall", 0, 3*time.Second)
+	st, err := m.waitEvent(wire.EventStall, 0, 3*time.Second)
 	if err != nil {
 		return err
 	}
-	end, err := m.waitEvent("stall_end", 0, 3*time.Second)
+	end, err := m.waitEvent(wire.EventStallEnd, 0, 3*time.Second)
 	if err != nil {
 		return err
 	}
@@ -1075,7 +1075,7 @@ func mxInjectSilence(m *matrixEnv) error {
 	if err := m.flowing(10); err != nil {
 		return err
 	}
-	if n := len(m.eventsOf("stall")); n != 1 {
+	if n := len(m.eventsOf(wire.EventStall)); n != 1 {
 		return fmt.Errorf("%d stalls, want 1 (the other subscription went on)", n)
 	}
 	return m.noLoss()
@@ -1108,7 +1108,7 @@ func mxSilentAfterReconnect(m *matrixEnv) error {
 		if err := c1.SendText(agg[i]); err != nil {
 			return err
 		}
-		if evs := m.eventsOf("stall"); len(evs) > 0 {
+		if evs := m.eventsOf(wire.EventStall); len(evs) > 0 {
 			st = evs[0]
 			break
 		}
@@ -1117,7 +1117,7 @@ func mxSilentAfterReconnect(m *matrixEnv) error {
 	if st.Stream != "btcusdt@trade" {
 		return fmt.Errorf("stall %+v, want one for btcusdt@trade", st)
 	}
-	if n := len(m.eventsOf("reconnect")); n != 0 {
+	if n := len(m.eventsOf(wire.EventReconnect)); n != 0 {
 		return fmt.Errorf("%d reconnect events before the silent subscription was back", n)
 	}
 	if err := m.send(c1, 2, 0); err != nil {
@@ -1126,7 +1126,7 @@ func mxSilentAfterReconnect(m *matrixEnv) error {
 	if err := m.waitMsgs(); err != nil {
 		return err
 	}
-	rec, err := m.waitEvent("reconnect", 0, 2*time.Second)
+	rec, err := m.waitEvent(wire.EventReconnect, 0, 2*time.Second)
 	if err != nil {
 		return err
 	}
@@ -1158,11 +1158,11 @@ func mxUnrepairable(m *matrixEnv) error {
 	if err := c.Close(1001, "going away"); err != nil {
 		return err
 	}
-	ev, err := m.waitEvent("unrepairable", 0, 3*time.Second)
+	ev, err := m.waitEvent(wire.EventUnrepairable, 0, 3*time.Second)
 	if err != nil {
 		return err
 	}
-	fails := len(m.eventsOf("dial_error"))
+	fails := len(m.eventsOf(wire.EventDialError))
 	rule := m.w.plan.UnrepairableDial
 	if rule > 0 && fails != rule {
 		return fmt.Errorf("unrepairable after %d failed dials, rule %d", fails, rule)
@@ -1170,12 +1170,12 @@ func mxUnrepairable(m *matrixEnv) error {
 	if d := time.Duration(ev.TS - t0.UnixNano()); rule == 0 && (d < m.w.plan.UnrepairableFor || d > m.w.plan.UnrepairableFor+time.Second) {
 		return fmt.Errorf("unrepairable %s after the loss, rule %s", d.Round(time.Millisecond), m.w.plan.UnrepairableFor)
 	}
-	if err := waitFor(3*time.Second, "more failed dials", func() bool { return len(m.eventsOf("dial_error")) >= fails+2 }); err != nil {
+	if err := waitFor(3*time.Second, "more failed dials", func() bool { return len(m.eventsOf(wire.EventDialError)) >= fails+2 }); err != nil {
 		return err
 	}
 	m.stop()
-	n := int64(len(m.eventsOf("dial_error")))
-	unrep := len(m.eventsOf("unrepairable"))
+	n := int64(len(m.eventsOf(wire.EventDialError)))
+	unrep := len(m.eventsOf(wire.EventUnrepairable))
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.slots) != 1 {
@@ -1197,7 +1197,7 @@ func mxInjectShutdown(m *matrixEnv) error {
 	if err := m.liveLoss(t0, 1001, causeServerClose, time.Second); err != nil {
 		return err
 	}
-	if len(m.eventsOf("server_shutdown")) != 1 {
+	if len(m.eventsOf(wire.EventServerShutdown)) != 1 {
 		return errors.New("no server_shutdown event")
 	}
 	return nil
@@ -1213,11 +1213,11 @@ func mxInjectReject418(m *matrixEnv) error {
 	if err := m.inject(wire.Fault{Kind: wire.FaultClose, Code: 1001, Reason: "going away"}); err != nil {
 		return err
 	}
-	de, err := m.waitEvent("dial_error", 0, 2*time.Second)
+	de, err := m.waitEvent(wire.EventDialError, 0, 2*time.Second)
 	if err != nil {
 		return err
 	}
-	next, err := m.waitEvent("dial", 2, 3*time.Second)
+	next, err := m.waitEvent(wire.EventDial, 2, 3*time.Second)
 	if err != nil {
 		return err
 	}
@@ -1237,7 +1237,7 @@ func mxInjectInvalidUTF8(m *matrixEnv) error {
 	if err := m.flowing(40); err != nil {
 		return err
 	}
-	if ds := m.eventsOf("disconnected"); len(ds) > 0 {
+	if ds := m.eventsOf(wire.EventDisconnected); len(ds) > 0 {
 		if ds[0].Code != 1007 {
 			return fmt.Errorf("invalid UTF-8 → disconnected %d %q, want 1007", ds[0].Code, ds[0].Detail)
 		}

@@ -102,9 +102,9 @@ func testWorkerReconnects(t *testing.T, tr transport.Transport) {
 	reconnects := 0
 	for _, e := range events {
 		switch e.Kind {
-		case "disconnected":
+		case wire.EventDisconnected:
 			codes = append(codes, e.Code)
-		case "reconnect":
+		case wire.EventReconnect:
 			reconnects++
 			if e.DurMs <= 0 || e.DurMs > 5000 || !strings.Contains(e.Detail, "first_data=") {
 				t.Errorf("reconnect event %+v: want a duration and its phases", e)

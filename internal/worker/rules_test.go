@@ -152,7 +152,7 @@ func testConnectionRules(t *testing.T, tr transport.Transport, plan wire.Plan, s
 	defer mu.Unlock()
 	for _, e := range events {
 		switch e.Kind {
-		case "disconnected", "dial_error", "stall_abort":
+		case wire.EventDisconnected, wire.EventDialError, "stall_abort":
 			t.Errorf("%s event: %+v", e.Kind, e)
 		}
 	}
