@@ -6,8 +6,8 @@
 # 1. RUNS times (default 3) the README's test command, `go test ./...`, each
 #    with a fresh test cache, timed.
 # 2. The tests that wait on timing -- every test of the packages whose tests
-#    drive real connections against the clock (replay, transport, runner,
-#    live, metrics), TestResetUnderTLS first -- COUNT times each (default 20),
+#    drive real connections against the clock (replay, transport, worker,
+#    controller, live, metrics), TestResetUnderTLS first -- COUNT times each (default 20),
 #    one package after another.
 # Exits non-zero on the first failure. Takes about 40 minutes on 2 cores with
 # the defaults; not part of CI.
@@ -33,7 +33,7 @@ done
 
 echo "== TestResetUnderTLS -count=$((count * 10))"
 go test -count=$((count * 10)) -run 'TestResetUnderTLS$' ./internal/replay/
-for pkg in replay transport live metrics runner; do
+for pkg in replay transport live metrics worker controller; do
   echo "== internal/$pkg -count=$count"
   start=$(date +%s)
   go test -count="$count" -timeout 60m "./internal/$pkg/"

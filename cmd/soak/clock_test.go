@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/controller"
 	"github.com/wssoak/wssoak/internal/profile"
-	"github.com/wssoak/wssoak/internal/runner"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -40,7 +40,7 @@ func TestWallClockJump(t *testing.T) {
 	}
 	exe, _ := os.Executable()
 	out := t.TempDir()
-	res, err := runner.Run(context.Background(), runner.Options{Profile: p, OutDir: out, Exe: exe, Now: now,
+	res, err := controller.Run(context.Background(), controller.Options{Profile: p, OutDir: out, Exe: exe, Now: now,
 		Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/measure"
+	"github.com/wssoak/wssoak/internal/controller"
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/report"
-	"github.com/wssoak/wssoak/internal/runner"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -105,7 +105,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *workerTimeout < 2*time.Second {
 		return usageError{fmt.Errorf("flag -worker-timeout: %s is too short: workers report every second; want at least 2s", *workerTimeout)}
 	}
-	opts := runner.Options{Profile: p, OutDir: *out, Log: log, Progress: stdout, Abort: abort, WorkerTimeout: *workerTimeout,
+	opts := controller.Options{Profile: p, OutDir: *out, Log: log, Progress: stdout, Abort: abort, WorkerTimeout: *workerTimeout,
 		ProgressInPlace: isTerminal(stdout), Resume: *resume, WriteBacklog: *backlog}
 	every := profile.Default().Report.Every // a resumed run: the default
 	if p != nil {
@@ -137,7 +137,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// retried within one budget when they fail (a full disk).
 	retry := &store.Retry{Budget: store.DefaultRetryBudget, Log: log}
 	opts.EndRetry = retry
-	res, err := runner.Run(ctx, opts)
+	res, err := controller.Run(ctx, opts)
 	defer res.Release() // the run directory stays ours until its report is written
 	// Stopped by a signal (or the caller) before the end: the runner recorded
 	// the run as interrupted; the exit code says so too.
@@ -168,7 +168,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 }
 
 // reportRefresher rewrites the run's report.html every interval while the
-// run goes on (a runner.Observer: it starts when the run directory exists).
+// run goes on (a controller.Observer: it starts when the run directory exists).
 type reportRefresher struct {
 	every time.Duration
 	log   *slog.Logger
@@ -197,7 +197,7 @@ func (r *reportRefresher) close() {
 }
 
 // fanOut hands the run's notifications to several observers in turn.
-type fanOut []runner.Observer
+type fanOut []controller.Observer
 
 func (f fanOut) RunStarted(dir, dbPath string) {
 	for _, o := range f {
@@ -228,7 +228,7 @@ func loadProfile(path string) (*profile.Profile, error) {
 // (a full disk) is retried with retry and then reported, and the final
 // checkpoint too (a *store.CheckpointError: nothing is lost). closed tells
 // that it opened and closed the database, checkpointing it once more.
-func finish(w io.Writer, res *runner.Result, retry *store.Retry, thresholds bool) (closed bool, err error) {
+func finish(w io.Writer, res *controller.Result, retry *store.Retry, thresholds bool) (closed bool, err error) {
 	db, err := store.Open(res.DBPath)
 	if err != nil {
 		return false, err
@@ -281,7 +281,7 @@ func flatten(err error) []error {
 }
 
 // printTable prints the table, the workers' notes and the run directory.
-func printTable(w io.Writer, res *runner.Result, t *report.Table) {
+func printTable(w io.Writer, res *controller.Result, t *report.Table) {
 	fmt.Fprintln(w)
 	t.WriteText(w)
 	for _, wr := range res.Workers {

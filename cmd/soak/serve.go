@@ -15,9 +15,9 @@ import (
 	"syscall"
 
 	"github.com/wssoak/wssoak/internal/cert"
+	"github.com/wssoak/wssoak/internal/controller"
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/replay"
-	"github.com/wssoak/wssoak/internal/runner"
 )
 
 // serveCmd runs the Binance-like replay server, standalone or as the child of
@@ -87,7 +87,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	defer srv.Close()
 	if *child {
-		if err := json.NewEncoder(stdout).Encode(runner.ServeReady{Addr: srv.Addr()}); err != nil {
+		if err := json.NewEncoder(stdout).Encode(controller.ServeReady{Addr: srv.Addr()}); err != nil {
 			return err
 		}
 		_, _ = io.Copy(io.Discard, stdin) // until the controller closes stdin (or dies)

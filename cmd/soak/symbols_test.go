@@ -11,7 +11,6 @@ import (
 
 	"github.com/wssoak/wssoak/internal/binance"
 	"github.com/wssoak/wssoak/internal/replay"
-	"github.com/wssoak/wssoak/internal/runner"
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
@@ -82,7 +81,7 @@ func TestRunTopSymbolsAndRetiredStream(t *testing.T) {
 	if !reflect.DeepEqual(lists, map[string][]string{"top 3 USDT": top3, "top 2 USDT": top2}) {
 		t.Errorf("stored symbols %v, want top 3 %v and top 2 %v", lists, top3, top2)
 	}
-	var plan runner.Plan
+	var plan wire.Plan
 	if err := json.Unmarshal([]byte(run.Settings["plan"]), &plan); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/wssoak/wssoak/internal/runner"
+	"github.com/wssoak/wssoak/internal/worker"
 )
 
 // workerCmd is the hidden subcommand the controller re-executes once per
@@ -22,5 +22,5 @@ func workerCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	// interrupt must not cut the final account short.
 	signal.Ignore(syscall.SIGINT)
 	log := newLogger(stderr, slog.LevelInfo)
-	return runner.RunWorker(ctx, *lib, stdin, stdout, log)
+	return worker.Run(ctx, *lib, stdin, stdout, log)
 }

@@ -46,7 +46,7 @@ func (s *DB) EachSample(fn func(*Sample) error) error {
 func (s *DB) EachStreamSample(fn func(*StreamSample) error) error {
 	rows, err := s.db.Query(`SELECT st.lib, st.slot, st.grp, st.stream, ss.sec, ss.msgs_total,
 			ss.bytes_total, ss.lost_total, ss.dup_total, ss.ooo_total, ss.max_silence_ms, ss.last_seq,
-			ss.stalls_total, ss.stalled
+			ss.stalls_total, ss.stalled, ` + s.streamSignalCols() + `
 		FROM stream_samples ss JOIN streams st ON st.id = ss.sid
 		ORDER BY ss.sec, ss.sid`)
 	if err != nil {
@@ -54,21 +54,23 @@ func (s *DB) EachStreamSample(fn func(*StreamSample) error) error {
 	}
 	return each(rows, "read stream samples", func(rows *sql.Rows, x *StreamSample) error {
 		return rows.Scan(&x.Lib, &x.Slot, &x.Group, &x.Stream, &x.Sec, &x.MsgsTotal, &x.BytesTotal,
-			&x.LostTotal, &x.DupTotal, &x.OOOTotal, &x.MaxSilenceMs, &x.LastSeq, &x.StallsTotal, &x.Stalled)
+			&x.LostTotal, &x.DupTotal, &x.OOOTotal, &x.MaxSilenceMs, &x.LastSeq, &x.StallsTotal, &x.Stalled,
+			&x.RegressTotal, &x.LostAcrossTotal)
 	}, fn)
 }
 
 // EachEvent calls fn for every event in time order.
 func (s *DB) EachEvent(fn func(*Event) error) error {
-	rows, err := s.db.Query(`SELECT lib, ts_ns, sec, kind, slot, grp, stream, code, detail, dur_ms
+	rows, err := s.db.Query(`SELECT lib, ts_ns, sec, kind, slot, grp, stream, code, detail, dur_ms, ` + s.col("fault", "''") + `
 		FROM events ORDER BY ts_ns, id`)
 	if err != nil {
 		return fmt.Errorf("read events: %w", err)
 	}
 	return each(rows, "read events", func(rows *sql.Rows, e *Event) error {
 		var ts int64
-		err := rows.Scan(&e.Lib, &ts, &e.Sec, &e.Kind, &e.Slot, &e.Group, &e.Stream, &e.Code, &e.Detail, &e.DurMs)
+		err := rows.Scan(&e.Lib, &ts, &e.Sec, &e.Kind, &e.Slot, &e.Group, &e.Stream, &e.Code, &e.Detail, &e.DurMs, &e.Fault)
 		e.TS = time.Unix(0, ts)
+		e.Fault = s.faultOf(e)
 		return err
 	}, fn)
 }

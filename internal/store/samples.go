@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // Sample is one worker's second. The worker half comes from the worker's
@@ -40,6 +42,11 @@ type StreamSample struct {
 	MsgsTotal, BytesTotal, LostTotal, DupTotal, OOOTotal, MaxSilenceMs, LastSeq int64
 	StallsTotal                                                                 int64 // stall events so far
 	Stalled                                                                     bool  // silent past its threshold at Sec
+	RegressTotal                                                                int64 // sequence regressions so far (0 before schemaSignals)
+	// LostAcrossTotal is the part of LostTotal found at a subscription's
+	// first message after a reconnect: lost across the outage. The rest was
+	// lost while a connection was up. 0 before schemaSignals.
+	LostAcrossTotal int64
 }
 
 // Event is something that happened: dial, connected, first_data,
@@ -55,6 +62,8 @@ type Event struct {
 	Code          int
 	Detail        string
 	DurMs         float64
+	// Fault is the kind of a "fault" event's fault, "" for other events.
+	Fault wire.FaultKind
 }
 
 // IsError reports whether e counts as an error in the end table and the
@@ -62,10 +71,10 @@ type Event struct {
 // lost other than by a server's normal or going-away close (1000, 1001: those
 // are reconnects, not errors).
 func (e *Event) IsError() bool {
-	switch e.Kind {
-	case "dial_error", "worker_exit":
+	switch wire.EventKind(e.Kind) {
+	case wire.EventDialError, wire.EventWorkerExit:
 		return true
-	case "disconnected":
+	case wire.EventDisconnected:
 		return e.Code != 1000 && e.Code != 1001
 	}
 	return false
@@ -127,7 +136,7 @@ func (s *DB) Write(b *Batch) error {
 		st = tx.Stmt(s.insEvent)
 		for _, e := range b.Events {
 			if _, err := st.Exec(e.Lib, e.TS.UnixNano(), e.Sec, e.Kind, e.Slot, e.Group, e.Stream,
-				e.Code, e.Detail, e.DurMs); err != nil {
+				e.Code, e.Detail, e.DurMs, string(e.Fault)); err != nil {
 				return fmt.Errorf("event %s %s: %w", e.Lib, e.Kind, err)
 			}
 		}
@@ -169,7 +178,7 @@ func (s *DB) writeStreamSamples(tx *sql.Tx, ss []StreamSample, fresh *[]streamKe
 			*fresh = append(*fresh, k)
 		}
 		if _, err := put.Exec(x.Sec, id, x.MsgsTotal, x.BytesTotal, x.LostTotal, x.DupTotal,
-			x.OOOTotal, x.MaxSilenceMs, x.LastSeq, x.StallsTotal, x.Stalled); err != nil {
+			x.OOOTotal, x.MaxSilenceMs, x.LastSeq, x.StallsTotal, x.Stalled, x.RegressTotal, x.LostAcrossTotal); err != nil {
 			return fmt.Errorf("stream sample %s/%s/%d: %w", x.Lib, x.Stream, x.Sec, err)
 		}
 		if sec, seen := last[id]; !seen || x.Sec > sec {
@@ -238,7 +247,7 @@ func scanSample(rows *sql.Rows) (Sample, error) {
 func (s *DB) LatestStreamSamples() ([]StreamSample, error) {
 	rows, err := s.db.Query(`SELECT st.lib, st.slot, st.grp, st.stream, ss.sec, ss.msgs_total,
 			ss.bytes_total, ss.lost_total, ss.dup_total, ss.ooo_total, ss.max_silence_ms, ss.last_seq,
-			ss.stalls_total, ss.stalled
+			ss.stalls_total, ss.stalled, ` + s.streamSignalCols() + `
 		FROM streams st JOIN stream_samples ss ON ss.sec = st.last_sec AND ss.sid = st.id
 		ORDER BY st.lib, st.grp, st.slot, st.stream`)
 	if err != nil {
@@ -247,14 +256,15 @@ func (s *DB) LatestStreamSamples() ([]StreamSample, error) {
 	return collect(rows, "read stream samples", func(rows *sql.Rows) (StreamSample, error) {
 		var x StreamSample
 		err := rows.Scan(&x.Lib, &x.Slot, &x.Group, &x.Stream, &x.Sec, &x.MsgsTotal, &x.BytesTotal,
-			&x.LostTotal, &x.DupTotal, &x.OOOTotal, &x.MaxSilenceMs, &x.LastSeq, &x.StallsTotal, &x.Stalled)
+			&x.LostTotal, &x.DupTotal, &x.OOOTotal, &x.MaxSilenceMs, &x.LastSeq, &x.StallsTotal, &x.Stalled,
+			&x.RegressTotal, &x.LostAcrossTotal)
 		return x, err
 	})
 }
 
 // Events returns the events of lib ("" = all, run-wide included) in time order.
 func (s *DB) Events(lib string) ([]Event, error) {
-	rows, err := s.db.Query(`SELECT lib, ts_ns, sec, kind, slot, grp, stream, code, detail, dur_ms
+	rows, err := s.db.Query(`SELECT lib, ts_ns, sec, kind, slot, grp, stream, code, detail, dur_ms, `+s.col("fault", "''")+`
 		FROM events WHERE ?1 = '' OR lib = ?1 ORDER BY ts_ns, id`, lib)
 	if err != nil {
 		return nil, fmt.Errorf("read events: %w", err)
@@ -264,8 +274,9 @@ func (s *DB) Events(lib string) ([]Event, error) {
 			e  Event
 			ts int64
 		)
-		err := rows.Scan(&e.Lib, &ts, &e.Sec, &e.Kind, &e.Slot, &e.Group, &e.Stream, &e.Code, &e.Detail, &e.DurMs)
+		err := rows.Scan(&e.Lib, &ts, &e.Sec, &e.Kind, &e.Slot, &e.Group, &e.Stream, &e.Code, &e.Detail, &e.DurMs, &e.Fault)
 		e.TS = time.Unix(0, ts)
+		e.Fault = s.faultOf(&e)
 		return e, err
 	})
 }

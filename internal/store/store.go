@@ -214,10 +214,11 @@ func (s *DB) prepare() error {
 				fds = coalesce(excluded.fds, fds),
 				threads = coalesce(excluded.threads, threads)`},
 		{&s.insStreamSample, `INSERT OR REPLACE INTO stream_samples (sec, sid, msgs_total, bytes_total,
-				lost_total, dup_total, ooo_total, max_silence_ms, last_seq, stalls_total, stalled)
+				lost_total, dup_total, ooo_total, max_silence_ms, last_seq, stalls_total, stalled,
+				regress_total, lost_across_total)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.insEvent, `INSERT INTO events (lib, ts_ns, sec, kind, slot, grp, stream, code, detail, dur_ms, fault)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
-		{&s.insEvent, `INSERT INTO events (lib, ts_ns, sec, kind, slot, grp, stream, code, detail, dur_ms)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&s.insHost, `INSERT OR REPLACE INTO host_samples (sec, ts_ns, load1, load5, load15,
 				cpu_pct, steal_pct, iowait_pct, mem_used, mem_avail)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
@@ -416,15 +417,23 @@ type Worker struct {
 	MaxRSS                 int64 // bytes
 	LatCount               int64 // latency samples over the whole run (0 = none)
 	LatP50, LatP99, LatMax int64 // microseconds, from the run's merged histogram
+	LatP999                int64 // microseconds (0 before schemaSignals)
+	LatNeg                 int64 // latency samples below 0 (clock skew), recorded as 0
+	// DroppedEvents is how many events the worker dropped because its channel
+	// to the frame writer was full (over all its processes): they are in no
+	// events row. 0 before schemaSignals.
+	DroppedEvents int64
 }
 
 // UpsertWorker records or replaces the worker of w.Lib.
 func (s *DB) UpsertWorker(w Worker) error {
 	_, err := s.db.Exec(`INSERT OR REPLACE INTO workers (lib, module, version, pid, started_ns, ended_ns,
-			exit_code, rusage_user_s, rusage_sys_s, sampled_cpu_s, maxrss, lat_count, lat_p50_us, lat_p99_us, lat_max_us)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			exit_code, rusage_user_s, rusage_sys_s, sampled_cpu_s, maxrss, lat_count, lat_p50_us, lat_p99_us, lat_max_us,
+			lat_p999_us, lat_neg, dropped_events)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		w.Lib, w.Module, w.Version, w.Pid, ns(w.Started), ns(w.Ended), w.ExitCode,
-		w.RusageUser, w.RusageSys, sampledOut(w.SampledCPU), w.MaxRSS, w.LatCount, w.LatP50, w.LatP99, w.LatMax)
+		w.RusageUser, w.RusageSys, sampledOut(w.SampledCPU), w.MaxRSS, w.LatCount, w.LatP50, w.LatP99, w.LatMax,
+		w.LatP999, w.LatNeg, w.DroppedEvents)
 	if err != nil {
 		return fmt.Errorf("upsert worker %s: %w", w.Lib, err)
 	}
@@ -434,7 +443,8 @@ func (s *DB) UpsertWorker(w Worker) error {
 // Workers returns all workers ordered by library name.
 func (s *DB) Workers() ([]Worker, error) {
 	rows, err := s.db.Query(`SELECT lib, module, version, pid, started_ns, ended_ns, exit_code,
-		rusage_user_s, rusage_sys_s, sampled_cpu_s, maxrss, lat_count, lat_p50_us, lat_p99_us, lat_max_us
+		rusage_user_s, rusage_sys_s, sampled_cpu_s, maxrss, lat_count, lat_p50_us, lat_p99_us, lat_max_us, ` +
+		s.col("lat_p999_us", "0") + `, ` + s.col("lat_neg", "0") + `, ` + s.col("dropped_events", "0") + `
 		FROM workers ORDER BY lib`)
 	if err != nil {
 		return nil, fmt.Errorf("read workers: %w", err)
@@ -445,7 +455,8 @@ func (s *DB) Workers() ([]Worker, error) {
 			started, ended sql.NullInt64
 		)
 		err := rows.Scan(&w.Lib, &w.Module, &w.Version, &w.Pid, &started, &ended, &w.ExitCode,
-			&w.RusageUser, &w.RusageSys, &w.SampledCPU, &w.MaxRSS, &w.LatCount, &w.LatP50, &w.LatP99, &w.LatMax)
+			&w.RusageUser, &w.RusageSys, &w.SampledCPU, &w.MaxRSS, &w.LatCount, &w.LatP50, &w.LatP99, &w.LatMax,
+			&w.LatP999, &w.LatNeg, &w.DroppedEvents)
 		w.Started, w.Ended = fromNS(started), fromNS(ended)
 		if w.SampledCPU == notSampled || (w.SampledCPU == 0 && s.readOnly && s.version < notSampledVersion) {
 			w.SampledCPU = math.NaN()

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -238,7 +239,7 @@ func TestEventsAndHost(t *testing.T) {
 	db, _ := open(t)
 	evs := []Event{
 		{Lib: "gws", TS: at(2.5), Sec: 2.5, Kind: "disconnected", Slot: 1, Group: "markets", Code: 1006, Detail: "EOF"},
-		{Lib: "", TS: at(1), Sec: 1, Kind: "fault", Detail: "reset all"},
+		{Lib: "", TS: at(1), Sec: 1, Kind: "fault", Detail: "reset all", Fault: wire.FaultReset},
 		{Lib: "gws", TS: at(8.25), Sec: 8.25, Kind: "first_data", Slot: 1, Group: "markets", Stream: "btcusdt@trade", DurMs: 5750.5},
 		{Lib: "coder", TS: at(3), Sec: 3, Kind: "stall", Slot: 0, Group: "depth", Stream: "btcusdt@depth@100ms", DurMs: 3000},
 	}

@@ -44,6 +44,22 @@ type LostCharge struct {
 	Source        int64 // charged to the source: every library lost them
 	Overflow      int64
 	Gaps          [][2]int64
+	// Split says the fields below are known: the lost ids split by where
+	// they were lost (false for a row recorded before schemaSignals).
+	// Across: found at a subscription's first message after a reconnect,
+	// the price of the outage. Connected: the rest, lost while a connection
+	// was up (a library or harness fault: 0 without faults). Each is
+	// charged to the library or the source like Lost (Library, Source).
+	Split                                            bool
+	LostAcross, LibraryAcross, SourceAcross          int64
+	LostConnected, LibraryConnected, SourceConnected int64
+}
+
+// SetConnected fills the Connected fields as what of Lost, Library and
+// Source is not Across, and marks the split known.
+func (l *LostCharge) SetConnected() {
+	l.Split = true
+	l.LostConnected, l.LibraryConnected, l.SourceConnected = l.Lost-l.LostAcross, l.Library-l.LibraryAcross, l.Source-l.SourceAcross
 }
 
 // SlotDials is one slot's dial account.
@@ -69,8 +85,14 @@ func (s *DB) SaveTruth(lost []LostCharge, dials []SlotDials) error {
 			if l.Gaps == nil {
 				gaps = []byte("[]")
 			}
-			if _, err := tx.Exec(`INSERT INTO lost (lib, slot, grp, stream, lost, lost_library, lost_source, gap_overflow, gaps_json)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, l.Lib, l.Slot, l.Group, l.Stream, l.Lost, l.Library, l.Source, l.Overflow, string(gaps)); err != nil {
+			across := []any{nil, nil, nil}
+			if l.Split {
+				across = []any{l.LostAcross, l.LibraryAcross, l.SourceAcross}
+			}
+			if _, err := tx.Exec(`INSERT INTO lost (lib, slot, grp, stream, lost, lost_library, lost_source, gap_overflow, gaps_json,
+					lost_across, lost_across_library, lost_across_source)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, l.Lib, l.Slot, l.Group, l.Stream, l.Lost, l.Library, l.Source, l.Overflow, string(gaps),
+				across[0], across[1], across[2]); err != nil {
 				return fmt.Errorf("%s/%d/%s: %w", l.Lib, l.Slot, l.Stream, err)
 			}
 		}
@@ -90,16 +112,25 @@ func (s *DB) SaveTruth(lost []LostCharge, dials []SlotDials) error {
 
 // LostCharges returns the stored charges by library, slot and stream.
 func (s *DB) LostCharges() ([]LostCharge, error) {
-	rows, err := s.db.Query(`SELECT lib, slot, grp, stream, lost, lost_library, lost_source, gap_overflow, gaps_json
+	rows, err := s.db.Query(`SELECT lib, slot, grp, stream, lost, lost_library, lost_source, gap_overflow, gaps_json, ` +
+		s.col("lost_across", "NULL") + `, ` + s.col("lost_across_library", "NULL") + `, ` + s.col("lost_across_source", "NULL") + `
 		FROM lost ORDER BY lib, slot, stream`)
 	if err != nil {
 		return nil, fmt.Errorf("read lost: %w", err)
 	}
 	return collect(rows, "read lost", func(rows *sql.Rows) (LostCharge, error) {
-		var l LostCharge
-		var gaps string
-		if err := rows.Scan(&l.Lib, &l.Slot, &l.Group, &l.Stream, &l.Lost, &l.Library, &l.Source, &l.Overflow, &gaps); err != nil {
+		var (
+			l                            LostCharge
+			gaps                         string
+			across, acrossLib, acrossSrc sql.NullInt64
+		)
+		if err := rows.Scan(&l.Lib, &l.Slot, &l.Group, &l.Stream, &l.Lost, &l.Library, &l.Source, &l.Overflow, &gaps,
+			&across, &acrossLib, &acrossSrc); err != nil {
 			return l, err
+		}
+		if across.Valid {
+			l.LostAcross, l.LibraryAcross, l.SourceAcross = across.Int64, acrossLib.Int64, acrossSrc.Int64
+			l.SetConnected()
 		}
 		return l, json.Unmarshal([]byte(gaps), &l.Gaps)
 	})

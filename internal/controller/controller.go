@@ -1,0 +1,350 @@
+// Package controller is the controller role of a run: it plans the run,
+// starts the replay server (local target) and one worker process per
+// library, supervises and samples them, and records everything in the run's
+// database. It speaks to its workers only through package wire.
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/cert"
+	"github.com/wssoak/wssoak/internal/endpoint"
+	"github.com/wssoak/wssoak/internal/metrics"
+	"github.com/wssoak/wssoak/internal/profile"
+	"github.com/wssoak/wssoak/internal/rundir"
+	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
+)
+
+// Options configure one soak run.
+type Options struct {
+	Profile  *profile.Profile
+	OutDir   string          // parent of the run directory; default "out"
+	Exe      string          // the soak binary to re-execute; default os.Executable()
+	Log      *slog.Logger    // default: discard
+	Progress io.Writer       // a progress line every 10 s; nil = none
+	Abort    <-chan struct{} // closed on a second signal: kill the children at once
+	Now      func() time.Time
+	// WorkerTimeout: a worker that sent no frame for this long is killed
+	// (event worker_hung) and restarted. Default 30 s.
+	WorkerTimeout time.Duration
+	// Resume is the directory of a run whose controller died: the run goes
+	// on in the same database up to its original end instant, with an
+	// outage event for the time nothing was recorded. Profile is then
+	// taken from the run, and OutDir is not used.
+	Resume string
+	// WriteBacklog is how many batches (about one a second) are kept in
+	// memory while database writes fail; beyond it the oldest is dropped and
+	// recorded as missing. Default 600.
+	WriteBacklog int
+	// ProgressInPlace rewrites one progress line (for a terminal) instead of
+	// printing a new line every 10 s.
+	ProgressInPlace bool
+	// Observer, if set, is told where the run writes, then sees every batch
+	// once it is committed to the database.
+	Observer Observer
+	// EndRetry retries the writes at the end of the run (the last batches,
+	// lost charges, server counts, worker records, the run's status, the
+	// final checkpoint) within one budget; the caller may go on using it
+	// for its own (the table). Default: store.DefaultRetryBudget.
+	EndRetry *store.Retry
+}
+
+// Observer watches a run from the outside (the live view). Its methods run
+// on the controller's writer goroutine, once a second: they must be quick
+// and must not keep the batch, which is not changed after the call.
+type Observer interface {
+	RunStarted(dir, dbPath string)
+	Observe(b *store.Batch)
+}
+
+// Result describes a finished run.
+type Result struct {
+	RunID   string
+	Dir     string
+	DBPath  string
+	Workers []WorkerResult
+	Profile *profile.Profile // the profile the run used (resumed: the one stored with it), not parsed again after the run
+
+	lock *rundir.Lock
+}
+
+// Release gives up the run directory, which Run leaves locked so that the
+// caller can finish writing into it (the table, the report) before another
+// process may take it (a -resume). Safe on nil.
+func (r *Result) Release() {
+	if r != nil {
+		r.lock.Release()
+	}
+}
+
+// WorkerResult is one library's process account.
+type WorkerResult struct {
+	Lib                   string
+	SampledCPU, RusageCPU float64 // seconds: last gopsutil sample vs the kernel's rusage at exit
+	Restarts              int
+	Err                   error
+}
+
+type controller struct {
+	o        Options
+	plan     *wire.Plan
+	db       *store.DB
+	dir      string
+	epoch    time.Time
+	workers  []*workerProc
+	frames   chan frameMsg
+	exits    chan *workerProc
+	restarts chan *workerProc
+	batch    *store.Batch
+	writes   chan *store.Batch
+	written  chan error
+	host     *metrics.Host
+	server   *child
+	addr     string
+	resumed  *resumed // set when continuing a crashed run
+	// progressed: a progress line was printed
+	progressed bool
+	ca         *cert.Authority // the replay server's throwaway CA (replay.tls)
+
+	local      *http.Client        // to the local replay server; made by the main goroutine
+	faultLogs  chan []wire.Applied // the server's fault log, polled during the run
+	faultPoll  bool                // a poll is in flight
+	faultsSeen int                 // entries of the server's fault log already recorded
+}
+
+// Run performs one soak run: it starts the replay server (local target), one
+// worker per library, samples them every second, and records everything in
+// <OutDir>/<run-id>/soak.db. ctx cancellation stops the run gracefully.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.OutDir == "" {
+		o.OutDir = "out"
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.WorkerTimeout <= 0 {
+		o.WorkerTimeout = 30 * time.Second
+	}
+	if o.WriteBacklog <= 0 {
+		o.WriteBacklog = defaultWriteBacklog
+	}
+	if o.EndRetry == nil {
+		o.EndRetry = &store.Retry{Budget: store.DefaultRetryBudget, Log: o.Log}
+	}
+	if o.Exe == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find executable: %w", err)
+		}
+		o.Exe = exe
+	}
+	var (
+		runID, dir string
+		db         *store.DB
+		rs         *resumed
+		lock       *rundir.Lock // held until the caller's Result.Release
+		err        error
+	)
+	if o.Resume != "" {
+		if rs, err = openResumed(o.Resume); err != nil {
+			return nil, err
+		}
+		o.Profile, db, dir, runID, lock = rs.profile, rs.db, o.Resume, rs.run.ID, rs.lock
+	}
+	p := o.Profile
+	if err := preflight(ctx, p.Target, p.Proxy); err != nil {
+		if db != nil {
+			db.Close()
+		}
+		lock.Release()
+		return nil, err
+	}
+	if rs == nil {
+		if runID, dir, lock, db, err = createRun(o); err != nil {
+			return nil, err
+		}
+	}
+	if o.Observer != nil {
+		o.Observer.RunStarted(dir, filepath.Join(dir, "soak.db"))
+	}
+	c := &controller{o: o, db: db, dir: dir, frames: make(chan frameMsg, 1024), exits: make(chan *workerProc, 16), restarts: make(chan *workerProc, 16),
+		batch: new(store.Batch), writes: make(chan *store.Batch, 8), written: make(chan error, 1), host: metrics.NewHost(), resumed: rs}
+	go c.writer()
+	res, err := c.run(ctx, runID)
+	if c.progressed && o.ProgressInPlace {
+		fmt.Fprintln(o.Progress) // end the line rewritten in place
+	}
+	close(c.writes)
+	if werr := <-c.written; werr != nil && err == nil {
+		err = werr
+	}
+	status := "done"
+	switch {
+	case err != nil:
+		status = "failed: " + endpoint.Mask(err.Error())
+	case ctx.Err() != nil:
+		status = "interrupted"
+	}
+	// A full disk at the end: retried, then reported with the rest; the
+	// caller still prints the table.
+	ended := o.Now()
+	err = errors.Join(err, o.EndRetry.Do("record the run's end", func() error { return db.FinishRun(ended, status) }))
+	err = errors.Join(err, db.CloseWith(o.EndRetry))
+	if res == nil {
+		res = &Result{RunID: runID}
+	}
+	res.RunID, res.Dir, res.DBPath, res.lock = runID, dir, filepath.Join(dir, "soak.db"), lock
+	res.Profile = p
+	return res, err
+}
+
+// createRun makes a new run's directory (private: see rundir), takes its
+// lock and creates its database, mode 0600 like every file of the run.
+func createRun(o Options) (runID, dir string, lock *rundir.Lock, db *store.DB, err error) {
+	runID = o.Now().UTC().Format("20060102-150405") + "-" + sanitize(o.Profile.Name)
+	if dir, err = rundir.Create(o.OutDir, runID); err != nil {
+		return "", "", nil, nil, err
+	}
+	if lock, err = rundir.TakeLock(dir); err != nil {
+		return "", "", nil, nil, err
+	}
+	path := filepath.Join(dir, "soak.db")
+	if err = rundir.CreateEmpty(path); err != nil {
+		lock.Release()
+		return "", "", nil, nil, fmt.Errorf("create db: %w", err)
+	}
+	if db, err = store.Open(path); err != nil {
+		lock.Release()
+		return "", "", nil, nil, err
+	}
+	return runID, dir, lock, db, nil
+}
+
+func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
+	p := c.o.Profile
+	local := p.Target == "" || p.Target == "local"
+	warmup := time.Duration(p.Warmup)
+	// Wall clock (Options.Now) for the instants stored and shown; the
+	// monotonic clock (mono) for every duration and for the seconds grid.
+	mono, wall := time.Now(), c.o.Now()
+	start := wall.Add(warmup).Truncate(time.Millisecond)
+	end := start.Add(time.Duration(p.Duration))
+	serverStart := start
+	if rs := c.resumed; rs != nil {
+		// The window stays the original one; the replay server's schedule
+		// starts anew after the warm-up (it cannot replay the missed part).
+		start, end = rs.plan.Start, rs.plan.End
+		serverStart = wall.Add(warmup).Truncate(time.Millisecond)
+	}
+	c.epoch = mono.Add(start.Sub(wall))
+	if rs := c.resumed; rs != nil && !serverStart.Before(end) {
+		// Too late to go on: record the outage up to the end instead.
+		c.addOutage(c.epoch.Add(end.Sub(start)), "the run's end passed before the resume")
+		c.flush()
+		return nil, fmt.Errorf("resume: run %s ended at %s; nothing is left to run (outage recorded)", runID, end.Format(time.RFC3339))
+	}
+
+	hostInfo, err := metrics.HostInfo()
+	if err != nil {
+		c.o.Log.Warn("host info", "err", err)
+	}
+	target := p.Target
+	var caFile string
+	if local {
+		if p.Replay.TLS {
+			if caFile, err = c.makeCA(end); err != nil {
+				return nil, err
+			}
+		}
+		if err := c.startServer(ctx, serverStart, end); err != nil {
+			return nil, err
+		}
+		defer c.stopServer()
+		target = "ws://" + c.addr
+		if c.ca != nil {
+			target = "wss://" + c.addr
+		}
+	}
+	for _, w := range p.Warnings {
+		c.o.Log.Warn("profile", "warning", w)
+	}
+	if c.resumed != nil {
+		c.plan = c.resumed.plan
+		c.plan.Target = target
+		if err := c.reopen(); err != nil {
+			return nil, err
+		}
+	} else if err := c.create(ctx, runID, target, local, start, end, hostInfo, caFile); err != nil {
+		return nil, err
+	}
+	plan := c.plan
+	for _, lib := range p.Libraries {
+		w := &workerProc{lib: lib, secs: map[int64]*wire.SecStat{}, procs: map[int64]procAt{}, res: WorkerResult{Lib: lib}}
+		if c.resumed != nil {
+			c.resumed.carry(w)
+		}
+		if err := c.startWorker(w); err != nil {
+			c.killWorkers()
+			return nil, err
+		}
+		c.workers = append(c.workers, w)
+	}
+	c.o.Log.Info("run started", "run", runID, "dir", c.dir, "target", endpoint.Mask(target), "proxy", endpoint.Mask(plan.Proxy), "libraries", p.Libraries,
+		"slots", len(plan.Slots), "start", start.Format(time.RFC3339), "duration", time.Duration(p.Duration))
+
+	err = c.loop(ctx, end)
+	res := &Result{}
+	for _, w := range c.workers {
+		res.Workers = append(res.Workers, w.res)
+	}
+	for _, w := range c.workers {
+		if rec := w.unsaved; rec != nil {
+			if werr := c.o.EndRetry.Do("record worker "+w.lib, func() error { return c.db.UpsertWorker(*rec) }); werr != nil {
+				c.o.Log.Warn("record worker", "lib", w.lib, "err", werr)
+			}
+		}
+	}
+	if terr := c.saveTruth(); terr != nil {
+		c.o.Log.Warn("lost charges", "err", terr)
+	}
+	if local && err == nil {
+		if serr := c.saveServerCounts(); serr != nil {
+			c.o.Log.Warn("server counts", "err", serr)
+		}
+	}
+	if local && c.addr != "" {
+		if ferr := c.saveFaults(); ferr != nil {
+			c.o.Log.Warn("server faults", "err", ferr)
+		}
+	}
+	if c.local != nil {
+		c.local.CloseIdleConnections()
+	}
+	c.flush()
+	return res, err
+}
+
+func sanitize(s string) string {
+	if s == "" {
+		return "run"
+	}
+	b := []byte(s)
+	for i, ch := range b {
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_') {
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}

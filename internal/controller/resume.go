@@ -1,0 +1,218 @@
+package controller
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/endpoint"
+	"github.com/wssoak/wssoak/internal/profile"
+	"github.com/wssoak/wssoak/internal/rundir"
+	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
+)
+
+// Resuming a run whose controller died (SIGKILL, OOM, power):
+//
+//   - The run keeps its id, database, plan (symbols included: they are not
+//     resolved again) and window. It continues up to the ORIGINAL end instant,
+//     not for the remaining duration: every row is keyed by seconds since the
+//     original start, the window is one calendar interval shared by all
+//     libraries, and whoever planned a day-long run expects it to end when
+//     planned. The seconds lost are a hole in that window, recorded as an
+//     outage event and counted by the table as missing seconds.
+//   - The outage runs from the last second recorded to the instant the
+//     resume began; the workers then take the warm-up to reconnect, so the
+//     first second with data comes a little after the outage's end.
+//   - Totals continue: messages, bytes, reconnects, lost and duplicates per
+//     library and per subscription, and the CPU accounts, go on from what the
+//     database holds. Sequence state does not survive: the first message of
+//     each subscription after the resume starts a new sequence, so what was
+//     sent during the outage is the outage's, not counted as lost.
+//   - A local target gets a new replay server whose schedule starts after the
+//     warm-up; its counts (server_counts) describe the resumed part only.
+
+// resumed is what a crashed run left in its database.
+type resumed struct {
+	db      *store.DB
+	run     store.Run
+	plan    *wire.Plan
+	profile *profile.Profile
+	lastSec int64
+	last    map[string]store.Sample
+	streams map[string]map[subKey]wire.SubStat
+	workers map[string]store.Worker
+	lock    *rundir.Lock // the run directory's, taken before the database is opened
+}
+
+type subKey struct {
+	slot   int
+	stream string
+}
+
+func openResumed(dir string) (*resumed, error) {
+	path := filepath.Join(dir, "soak.db")
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("resume %s: %w", dir, err)
+	}
+	// A controller still running this run owns it: refused before anything is written.
+	lock, err := rundir.TakeLock(dir)
+	if err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	db, err := store.Open(path)
+	if err != nil {
+		lock.Release()
+		return nil, fmt.Errorf("resume %s: %w", dir, err)
+	}
+	rs, err := loadResumed(db)
+	if err != nil {
+		db.Close()
+		lock.Release()
+		return nil, fmt.Errorf("resume %s: %w", dir, err)
+	}
+	rs.lock = lock
+	return rs, nil
+}
+
+func loadResumed(db *store.DB) (*resumed, error) {
+	run, err := db.Run()
+	if err != nil {
+		return nil, err
+	}
+	if run.Status != "running" {
+		return nil, fmt.Errorf("run %s has status %q: only a run whose controller died (status \"running\") can be resumed", run.ID, run.Status)
+	}
+	rs := &resumed{db: db, run: run, last: map[string]store.Sample{}, streams: map[string]map[subKey]wire.SubStat{}, workers: map[string]store.Worker{}}
+	if err := json.Unmarshal([]byte(run.Settings["plan"]), &rs.plan); err != nil || rs.plan == nil || len(rs.plan.Slots) == 0 {
+		return nil, fmt.Errorf("run %s: no usable plan in its settings", run.ID)
+	}
+	if rs.plan.Version != wire.PlanVersion {
+		return nil, fmt.Errorf("run %s: plan version %d, this program speaks %d", run.ID, rs.plan.Version, wire.PlanVersion)
+	}
+	if strings.Contains(rs.plan.Proxy, ":****@") {
+		// Only the masked proxy is stored: read its password again from the profile file.
+		if rs.plan.Proxy, err = proxyFromFile(run.Settings["profile_path"], rs.plan.Proxy); err != nil {
+			return nil, fmt.Errorf("run %s goes through a proxy whose password is stored masked: %w", run.ID, err)
+		}
+	}
+	if rs.profile, err = profile.Parse(run.Settings["profile_path"], []byte(run.ProfileText)); err != nil {
+		return nil, fmt.Errorf("run %s: stored profile: %w", run.ID, err)
+	}
+	rs.profile.Proxy = rs.plan.Proxy // the controller's preflight and REST requests use it too
+	if rs.lastSec, err = db.LastSec(); err != nil {
+		return nil, err
+	}
+	last, err := db.LastSamples()
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range last {
+		rs.last[s.Lib] = s
+	}
+	ss, err := db.LatestStreamSamples()
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range ss {
+		if rs.streams[s.Lib] == nil {
+			rs.streams[s.Lib] = map[subKey]wire.SubStat{}
+		}
+		rs.streams[s.Lib][subKey{s.Slot, s.Stream}] = wire.SubStat{Slot: s.Slot, Group: s.Group, Stream: s.Stream,
+			Msgs: s.MsgsTotal, Bytes: s.BytesTotal, Lost: s.LostTotal, Dup: s.DupTotal, OOO: s.OOOTotal,
+			MaxSilenceMs: s.MaxSilenceMs, LastSeq: s.LastSeq, Stalls: s.StallsTotal, Regress: s.RegressTotal, LostAcross: s.LostAcrossTotal}
+	}
+	ws, err := db.Workers()
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range ws {
+		rs.workers[w.Lib] = w
+	}
+	return rs, nil
+}
+
+// carry starts a worker's accounts from what the crashed run recorded.
+func (rs *resumed) carry(w *workerProc) {
+	if s, ok := rs.last[w.lib]; ok {
+		w.acc.msgs, w.acc.bytes = s.MsgsTotal, s.BytesTotal
+		w.acc.reconnects, w.acc.lost, w.acc.dup = s.ReconnectsTotal, s.LostTotal, s.DupTotal
+	}
+	w.acc.subs = rs.streams[w.lib]
+	if wk, ok := rs.workers[w.lib]; ok {
+		// The dead controller's workers were never reaped by it: their rusage
+		// is unknown. What was sampled of them is kept (from the last sample).
+		w.acc.rusageUser, w.acc.rusageSys = wk.RusageUser, wk.RusageSys
+		w.acc.dropped = wk.DroppedEvents
+		if !math.IsNaN(wk.SampledCPU) {
+			w.acc.sampled, w.acc.sampledAny = wk.SampledCPU, true
+		}
+		if s, ok := rs.last[w.lib]; ok && s.HasProc {
+			w.acc.sampled += s.CPUUser + s.CPUSys
+			w.acc.sampledAny = true
+		}
+	}
+}
+
+// carrySub adds what earlier processes (or the crashed controller) counted
+// for a subscription, and remembers the result for a later restart.
+func (w *workerProc) carrySub(s wire.SubStat) wire.SubStat {
+	if b, ok := w.acc.subs[subKey{s.Slot, s.Stream}]; ok {
+		s.Msgs += b.Msgs
+		s.Bytes += b.Bytes
+		s.Lost += b.Lost
+		s.LostAcross += b.LostAcross
+		s.Dup += b.Dup
+		s.OOO += b.OOO
+		s.Regress += b.Regress
+		s.Stalls += b.Stalls
+		s.MaxSilenceMs = max(s.MaxSilenceMs, b.MaxSilenceMs)
+	}
+	if w.subs == nil {
+		w.subs = map[subKey]wire.SubStat{}
+	}
+	w.subs[subKey{s.Slot, s.Stream}] = s
+	return s
+}
+
+// reopen marks the run running again and records the outage: from the last
+// second recorded to now.
+func (c *controller) reopen() error {
+	rs := c.resumed
+	if err := rs.db.ReopenRun("running"); err != nil {
+		return err
+	}
+	out := c.addOutage(time.Now(), "resumed")
+	c.o.Log.Warn("resuming a crashed run", "run", rs.run.ID, "last_second", rs.lastSec, "outage", out.Round(time.Millisecond),
+		"end", rs.plan.End.Format(time.RFC3339))
+	return nil
+}
+
+// addOutage records the run-wide outage from the last second recorded to
+// until (a monotonic instant on the run's grid) and returns its length.
+func (c *controller) addOutage(until time.Time, why string) time.Duration {
+	rs := c.resumed
+	from := c.epoch.Add(time.Duration(rs.lastSec) * time.Second)
+	out := until.Sub(from)
+	c.batch.Events = append(c.batch.Events, store.Event{TS: from, Sec: float64(rs.lastSec), Kind: string(wire.EventOutage), Slot: -1,
+		DurMs:  float64(out.Milliseconds()),
+		Detail: fmt.Sprintf("controller down: nothing recorded from second %d to %.1f; %s", rs.lastSec, until.Sub(c.epoch).Seconds(), why)})
+	return out
+}
+
+// proxyFromFile returns the proxy of the profile file at path when it is the
+// one a run used (stored as masked), password included.
+func proxyFromFile(path, masked string) (string, error) {
+	p, err := profile.Load(path)
+	if err != nil {
+		return "", fmt.Errorf("read its password again: %w", err)
+	}
+	if endpoint.Mask(p.Proxy) != masked {
+		return "", fmt.Errorf("read its password again: %s now names proxy %q, the run used %q", path, endpoint.Mask(p.Proxy), masked)
+	}
+	return p.Proxy, nil
+}

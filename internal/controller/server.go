@@ -1,0 +1,141 @@
+package controller
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/cert"
+	"github.com/wssoak/wssoak/internal/endpoint"
+	"github.com/wssoak/wssoak/internal/replay"
+	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/transport"
+	"github.com/wssoak/wssoak/internal/wire"
+)
+
+// ServeReady is the first line a child replay server prints on stdout.
+type ServeReady struct {
+	Addr string `json:"addr"`
+}
+
+func (c *controller) startServer(ctx context.Context, start, end time.Time) error {
+	cfg := c.o.Profile.ReplayConfig() // handed to the server on stdin
+	cfg.Start, cfg.Stop = start, end
+	if c.ca != nil {
+		cfg.CertFile, cfg.KeyFile = filepath.Join(c.dir, "server.pem"), filepath.Join(c.dir, "server-key.pem")
+	}
+	b, _ := json.Marshal(cfg)
+	ch, err := startChild("replay server", c.o.Exe, []string{"serve", "-child", "-addr", "127.0.0.1:0"}, b, filepath.Join(c.dir, "server.log"))
+	if err != nil {
+		return err
+	}
+	c.server = ch
+	ready := make(chan error, 1)
+	go func() {
+		line, err := ch.out.ReadBytes('\n')
+		if err != nil {
+			ready <- fmt.Errorf("replay server exited before it was ready (see %s)", filepath.Join(c.dir, "server.log"))
+			return
+		}
+		var r ServeReady
+		if err := json.Unmarshal(line, &r); err != nil || r.Addr == "" {
+			ready <- fmt.Errorf("replay server: bad ready line %q", wire.Truncate(line, 80))
+			return
+		}
+		c.addr = r.Addr
+		ready <- nil
+		_, _ = io.Copy(io.Discard, ch.out)
+	}()
+	go ch.wait()
+	select {
+	case err = <-ready:
+	case <-time.After(10 * time.Second):
+		err = errors.New("replay server not ready after 10s")
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		ch.stop(2 * time.Second)
+		return err
+	}
+	return nil
+}
+
+// localBase is the http(s) base URL of the local replay server.
+func (c *controller) localBase() string {
+	if c.ca != nil {
+		return "https://" + c.addr
+	}
+	return "http://" + c.addr
+}
+
+// httpClient is the controller's client for its own requests: to the local replay server
+// directly, trusting its throwaway CA; to a remote REST base (remote true) the way the
+// workers connect: through the profile's proxy, with its TLS trust and server name.
+func (c *controller) httpClient(remote bool) (*http.Client, error) {
+	tr := &http.Transport{Proxy: nil, TLSHandshakeTimeout: 10 * time.Second}
+	if !remote {
+		if c.ca != nil {
+			tr.TLSClientConfig = &tls.Config{RootCAs: c.ca.Pool(), MinVersion: tls.VersionTLS12}
+		}
+		return &http.Client{Transport: tr, Timeout: 20 * time.Second}, nil
+	}
+	p := c.o.Profile
+	var cas []string
+	if p.TLS.CA != "" {
+		cas = []string{p.TLS.CA}
+	}
+	tc, err := transport.TLSConfig(cas, "")
+	if err != nil {
+		return nil, err
+	}
+	d := &transport.Dialer{Timeout: 10 * time.Second, ProxyTLS: tc}
+	if p.Proxy != "" {
+		if d.Proxy, err = endpoint.ParseProxy(p.Proxy); err != nil {
+			return nil, err
+		}
+	}
+	tr.DialContext, tr.TLSClientConfig = d.DialContext, tc
+	return &http.Client{Transport: tr, Timeout: 20 * time.Second}, nil
+}
+
+// makeCA writes a throwaway CA and the replay server's certificate (valid until a day
+// after end) into the run directory, and returns the CA file the workers trust.
+func (c *controller) makeCA(end time.Time) (string, error) {
+	ca, err := cert.New(time.Until(end)+24*time.Hour, cert.LocalHosts...)
+	if err != nil {
+		return "", fmt.Errorf("replay tls: %w", err)
+	}
+	files, err := ca.Write(c.dir)
+	if err != nil {
+		return "", fmt.Errorf("replay tls: %w", err)
+	}
+	c.ca = ca
+	return files.CA, nil
+}
+
+func (c *controller) stopServer() {
+	if c.server != nil {
+		c.server.stop(5 * time.Second)
+	}
+}
+
+func (c *controller) saveServerCounts() error {
+	var st replay.Stats
+	if err := c.getLocal(wire.PathStats, &st); err != nil {
+		return err
+	}
+	var rows []store.ServerCount
+	for _, cn := range st.Conns {
+		for name, s := range cn.Streams {
+			rows = append(rows, store.ServerCount{Tag: cn.Tag, Stream: name, Sent: s.Sent, Bytes: s.Bytes, FirstSeq: s.FirstSeq, LastSeq: s.LastSeq})
+		}
+	}
+	return c.o.EndRetry.Do("store server counts", func() error { return c.db.SaveServerCounts(rows) })
+}

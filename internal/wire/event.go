@@ -1,0 +1,41 @@
+package wire
+
+// EventKind names what happened in an event: a worker's connection events
+// (sent in its frames) and the controller's own (about the workers, the
+// replay server's faults and the database). The events table stores it as
+// text.
+type EventKind string
+
+// The worker's event kinds.
+const (
+	EventDial           EventKind = "dial"            // a dial starts; detail: the attempt
+	EventDialError      EventKind = "dial_error"      // the dial failed; detail: cause: specifics
+	EventConnected      EventKind = "connected"       // the handshake succeeded
+	EventSubscribed     EventKind = "subscribed"      // the SUBSCRIBE messages were written
+	EventFirstData      EventKind = "first_data"      // the first data message on a connection
+	EventReconnect      EventKind = "reconnect"       // every subscription delivered again after a loss; detail: phases, lost=, back=
+	EventDisconnected   EventKind = "disconnected"    // a connection was lost (the slot reconnects)
+	EventClosed         EventKind = "closed"          // a connection ended with the run
+	EventStall          EventKind = "stall"           // a subscription silent past its threshold
+	EventStallEnd       EventKind = "stall_end"       // data came back on a stalled subscription
+	EventUnrepairable   EventKind = "unrepairable"    // the profile's unrepairable rule fired on a slot
+	EventServerShutdown EventKind = "server_shutdown" // the server announced its shutdown
+)
+
+// The controller's event kinds.
+const (
+	EventWorkerHung    EventKind = "worker_hung"    // no frame for the worker timeout: killed
+	EventWorkerExit    EventKind = "worker_exit"    // a worker died on its own
+	EventWorkerRestart EventKind = "worker_restart" // a dead worker was started again
+	EventFault         EventKind = "fault"          // the replay server applied a fault (events.fault holds its kind)
+	EventOutage        EventKind = "outage"         // the controller was down (a resumed run)
+	EventWriteFailed   EventKind = "write_failed"   // database writes failed for a while
+	EventMissing       EventKind = "missing"        // seconds not recorded because writes failed
+)
+
+// EventKinds lists every kind the worker and the controller write.
+var EventKinds = []EventKind{
+	EventDial, EventDialError, EventConnected, EventSubscribed, EventFirstData, EventReconnect,
+	EventDisconnected, EventClosed, EventStall, EventStallEnd, EventUnrepairable, EventServerShutdown,
+	EventWorkerHung, EventWorkerExit, EventWorkerRestart, EventFault, EventOutage, EventWriteFailed, EventMissing,
+}

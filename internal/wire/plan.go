@@ -1,0 +1,78 @@
+package wire
+
+import (
+	"strings"
+	"time"
+)
+
+// PlanVersion is the version of the plan and of the worker frame protocol.
+// The controller and the worker are the same binary; the version guards
+// against a stale worker binary on the PATH.
+const PlanVersion = 1
+
+// Plan is decided once by the controller and handed identically to every worker.
+type Plan struct {
+	Version  int       `json:"v"`
+	RunID    string    `json:"run_id"`
+	Lib      string    `json:"lib"` // set per worker
+	Target   string    `json:"target"`
+	Local    bool      `json:"local"`
+	TimeUnit string    `json:"time_unit"` // "MICROSECOND" or "" (milliseconds)
+	Start    time.Time `json:"start"`     // measured window start
+	End      time.Time `json:"end"`       // measured window end
+	// StartMono is Start on the machine's CLOCK_MONOTONIC (ns), shared by
+	// the controller and its workers: a worker anchors its seconds on it, so
+	// a wall-clock step between the controller deciding the start and a
+	// worker (re)starting shifts nothing. 0: use Start (wall clock).
+	StartMono        int64         `json:"start_mono,omitempty"`
+	Slots            []Slot        `json:"slots"`
+	PingInterval     time.Duration `json:"ping_interval"`
+	PongTimeout      time.Duration `json:"pong_timeout"`
+	BackoffMin       time.Duration `json:"backoff_min"`
+	BackoffMax       time.Duration `json:"backoff_max"`
+	HandshakeTimeout time.Duration `json:"handshake_timeout"`
+	ReadLimit        int64         `json:"read_limit"`
+	RcvBuf           int           `json:"rcvbuf"`
+	StallFactor      float64       `json:"stall_factor"`
+	StallMin         time.Duration `json:"stall_min"`
+	StallRealTime    time.Duration `json:"stall_realtime"`
+	UnrepairableDial int           `json:"unrepairable_dials"`    // failed dials in a row; 0 = rule by duration
+	UnrepairableFor  time.Duration `json:"unrepairable_for"`      // failing dials for this long; 0 = rule by count
+	SubsEvery        int64         `json:"subs_every"`            // seconds between per-subscription totals
+	Proxy            string        `json:"proxy,omitempty"`       // forward proxy URL, credentials included: stored only through endpoint.Mask
+	CAFiles          []string      `json:"ca_files,omitempty"`    // PEM files trusted besides the system roots (wss target, https proxy)
+	ServerName       string        `json:"server_name,omitempty"` // TLS server name instead of the target's host
+}
+
+// Slot is one connection of the plan: a group's share of streams.
+type Slot struct {
+	ID        int      `json:"id"`
+	Group     string   `json:"group"`
+	Subscribe string   `json:"subscribe"` // "url" or "message"
+	Streams   []string `json:"streams"`
+}
+
+// Epoch is the window's start on this process's monotonic clock.
+func (p *Plan) Epoch() time.Time {
+	now := time.Now()
+	if m, ok := MonoNow(); ok && p.StartMono != 0 {
+		return now.Add(time.Duration(p.StartMono - m))
+	}
+	return now.Add(time.Until(p.Start))
+}
+
+// URL returns the connection URL of the slot against base (ws://host:port).
+func (s Slot) URL(base, timeUnit string) string {
+	u := strings.TrimRight(base, "/") + "/stream"
+	q := []string{}
+	if s.Subscribe == "url" {
+		q = append(q, "streams="+strings.Join(s.Streams, "/"))
+	}
+	if timeUnit != "" {
+		q = append(q, "timeUnit="+timeUnit)
+	}
+	if len(q) > 0 {
+		u += "?" + strings.Join(q, "&")
+	}
+	return u
+}
