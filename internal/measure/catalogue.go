@@ -86,6 +86,11 @@ var Catalogue = []*Measure{
 			s := slices.Sorted(slices.Values(c.recDurMs))
 			return Cell{fmt.Sprintf("%s / %s", Dur(s[len(s)/2]), Dur(s[len(s)-1])), s[len(s)-1]}
 		}},
+	{ID: "lost_across", Title: "Lost across reconnects (library / source)", Unit: "ids", Better: Lower,
+		// Ids missing at a subscription's first message on a new connection:
+		// the price of the outage, charged to the library when another
+		// library received them, to the source when every library lost them.
+		Value: func(c *column) Cell { return c.lostWhere(true) }},
 	{ID: "silence", Title: "Max seconds without data", Unit: "s", Better: Lower, Threshold: "max_silence",
 		Value: func(c *column) Cell { // the worst subscription
 			switch {
@@ -104,13 +109,10 @@ var Catalogue = []*Measure{
 			}
 			return Cell{fmt.Sprintf("%d / %d", c.lost, c.dup), float64(c.lost)}
 		}},
-	{ID: "lost_charged", Title: "Lost charged to library / source", Unit: "ids", Better: Lower,
-		Value: func(c *column) Cell { // lost ids that another library received
-			if c.charges == 0 {
-				return notMeasured()
-			}
-			return Cell{fmt.Sprintf("%d / %d", c.chargedLib, c.chargedSrc), float64(c.chargedLib)}
-		}},
+	{ID: "lost_connected", Title: "Lost while connected (library / source)", Unit: "ids", Better: Lower,
+		// Ids missing while a connection was up: a library's or the harness's
+		// fault, 0 without faults; charged like lost_across.
+		Value: func(c *column) Cell { return c.lostWhere(false) }},
 	{ID: "latency", Title: "Latency p50 / p99 (ms)", Unit: "ms", Better: Lower,
 		Value: func(c *column) Cell { // whole-run p99
 			w := c.worker
@@ -125,7 +127,25 @@ var Catalogue = []*Measure{
 		}},
 	{ID: "errors_stalls", Title: "Errors / stalls", Unit: "count", Better: Lower,
 		Value: func(c *column) Cell { // errors + stalls
-			return Cell{fmt.Sprintf("%d / %d", c.errors, c.stalls), float64(c.errors + c.stalls)}
+			text := fmt.Sprintf("%d / %d", c.errors, c.stalls)
+			if d := c.worker.DroppedEvents; d > 0 {
+				text += fmt.Sprintf(" (+%d events dropped)", d)
+			}
+			return Cell{text, float64(c.errors + c.stalls)}
+		}},
+	{ID: "dropped_events", Title: "Events dropped by the worker", Unit: "events", Better: Lower,
+		// Events (errors, stalls, reconnects …) a worker could not pass to
+		// its frame writer because the channel was full: they are in no
+		// count of this table, which is short by that many.
+		Value: func(c *column) Cell {
+			if !c.run.signals {
+				return notMeasured()
+			}
+			d := c.worker.DroppedEvents
+			if d == 0 {
+				return Cell{"0", 0}
+			}
+			return Cell{fmt.Sprintf("%d (the event counts above are short by as many)", d), float64(d)}
 		}},
 	{ID: "seconds_missing", Title: "Seconds missing", Unit: "s", Better: Lower,
 		// Seconds of the window (up to the last second recorded for any
@@ -181,6 +201,15 @@ var Catalogue = []*Measure{
 
 	// Hidden: what thresholds and the live view check that the table shows
 	// only within another row.
+	// Replaced by lost_across and lost_connected, which say where the ids
+	// were lost; kept for the tables stored with it.
+	{ID: "lost_charged", Title: "Lost charged to library / source", Unit: "ids", Better: Lower, Hidden: true, Retired: true,
+		Value: func(c *column) Cell { // lost ids that another library received
+			if c.charges == 0 {
+				return notMeasured()
+			}
+			return Cell{fmt.Sprintf("%d / %d", c.chargedLib, c.chargedSrc), float64(c.chargedLib)}
+		}},
 	{ID: "bytes", Title: "Bytes received", Unit: "bytes", Better: Higher, Hidden: true, Prom: "soak_bytes_total",
 		Value: func(c *column) Cell { // payload bytes, drain included (the table shows them with the messages)
 			if !c.hasWorker {

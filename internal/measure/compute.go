@@ -61,6 +61,7 @@ type runInfo struct {
 	seconds        int64    // planned window; 0: open-ended
 	groups         []string // connection groups in plan order
 	latencySuspect bool     // latency measured across an unsynchronised clock
+	signals        bool     // the database records dropped events and the lost split (store.HasSignals)
 	lastSec        int64    // the last second of the window recorded for any library
 	outages        []store.Event
 }
@@ -86,6 +87,7 @@ type column struct {
 	// the subscriptions' latest totals
 	streams        int
 	lost, dup      int64
+	lostAcross     int64 // of lost, found at a first message after a reconnect (the worker's count)
 	silenceMs      int64
 	silenceStream  string
 	stalledStreams []string
@@ -102,6 +104,10 @@ type column struct {
 	// lost charges and dial accounts
 	charges                int
 	chargedLib, chargedSrc int64
+	unsplit                int // charges recorded without the split (before schemaSignals)
+	// the charges split by where the ids were lost
+	acrossLost, acrossLib, acrossSrc int64
+	connLost, connLib, connSrc       int64
 	dialSlots              int
 	dials, dialFails       int64
 	statuses               map[string]int64
@@ -125,7 +131,7 @@ func Compute(db *store.DB) (*Results, error) {
 		return nil, err
 	}
 	ri := &runInfo{seconds: int64(run.Planned.Seconds()), groups: PlanGroups(run.Settings["plan"]),
-		latencySuspect: clock.LatencySuspect()}
+		latencySuspect: clock.LatencySuspect(), signals: db.HasSignals()}
 	res := &Results{RunID: run.ID, Seconds: ri.seconds}
 	cols := map[string]*column{}
 	for _, w := range workers {
@@ -182,6 +188,16 @@ func Compute(db *store.DB) (*Results, error) {
 			c.charges++
 			c.chargedLib += l.Library
 			c.chargedSrc += l.Source
+			if !l.Split {
+				c.unsplit++
+				continue
+			}
+			c.acrossLost += l.LostAcross
+			c.acrossLib += l.LibraryAcross
+			c.acrossSrc += l.SourceAcross
+			c.connLost += l.LostConnected
+			c.connLib += l.LibraryConnected
+			c.connSrc += l.SourceConnected
 		}
 	}
 	dials, err := db.SlotDialAccounts()
@@ -254,6 +270,7 @@ func (c *column) sample(s *store.Sample) {
 func (c *column) stream(s *store.StreamSample) {
 	c.streams++
 	c.lost += s.LostTotal
+	c.lostAcross += s.LostAcrossTotal
 	c.dup += s.DupTotal
 	if s.MaxSilenceMs > c.silenceMs {
 		c.silenceMs, c.silenceStream = s.MaxSilenceMs, s.Stream
@@ -330,3 +347,28 @@ var nan = math.NaN()
 func notMeasured() Cell { return Cell{NotMeasured, nan} }
 
 func countCell(n int) Cell { return Cell{fmt.Sprint(n), float64(n)} }
+
+// lostWhere is the cell of the ids lost across reconnects (across) or while
+// connected: "total (library / source)" once the run's end charged them,
+// the worker's total alone before that, and not measured for a database
+// that does not record where ids were lost.
+func (c *column) lostWhere(across bool) Cell {
+	if c.streams == 0 || !c.run.signals || c.unsplit > 0 {
+		return notMeasured()
+	}
+	if c.charges == 0 { // nothing lost, or not charged yet (the run has not ended)
+		n := c.lostAcross
+		if !across {
+			n = c.lost - c.lostAcross
+		}
+		if n == 0 {
+			return Cell{"0 (0 / 0)", 0}
+		}
+		return Cell{fmt.Sprintf("%d (not charged yet)", n), float64(n)}
+	}
+	n, lib, src := c.connLost, c.connLib, c.connSrc
+	if across {
+		n, lib, src = c.acrossLost, c.acrossLib, c.acrossSrc
+	}
+	return Cell{fmt.Sprintf("%d (%d / %d)", n, lib, src), float64(n)}
+}

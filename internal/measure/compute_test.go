@@ -26,7 +26,7 @@ func TestCompute(t *testing.T) {
 	if err := db.UpsertWorker(store.Worker{Lib: "gws", Module: "m", Version: "v", Pid: 1, SampledCPU: math.NaN()}); err != nil {
 		t.Fatal(err)
 	}
-	b := &store.Batch{StreamSamples: []store.StreamSample{{Lib: "gws", Group: "g", Stream: "btcusdt@trade", Sec: 3, LostTotal: 2, DupTotal: 1}}}
+	b := &store.Batch{StreamSamples: []store.StreamSample{{Lib: "gws", Group: "g", Stream: "btcusdt@trade", Sec: 3, LostTotal: 2, LostAcrossTotal: 2, DupTotal: 1}}}
 	for sec := int64(1); sec <= 4; sec++ {
 		b.Samples = append(b.Samples, store.Sample{Lib: "gws", Sec: sec, TS: start.Add(time.Duration(sec) * time.Second),
 			HasWorker: true, Msgs: 10, MsgsTotal: 10 * sec, BytesTotal: 100 * sec, HasProc: true, RSS: sec * 1e6, CPUPct: 2})
@@ -54,7 +54,11 @@ func TestCompute(t *testing.T) {
 		"stalls":        {"1", 1},
 		"errors_stalls": {"1 / 1", 2},
 		"reconnect_p99": {"0.300 s", 0.3},
-		"rss_growth":    {"+2.0 MB", 2e6}, // seconds 1..3: the drain is outside the window
+		// the run has not ended: the worker's split, not yet charged
+		"lost_across":    {"2 (not charged yet)", 2},
+		"lost_connected": {"0 (0 / 0)", 0},
+		"dropped_events": {"0", 0},
+		"rss_growth":     {"+2.0 MB", 2e6}, // seconds 1..3: the drain is outside the window
 	} {
 		got, ok := r.Get(id, gws)
 		if !ok || got != want {

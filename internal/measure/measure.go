@@ -44,6 +44,9 @@ type Measure struct {
 	// Hidden measures are not rows of the end table: thresholds and the live
 	// view need them.
 	Hidden bool
+	// Retired marks a row of earlier end tables that a newer pair of rows
+	// replaced: hidden, but a table stored with it still finds it by title.
+	Retired bool
 	// label, when set, is the row's title for a run (Title with what the
 	// run adds, e.g. the connection groups).
 	label func(r *runInfo) string
@@ -101,7 +104,7 @@ func ByThreshold(key string) *Measure {
 // before the ids).
 func ByTitle(name string) *Measure {
 	for _, m := range Catalogue {
-		if !m.Hidden && (name == m.Title || m.label != nil && strings.HasPrefix(name, m.Title+" (")) {
+		if (!m.Hidden || m.Retired) && (name == m.Title || m.label != nil && strings.HasPrefix(name, m.Title+" (")) {
 			return m
 		}
 	}

@@ -32,8 +32,12 @@ func knownRun(t *testing.T) *store.DB {
 	}
 	b := &store.Batch{}
 	for _, lib := range []string{"gws", "gorilla"} { // out of column order on purpose
-		if err := db.UpsertWorker(store.Worker{Lib: lib, Module: "m/" + lib, Version: "v1", Pid: 1, Started: start,
-			RusageUser: 1.5, RusageSys: 0.5, SampledCPU: 1.98, LatCount: 100, LatP50: 1500, LatP99: 12000, LatMax: 20000}); err != nil {
+		w := store.Worker{Lib: lib, Module: "m/" + lib, Version: "v1", Pid: 1, Started: start,
+			RusageUser: 1.5, RusageSys: 0.5, SampledCPU: 1.98, LatCount: 100, LatP50: 1500, LatP99: 12000, LatMax: 20000}
+		if lib == "gws" {
+			w.DroppedEvents = 2 // its channel to the frame writer was full twice
+		}
+		if err := db.UpsertWorker(w); err != nil {
 			t.Fatal(err)
 		}
 		var total int64
@@ -58,7 +62,10 @@ func knownRun(t *testing.T) *store.DB {
 			store.StreamSample{Lib: lib, Slot: 3, Group: "depth", Stream: "btcusdt@depth@100ms", Sec: 10, MsgsTotal: 100, MaxSilenceMs: 900})
 	}
 	b.StreamSamples = append(b.StreamSamples,
-		store.StreamSample{Lib: "gws", Slot: 2, Group: "markets", Stream: "ethusdt@trade", Sec: 10, MsgsTotal: 800, LostTotal: 7, DupTotal: 1, MaxSilenceMs: 2500},
+		// ids 10–12 lost by both libraries while connected (the source), 40–43
+		// by gws alone at its reconnect (charged to the library)
+		store.StreamSample{Lib: "gws", Slot: 2, Group: "markets", Stream: "ethusdt@trade", Sec: 10, MsgsTotal: 800, LostTotal: 7, LostAcrossTotal: 4, DupTotal: 1, MaxSilenceMs: 2500},
+		store.StreamSample{Lib: "gorilla", Slot: 2, Group: "markets", Stream: "ethusdt@trade", Sec: 10, MsgsTotal: 804, LostTotal: 3, MaxSilenceMs: 300},
 		// a retired stream: never a message, stalled since second 3 and still at the end
 		store.StreamSample{Lib: "gws", Slot: 0, Group: "arr", Stream: "!ticker@arr", Sec: 10, MaxSilenceMs: 10000, StallsTotal: 1, Stalled: true})
 	at := func(s float64) time.Time { return start.Add(time.Duration(s * float64(time.Second))) }
@@ -81,10 +88,15 @@ func knownRun(t *testing.T) *store.DB {
 	if err := db.Write(b); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SaveTruth([]store.LostCharge{
-		{Lib: "gws", Slot: 2, Group: "markets", Stream: "ethusdt@trade", Lost: 7, Library: 4, Source: 3, Gaps: [][2]int64{{10, 12}, {40, 43}}},
+	charges := []store.LostCharge{
+		{Lib: "gws", Slot: 2, Group: "markets", Stream: "ethusdt@trade", Lost: 7, Library: 4, Source: 3, Gaps: [][2]int64{{10, 12}, {40, 43}},
+			LostAcross: 4, LibraryAcross: 4},
 		{Lib: "gorilla", Slot: 2, Group: "markets", Stream: "ethusdt@trade", Lost: 3, Source: 3, Gaps: [][2]int64{{10, 12}}},
-	}, []store.SlotDials{
+	}
+	for i := range charges {
+		charges[i].SetConnected()
+	}
+	if err := db.SaveTruth(charges, []store.SlotDials{
 		{Lib: "gws", Slot: 2, Group: "markets", Dials: 5, DialFails: 3, Statuses: map[string]int64{"429": 1, "503": 2}, Unrepairable: true},
 		{Lib: "gws", Slot: 3, Group: "depth", Dials: 2},
 		{Lib: "gorilla", Slot: 2, Group: "markets", Dials: 1},
@@ -103,23 +115,25 @@ func TestSummarizeKnownRun(t *testing.T) {
 		t.Fatalf("columns %v, want gorilla,gws", tbl.Libs)
 	}
 	want := map[string][2]float64{ // row -> primary number per library
-		"Messages / data":                    {15000, 14000},
-		"Avg / peak msgs/s":                  {11000.0 / 7, 12000.0 / 9}, // seconds 2..10 whose previous second is recorded (gorilla: not 7, 8)
-		"RSS start → end (peak)":             {20e6, 20e6},
-		"CPU avg (% of one core)":            {47.0 / 8, 6}, // seconds 2..10 (gorilla without 7)
-		"CPU s sampled / rusage":             {1.98, 1.98},
-		"Reconnects (arr / markets / depth)": {0, 2},
-		"Reconnect duration (median / max)":  {math.NaN(), 2000}, // no reconnect: no number
-		"Max seconds without data":           {0.9, 10},
-		"Lost / duplicate (sequence ids)":    {0, 7},
-		"Latency p50 / p99 (ms)":             {12, 12},
-		"Errors / stalls":                    {0, 3}, // the 1001 close is no error; one error, two stalls
-		"Faults seen":                        {1, 2},
-		"Lost charged to library / source":   {0, 4},
-		"Dials / failed (status × n)":        {0, 3},
-		"Unrepairable slots":                 {0, 1}, // two events, one slot
-		"Stalled subscriptions at end":       {0, 1},
-		"Seconds missing":                    {1, 0},
+		"Messages / data":                           {15000, 14000},
+		"Avg / peak msgs/s":                         {11000.0 / 7, 12000.0 / 9}, // seconds 2..10 whose previous second is recorded (gorilla: not 7, 8)
+		"RSS start → end (peak)":                    {20e6, 20e6},
+		"CPU avg (% of one core)":                   {47.0 / 8, 6}, // seconds 2..10 (gorilla without 7)
+		"CPU s sampled / rusage":                    {1.98, 1.98},
+		"Reconnects (arr / markets / depth)":        {0, 2},
+		"Reconnect duration (median / max)":         {math.NaN(), 2000}, // no reconnect: no number
+		"Max seconds without data":                  {0.9, 10},
+		"Lost / duplicate (sequence ids)":           {3, 7},
+		"Lost across reconnects (library / source)": {0, 4},
+		"Lost while connected (library / source)":   {3, 3},
+		"Events dropped by the worker":              {0, 2},
+		"Latency p50 / p99 (ms)":                    {12, 12},
+		"Errors / stalls":                           {0, 3}, // the 1001 close is no error; one error, two stalls
+		"Faults seen":                               {1, 2},
+		"Dials / failed (status × n)":               {0, 3},
+		"Unrepairable slots":                        {0, 1}, // two events, one slot
+		"Stalled subscriptions at end":              {0, 1},
+		"Seconds missing":                           {1, 0},
 	}
 	for _, r := range tbl.Rows {
 		w, ok := want[r.Name]
@@ -239,17 +253,18 @@ func TestSummarizeNotMeasured(t *testing.T) {
 		t.Fatal(err)
 	}
 	gwsCells := map[string]string{
-		"Messages / data":                   "-",
-		"Avg / peak msgs/s":                 "-",
-		"RSS start → end (peak)":            "-",
-		"CPU avg (% of one core)":           "-",
-		"CPU s sampled / rusage":            "- / 0.05",
-		"Reconnect duration (median / max)": "-",
-		"Max seconds without data":          "-",
-		"Lost / duplicate (sequence ids)":   "-",
-		"Lost charged to library / source":  "-",
-		"Latency p50 / p99 (ms)":            "-",
-		"Dials / failed (status × n)":       "-",
+		"Messages / data":                           "-",
+		"Avg / peak msgs/s":                         "-",
+		"RSS start → end (peak)":                    "-",
+		"CPU avg (% of one core)":                   "-",
+		"CPU s sampled / rusage":                    "- / 0.05",
+		"Reconnect duration (median / max)":         "-",
+		"Max seconds without data":                  "-",
+		"Lost / duplicate (sequence ids)":           "-",
+		"Lost across reconnects (library / source)": "-",
+		"Lost while connected (library / source)":   "-",
+		"Latency p50 / p99 (ms)":                    "-",
+		"Dials / failed (status × n)":               "-",
 	}
 	for _, r := range tbl.Rows {
 		want, ok := gwsCells[r.Name]

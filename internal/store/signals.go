@@ -39,6 +39,12 @@ var signalsVersion = slices.Index(migrations, schemaSignals) + 1
 // one opened read-only does not, and its rows read those fields as 0.
 func (s *DB) signals() bool { return !s.readOnly || s.version >= signalsVersion }
 
+// HasSignals reports whether the database records what schemaSignals added:
+// a worker's dropped events, p99.9 and negative latencies, sequence
+// regressions and the lost ids split by where they were lost. Readers show
+// those as not measured when it does not.
+func (s *DB) HasSignals() bool { return s.signals() }
+
 // col is column when the database has schemaSignals' columns, else old (an
 // SQL constant standing for "not recorded").
 func (s *DB) col(column, old string) string {
