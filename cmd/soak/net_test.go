@@ -15,6 +15,7 @@ import (
 	"github.com/wssoak/wssoak/internal/cert"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/transport/proxytest"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 var allLibs = []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}
@@ -232,7 +233,7 @@ func TestRunBadCAFile(t *testing.T) {
 	}
 }
 
-func countEvents(t *testing.T, db *store.DB, kind string) int {
+func countEvents(t *testing.T, db *store.DB, kind wire.EventKind) int {
 	t.Helper()
 	n := 0
 	for _, e := range mustEvents(t, db) {

@@ -272,7 +272,7 @@ func TestWorkerCrashIsAFinding(t *testing.T) {
 	events, _ := db.Events("")
 	kinds := map[string]int{}
 	for _, e := range events {
-		kinds[e.Lib+" "+e.Kind]++
+		kinds[e.Lib+" "+string(e.Kind)]++
 	}
 	if kinds["gws worker_exit"] != 1 || kinds["gws worker_restart"] != 1 || kinds["gorilla worker_exit"] != 0 {
 		t.Errorf("events %v: want one gws worker_exit and worker_restart, none for gorilla", kinds)
@@ -368,7 +368,7 @@ func TestHungWorkerIsKilledAndRestarted(t *testing.T) {
 	events, _ := db.Events("")
 	kinds := map[string]int{}
 	for _, e := range events {
-		kinds[e.Lib+" "+e.Kind]++
+		kinds[e.Lib+" "+string(e.Kind)]++
 	}
 	for _, k := range []string{"gws worker_hung", "gws worker_exit", "gws worker_restart"} {
 		if kinds[k] != 1 {

@@ -126,7 +126,7 @@ func faultEvents(log []wire.Applied, libs []string, start time.Time) []store.Eve
 		if a.Fault.Kind == wire.FaultReject {
 			code = a.Fault.Status
 		}
-		ev := store.Event{TS: a.At, Sec: a.At.Sub(start).Seconds(), Kind: string(wire.EventFault), Fault: a.Fault.Kind, Code: code,
+		ev := store.Event{TS: a.At, Sec: a.At.Sub(start).Seconds(), Kind: wire.EventFault, Fault: a.Fault.Kind, Code: code,
 			Stream: strings.Join(a.Fault.Streams, ",")}
 		if len(hit) == 0 {
 			ev.Detail = a.Fault.String() + "; hit no connection"

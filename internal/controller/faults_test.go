@@ -22,7 +22,7 @@ func TestFaultEvents(t *testing.T) {
 	got := faultEvents(log, []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}, start)
 	ev := func(lib string, code int, stream, detail string) store.Event {
 		kind, _, _ := strings.Cut(detail, " ")
-		return store.Event{Lib: lib, TS: at, Sec: 1.5, Kind: string(wire.EventFault), Fault: wire.FaultKind(kind), Code: code, Stream: stream, Detail: detail}
+		return store.Event{Lib: lib, TS: at, Sec: 1.5, Kind: wire.EventFault, Fault: wire.FaultKind(kind), Code: code, Stream: stream, Detail: detail}
 	}
 	want := []store.Event{
 		ev("gorilla", 1011, "", "close code=1011; 1 connections"),

@@ -53,7 +53,7 @@ func (c *controller) onFrame(w *workerProc, f *wire.Frame) {
 		ts := time.Unix(0, ev.TS)
 		ev.Detail = endpoint.Mask(ev.Detail) // a library's error text may quote a URL
 		c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: ts, Sec: float64(ev.Mono) / 1e9,
-			Kind: string(ev.Kind), Slot: ev.Slot, Group: ev.Group, Stream: ev.Stream, Code: ev.Code, Detail: ev.Detail, DurMs: ev.DurMs})
+			Kind: ev.Kind, Slot: ev.Slot, Group: ev.Group, Stream: ev.Stream, Code: ev.Code, Detail: ev.Detail, DurMs: ev.DurMs})
 		if ev.Kind == wire.EventStall {
 			w.stalls++
 		}

@@ -198,7 +198,7 @@ func (c *controller) addOutage(until time.Time, why string) time.Duration {
 	rs := c.resumed
 	from := c.epoch.Add(time.Duration(rs.lastSec) * time.Second)
 	out := until.Sub(from)
-	c.batch.Events = append(c.batch.Events, store.Event{TS: from, Sec: float64(rs.lastSec), Kind: string(wire.EventOutage), Slot: -1,
+	c.batch.Events = append(c.batch.Events, store.Event{TS: from, Sec: float64(rs.lastSec), Kind: wire.EventOutage, Slot: -1,
 		DurMs:  float64(out.Milliseconds()),
 		Detail: fmt.Sprintf("controller down: nothing recorded from second %d to %.1f; %s", rs.lastSec, until.Sub(c.epoch).Seconds(), why)})
 	return out

@@ -226,7 +226,7 @@ func (c *controller) watchdog(now time.Time) {
 		}
 		w.hung = true
 		c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: c.o.Now(), Sec: now.Sub(c.epoch).Seconds(),
-			Kind: string(wire.EventWorkerHung), Slot: -1, Detail: fmt.Sprintf("no frame for %s; killed", now.Sub(w.heard).Round(time.Second))})
+			Kind: wire.EventWorkerHung, Slot: -1, Detail: fmt.Sprintf("no frame for %s; killed", now.Sub(w.heard).Round(time.Second))})
 		c.o.Log.Error("worker hung; killing it", "lib", w.lib, "silent", now.Sub(w.heard).Round(time.Second))
 		w.ch.kill()
 	}
@@ -288,7 +288,7 @@ func (c *controller) onExit(w *workerProc, stopping bool) {
 		detail = w.ch.err.Error()
 	}
 	c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: c.o.Now(), Sec: time.Since(c.epoch).Seconds(),
-		Kind: string(wire.EventWorkerExit), Slot: -1, Code: code, Detail: detail + " (see " + filepath.Base(w.ch.log.Name()) + ")"})
+		Kind: wire.EventWorkerExit, Slot: -1, Code: code, Detail: detail + " (see " + filepath.Base(w.ch.log.Name()) + ")"})
 	c.o.Log.Error("worker exited", "lib", w.lib, "detail", detail)
 	w.res.Err = fmt.Errorf("worker %s died (%s) and was restarted %d times", w.lib, detail, w.restarts)
 	w.acc.dropped = dropped
@@ -316,5 +316,5 @@ func (c *controller) restart(w *workerProc, stopping bool) {
 		return
 	}
 	c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: c.o.Now(), Sec: time.Since(c.epoch).Seconds(),
-		Kind: string(wire.EventWorkerRestart), Slot: -1, Detail: fmt.Sprintf("restart %d", w.restarts)})
+		Kind: wire.EventWorkerRestart, Slot: -1, Detail: fmt.Sprintf("restart %d", w.restarts)})
 }

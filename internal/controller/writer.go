@@ -146,12 +146,12 @@ func (ep *writeEpisode) lostRange() string {
 func (c *controller) recordEpisode(ep *writeEpisode) {
 	now := time.Now()
 	sec := func(t time.Time) float64 { return t.Sub(c.epoch).Seconds() }
-	b := &store.Batch{Events: []store.Event{{TS: ep.since, Sec: sec(ep.since), Kind: string(wire.EventWriteFailed), Slot: -1,
+	b := &store.Batch{Events: []store.Event{{TS: ep.since, Sec: sec(ep.since), Kind: wire.EventWriteFailed, Slot: -1,
 		Code: ep.attempts, DurMs: float64(now.Sub(ep.since).Milliseconds()),
 		Detail: fmt.Sprintf("database writes failed for %s (%d attempts, last: %v); %d batches dropped",
 			now.Sub(ep.since).Round(time.Millisecond), ep.attempts, ep.lastErr, ep.dropped)}}}
 	if ep.dropped > 0 {
-		b.Events = append(b.Events, store.Event{TS: ep.since, Sec: float64(max(ep.lostFrom, 0)), Kind: string(wire.EventMissing), Slot: -1,
+		b.Events = append(b.Events, store.Event{TS: ep.since, Sec: float64(max(ep.lostFrom, 0)), Kind: wire.EventMissing, Slot: -1,
 			Code: ep.lostRows, Detail: fmt.Sprintf("%s not recorded (%d sample rows, %d other rows): writes failed", ep.lostRange(), ep.lostRows, ep.lostOther)})
 	}
 	c.o.Log.Warn("writes work again", "failed_for", now.Sub(ep.since).Round(time.Millisecond), "attempts", ep.attempts,

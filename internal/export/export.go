@@ -159,7 +159,7 @@ func fill(db *store.DB, table string, w *rowWriter, start time.Time) error {
 			w.int(unixMs(e.TS))
 			w.float(e.Sec, 6)
 			w.str(e.Lib)
-			w.str(e.Kind)
+			w.str(string(e.Kind))
 			w.int(int64(e.Slot))
 			w.str(e.Group)
 			w.str(e.Stream)

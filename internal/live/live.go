@@ -27,6 +27,7 @@ import (
 
 	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // lib is one library's latest state, as last committed.
@@ -116,7 +117,7 @@ func (s *Server) Observe(b *store.Batch) {
 		}
 	}
 	for _, e := range b.Events {
-		if e.Kind == "stall" && e.Lib != "" {
+		if e.Kind == wire.EventStall && e.Lib != "" {
 			s.lib(e.Lib).stalls++
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // Catalogue is every measure: the end table's rows in their order, then the
@@ -156,11 +158,11 @@ var Catalogue = []*Measure{
 			var notes []string
 			for _, o := range c.run.outages {
 				switch o.Kind {
-				case "outage":
+				case wire.EventOutage:
 					notes = append(notes, fmt.Sprintf("outage at %.0f s: %s", o.Sec, Dur(o.DurMs)))
-				case "write_failed":
+				case wire.EventWriteFailed:
 					notes = append(notes, fmt.Sprintf("writes failed at %.0f s for %s", o.Sec, Dur(o.DurMs)))
-				case "missing":
+				case wire.EventMissing:
 					notes = append(notes, fmt.Sprintf("%d rows lost from %.0f s", o.Code, o.Sec))
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // Results are every measure's values for the columns of one run.
@@ -108,9 +109,9 @@ type column struct {
 	// the charges split by where the ids were lost
 	acrossLost, acrossLib, acrossSrc int64
 	connLost, connLib, connSrc       int64
-	dialSlots              int
-	dials, dialFails       int64
-	statuses               map[string]int64
+	dialSlots                        int
+	dials, dialFails                 int64
+	statuses                         map[string]int64
 }
 
 // Compute reads the run in db in one pass — the samples and events streamed
@@ -168,7 +169,7 @@ func Compute(db *store.DB) (*Results, error) {
 		}
 	}
 	err = db.EachEvent(func(e *store.Event) error {
-		if e.Lib == "" && (e.Kind == "outage" || e.Kind == "write_failed" || e.Kind == "missing") {
+		if e.Lib == "" && (e.Kind == wire.EventOutage || e.Kind == wire.EventWriteFailed || e.Kind == wire.EventMissing) {
 			ri.outages = append(ri.outages, *e)
 		}
 		if c := cols[e.Lib]; c != nil {
@@ -282,16 +283,16 @@ func (c *column) stream(s *store.StreamSample) {
 
 func (c *column) event(e *store.Event) {
 	switch e.Kind {
-	case "disconnected":
+	case wire.EventDisconnected:
 		c.reconnects[e.Group]++
 		c.disconnects++
-	case "reconnect":
+	case wire.EventReconnect:
 		c.recDurMs = append(c.recDurMs, e.DurMs)
-	case "fault":
+	case wire.EventFault:
 		c.faults++
-	case "stall":
+	case wire.EventStall:
 		c.stalls++
-	case "unrepairable":
+	case wire.EventUnrepairable:
 		c.unrepairSlots[e.Slot] = true
 	}
 	if e.IsError() {

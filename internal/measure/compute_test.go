@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // TestCompute: a run without a plan, one library: the hidden measures are
@@ -31,7 +32,7 @@ func TestCompute(t *testing.T) {
 		b.Samples = append(b.Samples, store.Sample{Lib: "gws", Sec: sec, TS: start.Add(time.Duration(sec) * time.Second),
 			HasWorker: true, Msgs: 10, MsgsTotal: 10 * sec, BytesTotal: 100 * sec, HasProc: true, RSS: sec * 1e6, CPUPct: 2})
 	}
-	ev := func(kind string, code int, dur float64) store.Event {
+	ev := func(kind wire.EventKind, code int, dur float64) store.Event {
 		return store.Event{Lib: "gws", TS: start.Add(time.Second), Sec: 1, Kind: kind, Group: "g", Code: code, DurMs: dur}
 	}
 	b.Events = []store.Event{ev("disconnected", 1006, 0), ev("reconnect", 0, 300), ev("disconnected", 1000, 0), ev("stall", 0, 0)}

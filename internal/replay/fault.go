@@ -64,14 +64,8 @@ func (s *Server) Faults() []wire.Applied {
 	return out
 }
 
-// LibOf returns the library part of an X-Soak-Conn tag "lib/slot/attempt".
-func LibOf(tag string) string {
-	lib, _, _ := strings.Cut(tag, "/")
-	return lib
-}
-
 func libMatch(libs []string, tag string) bool {
-	return len(libs) == 0 || slices.Contains(libs, LibOf(tag))
+	return len(libs) == 0 || slices.Contains(libs, wire.LibOf(tag))
 }
 
 // label names a connection in the fault log: its tag, or #id when untagged.

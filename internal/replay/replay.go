@@ -324,10 +324,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
-	case path == "/_soak/stats":
+	case path == wire.PathStats:
 		s.serveJSON(w, r, func() any { return s.Stats() })
 		return
-	case path == "/_soak/faults":
+	case path == wire.PathFaults:
 		s.serveJSON(w, r, func() any { return s.Faults() })
 		return
 	case path == "/ws" || strings.HasPrefix(path, "/ws/"):
@@ -369,9 +369,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, http.StatusText(status), status)
 		return
 	}
-	if rr := s.rejectFor(r.Header.Get("X-Soak-Conn"), r.RemoteAddr); rr != nil {
+	if rr := s.rejectFor(r.Header.Get(wire.TagHeader), r.RemoteAddr); rr != nil {
 		s.mu.Unlock()
-		s.log.Info("fault reject", "tag", r.Header.Get("X-Soak-Conn"), "remote", r.RemoteAddr, "status", rr.f.Status)
+		s.log.Info("fault reject", "tag", r.Header.Get(wire.TagHeader), "remote", r.RemoteAddr, "status", rr.f.Status)
 		rr.write(w)
 		return
 	}
@@ -390,7 +390,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := &Conn{
 		s:          s,
 		id:         s.nextID.Add(1),
-		tag:        r.Header.Get("X-Soak-Conn"),
+		tag:        r.Header.Get(wire.TagHeader),
 		remote:     r.RemoteAddr,
 		path:       r.URL.RequestURI(),
 		opened:     time.Now(),

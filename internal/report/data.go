@@ -13,6 +13,7 @@ import (
 	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/verdict"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // page is everything the HTML report shows. Data is embedded in the page as
@@ -591,15 +592,15 @@ func latMs(s *store.Sample, us int64) float64 {
 }
 
 // markerKinds maps event kinds to the marker groups of the reconnects chart.
-var markerKinds = map[string]string{
-	"reconnect":      "reconnect",
-	"stall":          "stall",
-	"fault":          "fault",
-	"worker_restart": "worker restart",
-	"worker_exit":    "worker exit",
-	"worker_hung":    "worker hung",
-	"unrepairable":   "unrepairable",
-	"outage":         "outage", // the controller was down (a resumed run): nothing recorded
+var markerKinds = map[wire.EventKind]string{
+	wire.EventReconnect:     "reconnect",
+	wire.EventStall:         "stall",
+	wire.EventFault:         "fault",
+	wire.EventWorkerRestart: "worker restart",
+	wire.EventWorkerExit:    "worker exit",
+	wire.EventWorkerHung:    "worker hung",
+	wire.EventUnrepairable:  "unrepairable",
+	wire.EventOutage:        "outage", // the controller was down (a resumed run): nothing recorded
 }
 
 // maxMarkers bounds the markers of one group and library; beyond it events
@@ -687,14 +688,15 @@ func eventRows(libs []string, events []store.Event) (eventLog, []string, []event
 	counts := map[string]map[string]int{}
 	var kinds []string
 	for _, e := range events {
-		k := key{e.Lib, e.Kind}
+		kind := string(e.Kind)
+		k := key{e.Lib, kind}
 		seen[k]++
 		if counts[e.Lib] == nil {
 			counts[e.Lib] = map[string]int{}
 		}
-		counts[e.Lib][e.Kind]++
-		if !slices.Contains(kinds, e.Kind) {
-			kinds = append(kinds, e.Kind)
+		counts[e.Lib][kind]++
+		if !slices.Contains(kinds, kind) {
+			kinds = append(kinds, kind)
 		}
 		if seen[k] > eventCap {
 			continue
@@ -715,7 +717,7 @@ func eventRows(libs []string, events []store.Event) (eventLog, []string, []event
 		if lib == "" {
 			lib = "(run)"
 		}
-		log.Rows = append(log.Rows, []any{math.Round(e.Sec*1000) / 1000, lib, e.Kind, e.Group, slot, e.Stream, code, dur, e.Detail})
+		log.Rows = append(log.Rows, []any{math.Round(e.Sec*1000) / 1000, lib, string(e.Kind), e.Group, slot, e.Stream, code, dur, e.Detail})
 	}
 	log.Shown = len(log.Rows)
 	if log.Rows == nil {
@@ -749,7 +751,7 @@ func streamTables(libs []string, run store.Run, streams []store.StreamSample, ev
 	recon := map[slotKey]int{}
 	groupRecon := map[[2]string]int{}
 	for _, e := range events {
-		if e.Kind == "disconnected" {
+		if e.Kind == wire.EventDisconnected {
 			recon[slotKey{e.Lib, e.Slot}]++
 			groupRecon[[2]string{e.Group, e.Lib}]++
 		}
@@ -827,7 +829,7 @@ func streamTables(libs []string, run store.Run, streams []store.StreamSample, ev
 func faultRows(db *store.DB, libs []string, events []store.Event) ([]faultRow, error) {
 	var faults []store.Event
 	for _, e := range events {
-		if e.Kind == "fault" {
+		if e.Kind == wire.EventFault {
 			faults = append(faults, e)
 		}
 	}
@@ -838,7 +840,7 @@ func faultRows(db *store.DB, libs []string, events []store.Event) ([]faultRow, e
 	conseq := map[string][]store.Event{}
 	for _, e := range events {
 		switch e.Kind {
-		case "disconnected", "reconnect", "stall":
+		case wire.EventDisconnected, wire.EventReconnect, wire.EventStall:
 			conseq[e.Lib] = append(conseq[e.Lib], e)
 		}
 	}
@@ -886,12 +888,12 @@ func faultRows(db *store.DB, libs []string, events []store.Event) ([]faultRow, e
 			i, _ := slices.BinarySearchFunc(evs, f.Sec, func(e store.Event, t float64) int { return cmp.Compare(e.Sec, t) })
 			for ; i < len(evs) && evs[i].Sec < end; i++ {
 				switch evs[i].Kind {
-				case "disconnected":
+				case wire.EventDisconnected:
 					r.Disconnects++
-				case "reconnect":
+				case wire.EventReconnect:
 					r.Reconns++
 					durs[k] = append(durs[k], evs[i].DurMs)
-				case "stall":
+				case wire.EventStall:
 					r.Stalls++
 				}
 			}
@@ -927,17 +929,18 @@ func faultRows(db *store.DB, libs []string, events []store.Event) ([]faultRow, e
 	return out, nil
 }
 
-// faultName is the kind of a fault event: its detail's first word (the
-// replay server's fault kind) with its code or status, if any.
+// faultName is the kind of a fault event (events.fault, which the store
+// fills from the detail's first word for a database older than the column)
+// with its code or status, if the detail names one.
 func faultName(e store.Event) string {
 	f := strings.Fields(strings.SplitN(e.Detail, ";", 2)[0])
-	if len(f) == 0 {
+	name := string(e.Fault)
+	if name == "" {
 		if e.Code != 0 {
 			return "code " + strconv.Itoa(e.Code)
 		}
 		return "fault"
 	}
-	name := strings.TrimRight(f[0], ":,")
 	if len(f) > 1 && (strings.HasPrefix(f[1], "code=") || strings.HasPrefix(f[1], "status=")) {
 		name += " " + f[1]
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 var fixtureStart = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
@@ -104,7 +105,7 @@ func fixtureDB(t testing.TB) string {
 	}
 	b.Events = []store.Event{
 		{Lib: "gws", TS: at(-1.5), Sec: -1.5, Kind: "connected", Slot: 1, Group: "markets"},
-		{TS: at(40), Sec: 40, Kind: "fault", Slot: -1, Detail: "reset markets"},
+		{TS: at(40), Sec: 40, Kind: wire.EventFault, Fault: wire.FaultReset, Slot: -1, Detail: "reset markets"},
 		{Lib: "gws", TS: at(40.2), Sec: 40.2, Kind: "disconnected", Slot: 1, Group: "markets", Code: 1006, Detail: "connection reset by peer"},
 		{Lib: "gws", TS: at(41.3), Sec: 41.3, Kind: "reconnect", Slot: 1, Group: "markets", DurMs: 1100, Detail: "detect=1ms backoff=600ms"},
 		{Lib: "gobwas", TS: at(70), Sec: 70, Kind: "stall", Slot: 1, Group: "markets", Stream: "ethusdt@trade", Detail: "silent 3s <b>"},

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -79,9 +80,9 @@ func knownRun(t *testing.T) *store.DB {
 		store.Event{Lib: "gws", TS: at(3.0), Sec: 3.0, Kind: "stall", Slot: 0, Group: "arr", Stream: "!ticker@arr"},
 		store.Event{Lib: "gorilla", TS: at(10.5), Sec: 10.5, Kind: "closed", Slot: 1, Group: "markets", Code: 1000},
 		store.Event{TS: at(6), Sec: 6, Kind: "outage", Slot: -1, DurMs: 1400},
-		store.Event{Lib: "gws", TS: at(5.4), Sec: 5.4, Kind: "fault", Slot: -1, Detail: "reset"},
-		store.Event{Lib: "gorilla", TS: at(5.4), Sec: 5.4, Kind: "fault", Slot: -1, Detail: "reset"},
-		store.Event{Lib: "gws", TS: at(9.0), Sec: 9.0, Kind: "fault", Slot: -1, Detail: "drop n=3"},
+		store.Event{Lib: "gws", TS: at(5.4), Sec: 5.4, Kind: wire.EventFault, Fault: wire.FaultReset, Slot: -1, Detail: "reset"},
+		store.Event{Lib: "gorilla", TS: at(5.4), Sec: 5.4, Kind: wire.EventFault, Fault: wire.FaultReset, Slot: -1, Detail: "reset"},
+		store.Event{Lib: "gws", TS: at(9.0), Sec: 9.0, Kind: wire.EventFault, Fault: wire.FaultDrop, Slot: -1, Detail: "drop n=3"},
 		store.Event{Lib: "gws", TS: at(9.5), Sec: 9.5, Kind: "unrepairable", Slot: 2, Group: "markets"},
 		store.Event{Lib: "gws", TS: at(9.8), Sec: 9.8, Kind: "unrepairable", Slot: 2, Group: "markets"},
 	)

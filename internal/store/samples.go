@@ -56,7 +56,7 @@ type Event struct {
 	Lib           string
 	TS            time.Time
 	Sec           float64 // seconds since the run started
-	Kind          string
+	Kind          wire.EventKind
 	Slot          int
 	Group, Stream string
 	Code          int

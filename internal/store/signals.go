@@ -59,7 +59,7 @@ func (s *DB) col(column, old string) string {
 // first word of a "fault" event's detail, which wire.Fault.String starts
 // with. The migration fills the column the same way.
 func (s *DB) faultOf(e *Event) wire.FaultKind {
-	if s.signals() || e.Kind != string(wire.EventFault) {
+	if s.signals() || e.Kind != wire.EventFault {
 		return e.Fault
 	}
 	kind, _, _ := strings.Cut(e.Detail, " ")

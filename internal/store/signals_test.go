@@ -25,7 +25,7 @@ func TestSignals(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 7, 20, 16, 0, 0, 0, time.UTC)
-	ev := Event{Lib: "gws", TS: at, Sec: 1, Kind: string(wire.EventFault), Fault: wire.FaultDrop, Detail: "drop n=3; 1 connections"}
+	ev := Event{Lib: "gws", TS: at, Sec: 1, Kind: wire.EventFault, Fault: wire.FaultDrop, Detail: "drop n=3; 1 connections"}
 	ss := StreamSample{Lib: "gws", Group: "g", Stream: "btcusdt@trade", Sec: 10, LostTotal: 12, RegressTotal: 2, LostAcrossTotal: 9}
 	if err := db.Write(&Batch{Events: []Event{ev}, StreamSamples: []StreamSample{ss}}); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 const knownProfile = `name: v
@@ -61,7 +62,7 @@ func knownRun(t *testing.T) *store.DB {
 	b.StreamSamples = append(b.StreamSamples,
 		store.StreamSample{Lib: "gws", Group: "g", Stream: "ethusdt@trade", Sec: 3, LostTotal: 4, DupTotal: 1, MaxSilenceMs: 2500},
 		store.StreamSample{Lib: "gws", Group: "g", Stream: "solusdt@trade", Sec: 3, LostTotal: 3})
-	ev := func(kind string, code int, dur float64) store.Event {
+	ev := func(kind wire.EventKind, code int, dur float64) store.Event {
 		return store.Event{Lib: "gws", TS: start.Add(time.Second), Sec: 1, Kind: kind, Code: code, DurMs: dur}
 	}
 	b.Events = []store.Event{ev("disconnected", 1006, 0), ev("reconnect", 0, 100), ev("disconnected", 1001, 0),

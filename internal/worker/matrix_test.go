@@ -837,7 +837,7 @@ func (m *matrixEnv) checkServerTruth(dup, ooo int64) error {
 	}
 	byStream := map[string][]connStat{}
 	for _, c := range m.srv.Stats().Conns {
-		if replay.LibOf(c.Tag) != m.lib {
+		if wire.LibOf(c.Tag) != m.lib {
 			continue
 		}
 		for name, st := range c.Streams {
