@@ -133,13 +133,13 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		observers = append(observers, lv)
 	}
 	opts.Observer = observers
-	// The end's writes (the runner's, then the table and verdicts) are
+	// The end's writes (the controller's, then the table and verdicts) are
 	// retried within one budget when they fail (a full disk).
 	retry := &store.Retry{Budget: store.DefaultRetryBudget, Log: log}
 	opts.EndRetry = retry
 	res, err := controller.Run(ctx, opts)
 	defer res.Release() // the run directory stays ours until its report is written
-	// Stopped by a signal (or the caller) before the end: the runner recorded
+	// Stopped by a signal (or the caller) before the end: the controller recorded
 	// the run as interrupted; the exit code says so too.
 	interrupted := err == nil && ctx.Err() != nil
 	refresh.close()

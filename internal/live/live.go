@@ -74,14 +74,14 @@ func New(render Renderer) *Server {
 	return s
 }
 
-// RunStarted tells the server where the run writes (runner.Observer).
+// RunStarted tells the server where the run writes (controller.Observer).
 func (s *Server) RunStarted(dir, dbPath string) {
 	s.mu.Lock()
 	s.dir, s.db = dir, dbPath
 	s.mu.Unlock()
 }
 
-// Observe takes in a batch the controller has committed (runner.Observer).
+// Observe takes in a batch the controller has committed (controller.Observer).
 // It runs once a second on the controller's writer goroutine.
 func (s *Server) Observe(b *store.Batch) {
 	s.mu.Lock()
