@@ -728,10 +728,10 @@ func (c *Conn) handleText(p []byte) {
 			c.replyErr(1, msgExpectBool, req.id)
 			return
 		}
-		// The switch first, then the reply behind the messages already queued
-		// in the old shape: every message after the reply has the new shape
-		// (through the control queue, which goes first, queued raw messages
-		// came after it).
+		// The switch first, then the reply behind the messages already queued:
+		// every message after the reply has the new shape. One generated
+		// between the two may come before the reply in the new shape already
+		// (a client must take either shape until the reply).
 		c.setCombined(v)
 		c.enqueue(item{data: appendResult(nil, resultNull, req.id)}) // in order with the data
 	}
