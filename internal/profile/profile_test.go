@@ -367,6 +367,8 @@ var badProfiles = []struct{ name, yaml string }{
 	{"replay negative rate", "replay:\n  rates: {trade: -1}\n"},
 	{"replay queue negative", "replay: {queue_size: -5}\n"},
 	{"replay queue zero", "replay: {queue_size: 0}\n"},
+	{"replay ping interval zero", "replay: {ping_interval: 0s}\n"},
+	{"replay lifetime zero", "replay: {lifetime: 0s}\n"},
 	{"syntax at end", "name: x\nsymbols: [a,\n"},
 	{"unknown anchor", "name: *a\n"},
 	{"replay seed float", "replay: {seed: 1.5}\n"},

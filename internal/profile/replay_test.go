@@ -21,7 +21,7 @@ func TestReplayConfig(t *testing.T) {
 	}(); !reflect.DeepEqual(got, want) {
 		t.Errorf("default profile: ReplayConfig\n got %+v\nwant %+v", got, want)
 	}
-	src := "symbols: {top: 2, quote: USDT}\nreplay:\n  seed: 0\n  ping_interval: 0\n  rates: {trade: 5}\n" +
+	src := "symbols: {top: 2, quote: USDT}\nreplay:\n  seed: 0\n  rates: {trade: 5}\n" +
 		"faults:\n  - {at: 1m, kind: close, code: 1001}\n"
 	p, err := Parse("x.yaml", []byte(src))
 	if err != nil {
@@ -32,7 +32,7 @@ func TestReplayConfig(t *testing.T) {
 	}
 	r := p.ReplayConfig()
 	if r.Seed != 0 || r.PingInterval != 20*time.Second || r.Rates["trade"] != 5 || r.Rates["aggTrade"] != 20 {
-		t.Errorf("seed %d, ping interval %v, rates %v: want 0, the default 20s, trade 5 and aggTrade's default 20", r.Seed, r.PingInterval, r.Rates)
+		t.Errorf("seed %d, ping interval %v, rates %v: want 0, the default 20s (not given), trade 5 and aggTrade's default 20", r.Seed, r.PingInterval, r.Rates)
 	}
 	if !slices.Equal(r.Symbols, p.Symbols) || len(r.Faults) != 1 || r.Faults[0].At != time.Minute || r.Faults[0].Kind != wire.FaultClose {
 		t.Errorf("symbols %v, faults %+v: want the resolved %v and the close at 1m", r.Symbols, r.Faults, p.Symbols)

@@ -13,9 +13,9 @@ type Replay struct {
 	Seed         int64              `yaml:"seed" json:"seed"`                                       // same seed, same bytes; 0 is a seed like any other
 	Speed        float64            `yaml:"speed" json:"speed" soak:"kind=speed"`                   // 1 = real time; 2 = twice the rates and half the periodic intervals
 	Rates        map[string]float64 `yaml:"rates" json:"rates,omitempty" soak:"keys=rates"`         // mean events/s per symbol by RateKeys; a missing key takes its default
-	PingInterval time.Duration      `yaml:"ping_interval" json:"ping_interval"`                     // server pings (a 13-byte ASCII ms timestamp)
+	PingInterval time.Duration      `yaml:"ping_interval" json:"ping_interval" soak:"positive"`     // server pings (a 13-byte ASCII ms timestamp); 0 is refused: there is no "never"
 	PongTimeout  time.Duration      `yaml:"pong_timeout" json:"pong_timeout" soak:"positive"`       // no pong echoing a ping in time => close 1008
-	Lifetime     time.Duration      `yaml:"lifetime" json:"lifetime"`                               // then close 1001
+	Lifetime     time.Duration      `yaml:"lifetime" json:"lifetime" soak:"positive"`               // then close 1001; 0 is refused: there is no "never"
 	QueueSize    int                `yaml:"queue_size" json:"queue_size" soak:"min=1,max=16777216"` // per-connection outbound queue, in messages; overflow closes 1008
 	Symbols      []string           `yaml:"symbols" json:"symbols,omitempty" soak:"kind=symbols"`   // universe of market-wide streams
 	TLS          bool               `yaml:"tls" json:"tls,omitempty"`                               // serve wss:// (a run makes a throwaway CA in its directory)
@@ -55,8 +55,9 @@ func DefaultReplay() Replay {
 // WithDefaults returns r with DefaultReplay's value in every field left zero
 // (a duration or queue size that is not positive counts as zero; rates key by
 // key) and DefaultReplaySymbols for no symbols. Seed is kept: 0 is a seed. A
-// ping interval or lifetime of 0 thus means the default, not "none" or
-// "never". Rates is a new map: r's is not changed.
+// profile cannot give a ping interval or lifetime of 0 (its decoder refuses
+// it); a zero here (a config built in code) means the default. Rates is a
+// new map: r's is not changed.
 func (r Replay) WithDefaults() Replay {
 	def := DefaultReplay()
 	if r.Speed == 0 {
