@@ -87,12 +87,20 @@ var sysctls = []struct{ key, path string }{
 	{"tcp_rmem", "/proc/sys/net/ipv4/tcp_rmem"},
 	{"rmem_max", "/proc/sys/net/core/rmem_max"},
 	{"rmem_default", "/proc/sys/net/core/rmem_default"},
+	// what a number measured on this host depends on: the clock source
+	// (tsc reads in ~20 ns, kvm-clock and hpet far slower) and the CPU
+	// frequency governor (absent on most VMs)
+	{"clocksource", "/sys/devices/system/clocksource/clocksource0/current_clocksource"},
+	{"cpu_governor", "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"},
 }
 
 // HostInfo describes the host for a run's environment: cpu_model,
-// cpu_logical, cpu_physical, kernel, arch, os, virtualization, mem_total and,
-// where readable, the receive-buffer sysctls tcp_rmem, rmem_max and
-// rmem_default, and the clock's sync state at the start (ClockSync.HostInfo).
+// cpu_logical, cpu_physical, kernel, arch, os, virtualization, mem_total,
+// load_at_start (the 1, 5 and 15 minute load averages) and, where readable,
+// the receive-buffer sysctls tcp_rmem, rmem_max and rmem_default, the
+// clocksource and cpu_governor, and the clock's sync state at the start
+// (ClockSync.HostInfo). The CPU time stolen by the hypervisor is in every
+// host sample (HostSample.StealPct).
 // The host name and host id are deliberately left out. A value that cannot be
 // read is omitted; the error joins those failures (sysctls and clock
 // excepted) and the map holds everything else even when the error is not nil.
@@ -134,6 +142,11 @@ func HostInfo() (map[string]string, error) {
 		errs = append(errs, fmt.Errorf("read memory: %w", err))
 	} else {
 		info["mem_total"] = strconv.FormatUint(vm.Total, 10)
+	}
+	if la, err := load.Avg(); err != nil {
+		errs = append(errs, fmt.Errorf("read load average: %w", err))
+	} else {
+		info["load_at_start"] = fmt.Sprintf("%.2f %.2f %.2f", la.Load1, la.Load5, la.Load15)
 	}
 	for _, sc := range sysctls {
 		if b, err := os.ReadFile(sc.path); err == nil {

@@ -80,6 +80,15 @@ func TestHostInfo(t *testing.T) {
 	if _, err := os.Stat("/proc/sys/net/ipv4/tcp_rmem"); err == nil && len(strings.Fields(info["tcp_rmem"])) != 3 {
 		t.Errorf("tcp_rmem = %q, want three numbers", info["tcp_rmem"])
 	}
+	// against the kernel's own files, read here independently
+	if b, err := os.ReadFile("/sys/devices/system/clocksource/clocksource0/current_clocksource"); err == nil && info["clocksource"] != strings.TrimSpace(string(b)) {
+		t.Errorf("clocksource = %q, the kernel says %q", info["clocksource"], strings.TrimSpace(string(b)))
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if la := strings.Fields(info["load_at_start"]); len(la) != 3 || la[0] == "" || len(strings.Fields(string(b))) < 3 {
+			t.Errorf("load_at_start = %q, want three load averages (/proc/loadavg: %q)", info["load_at_start"], b)
+		}
+	}
 	hostname, _ := os.Hostname()
 	for k, v := range info {
 		if strings.Contains(strings.ToLower(k), "host") || hostname != "" && strings.Contains(v, hostname) {
