@@ -21,6 +21,10 @@ replay:
   seed: 7
   speed: 15
   ping_interval: 3s
+worker_runtime:
+  gomaxprocs: 1
+  gogc: 50
+  gomemlimit: 256MiB
 `
 
 // TestRunEndToEnd runs a real soak: a replay server child, five worker
@@ -65,6 +69,10 @@ func TestRunEndToEnd(t *testing.T) {
 		tol := math.Max(0.05*ru, 0.02)
 		if ru <= 0 || math.Abs(w.SampledCPU-ru) > tol {
 			t.Errorf("%s: sampled CPU %.3fs vs rusage %.3fs (tolerance %.3fs)", w.Lib, w.SampledCPU, ru, tol)
+		}
+		// every worker ran with the profile's runtime, as it read it back
+		if want := "GOMAXPROCS=1 GOGC=50 GOMEMLIMIT=268435456B"; w.Runtime != want {
+			t.Errorf("%s: runtime %q, want %q", w.Lib, w.Runtime, want)
 		}
 		if w.Version == "" || w.Version == "unknown" {
 			t.Errorf("%s: library version not recorded (%q)", w.Lib, w.Version)

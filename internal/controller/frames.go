@@ -19,7 +19,7 @@ func (c *controller) onFrame(w *workerProc, f *wire.Frame) {
 	case wire.FrameHello:
 		w.hello = f
 		if err := c.db.UpsertWorker(store.Worker{Lib: w.lib, Module: f.Module, Version: f.Version, Pid: f.Pid, Started: w.started,
-			DroppedEvents: w.acc.dropped}); err != nil {
+			DroppedEvents: w.acc.dropped, Runtime: f.Runtime}); err != nil {
 			c.o.Log.Warn("record worker", "lib", w.lib, "err", err)
 		}
 	case wire.FrameSec:

@@ -38,6 +38,7 @@ func BuildPlan(p *profile.Profile, runID, target string, local bool) (*wire.Plan
 		BackoffMax:       time.Duration(p.Reconnect.Max),
 		HandshakeTimeout: time.Duration(p.HandshakeTimeout),
 		ReadLimit:        int64(p.ReadLimit),
+		Runtime:          p.WorkerRuntime.Wire(),
 		RcvBuf:           int(p.RcvBuf),
 		StallFactor:      p.Silence.Factor,
 		StallMin:         time.Duration(p.Silence.Min),

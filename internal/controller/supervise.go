@@ -257,7 +257,7 @@ func (c *controller) onExit(w *workerProc, stopping bool) {
 	rec := store.Worker{Lib: w.lib, Pid: w.ch.pid(), Started: w.started, Ended: c.o.Now(), ExitCode: code,
 		RusageUser: w.acc.rusageUser, RusageSys: w.acc.rusageSys, SampledCPU: sampled}
 	if w.hello != nil {
-		rec.Module, rec.Version = w.hello.Module, w.hello.Version
+		rec.Module, rec.Version, rec.Runtime = w.hello.Module, w.hello.Version, w.hello.Runtime
 	}
 	// Events dropped: the final report's count when the process sent one,
 	// else the last second's (sent every second, so a worker that died

@@ -10,7 +10,7 @@ import (
 // TestFieldsDeclared: every settings struct's tags make a decoder (a field
 // without a yaml tag, an unknown option or kind panics), each key once.
 func TestFieldsDeclared(t *testing.T) {
-	for _, v := range []any{&Profile{}, &Keepalive{}, &Reconnect{}, &Silence{}, &wire.Replay{}, &TLS{}, &Report{},
+	for _, v := range []any{&Profile{}, &Keepalive{}, &Reconnect{}, &Silence{}, &wire.Replay{}, &TLS{}, &Report{}, &Runtime{},
 		&Group{}, &Fault{}, &Top{}} {
 		typ := reflect.TypeOf(v).Elem()
 		func() {

@@ -72,10 +72,25 @@ type Profile struct {
 	Proxy            string      `yaml:"proxy" soak:"kind=proxy"`            // forward proxy for every connection (socks5, socks4, http, https URL); "" = direct
 	TLS              TLS         `yaml:"tls"`                                // trust for wss targets and https proxies
 	Report           Report      `yaml:"report"`                             // the HTML report written during and after the run
+	WorkerRuntime    Runtime     `yaml:"worker_runtime"`                     // the Go runtime of every worker alike
 
 	// Warnings are problems that do not stop the run, as "<path>:<line>: <text>":
 	// e.g. a stream Binance retired, which will be reported as stalled.
 	Warnings []string `yaml:"-"`
+}
+
+// Runtime is the Go runtime every worker sets at its start, the same for
+// every library so that none is measured with more CPUs or a laxer collector
+// than another. 0 keeps Go's default for that setting.
+type Runtime struct {
+	GOMAXPROCS int      `yaml:"gomaxprocs" soak:"min=0,max=4096"` // OS threads running Go code at once; 0 = the CPUs the process may use
+	GOGC       int      `yaml:"gogc" soak:"min=-1,max=1000000"`   // collector target %; -1 = off; 0 = Go's default (100, or $GOGC)
+	GOMEMLIMIT ByteSize `yaml:"gomemlimit"`                       // soft memory limit; 0 = none
+}
+
+// Wire is the runtime as the plan carries it.
+func (r Runtime) Wire() wire.Runtime {
+	return wire.Runtime{GOMAXPROCS: r.GOMAXPROCS, GOGC: r.GOGC, GOMEMLIMIT: int64(r.GOMEMLIMIT)}
 }
 
 // Report configures report.html in the run directory.

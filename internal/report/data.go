@@ -243,6 +243,7 @@ func hostRows(run store.Run) []kv {
 	rows := []kv{
 		{"CPU", h["cpu_model"]}, {"cores", cores}, {"kernel", h["kernel"]}, {"arch", h["arch"]},
 		{"OS", h["os"]}, {"virtualization", h["virtualization"]}, {"memory", mem}, {"Go", run.GoVersion},
+		{"clock source", h["clocksource"]}, {"CPU governor", h["cpu_governor"]}, {"load at start (1 / 5 / 15 min)", h["load_at_start"]},
 	}
 	return nonEmpty(rows)
 }

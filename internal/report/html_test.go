@@ -40,7 +40,7 @@ func fixtureDB(t testing.TB) string {
 	if err := db.CreateRun(store.Run{ID: "20261101-120000-fixture", Name: "fixture", Target: "ws://127.0.0.1:9443",
 		ProfileText: "name: fixture\nduration: 2m\n# <script>alert(1)</script> stays text\n",
 		Started:     start, Ended: at(122), Planned: 120 * time.Second, Status: "done", GoVersion: "go1.26.8",
-		Host: map[string]string{"cpu_model": "Test CPU", "cpu_logical": "2", "kernel": "6.1.0-test", "tcp_rmem": "4096 131072 6291456",
+		Host: map[string]string{"cpu_model": "Test CPU", "cpu_logical": "2", "kernel": "6.1.0-test", "clocksource": "kvm-clock", "tcp_rmem": "4096 131072 6291456",
 			"clock_synced": "true", "clock_state": "0", "clock_status": "8193", "clock_esterror_us": "800", "clock_maxerror_us": "20000"},
 		Settings: map[string]string{"plan": plan, "keepalive": "20s/1m0s", "read_limit": "16777216", "rcvbuf": "0", "profile_path": "fixture.yaml"},
 	}); err != nil {
@@ -51,7 +51,7 @@ func fixtureDB(t testing.TB) string {
 	for li, lib := range libs {
 		if err := db.UpsertWorker(store.Worker{Lib: lib, Module: "example.com/" + lib, Version: "v1.2.3", Pid: 100 + li,
 			Started: start, Ended: at(122), RusageUser: 1, RusageSys: 0.5, SampledCPU: 1.5, MaxRSS: 20e6,
-			LatCount: 1000, LatP50: 800, LatP99: 4000, LatMax: 9000}); err != nil {
+			LatCount: 1000, LatP50: 800, LatP99: 4000, LatMax: 9000, Runtime: "GOMAXPROCS=2 GOGC=100 GOMEMLIMIT=off"}); err != nil {
 			t.Fatal(err)
 		}
 		var total, rec, lost int64
@@ -383,8 +383,8 @@ func TestReportPage(t *testing.T) {
 	_, html := renderFile(t, fixtureDB(t))
 	page := string(html)
 	for _, want := range []string{
-		"soak report: fixture", "ws://127.0.0.1:9443", "2026-11-01 12:00:00 UTC", "Test CPU", "6.1.0-test", "go1.26.8",
-		"example.com/gws", "v1.2.3", "20s/1m0s", "16777216 bytes", "4096 131072 6291456", "<details>",
+		"soak report: fixture", "ws://127.0.0.1:9443", "kvm-clock", "2026-11-01 12:00:00 UTC", "Test CPU", "6.1.0-test", "go1.26.8",
+		"example.com/gws", "v1.2.3", "<td><code>GOMAXPROCS=2 GOGC=100 GOMEMLIMIT=off</code></td>", "20s/1m0s", "16777216 bytes", "4096 131072 6291456", "<details>",
 		"&lt;script&gt;alert(1)&lt;/script&gt; stays text", // the profile text is escaped
 		`id="chart-msgs"`, `id="chart-host_load"`,
 		"Fault outcomes", "reset", // the fault's kind

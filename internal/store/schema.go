@@ -4,7 +4,7 @@ import "slices"
 
 // migrations[i] brings a database from user_version i to i+1. Append only:
 // a released step is never edited.
-var migrations = []string{schemaV1, schemaV2, schemaStalls, schemaTruth, schemaVerdictSkip, schemaClock, schemaNotSampled, schemaSummaryID, schemaSignals}
+var migrations = []string{schemaV1, schemaV2, schemaStalls, schemaTruth, schemaVerdictSkip, schemaClock, schemaNotSampled, schemaSummaryID, schemaSignals, schemaRuntime}
 
 // schemaVersion is the user_version of a database created by this binary.
 var schemaVersion = len(migrations)
@@ -201,3 +201,10 @@ const schemaSummaryID = `ALTER TABLE summary ADD COLUMN id TEXT NOT NULL DEFAULT
 // summaryIDVersion is the first version with summary.id (found by position,
 // so that the step may move while unreleased).
 var summaryIDVersion = slices.Index(migrations, schemaSummaryID) + 1
+
+// schemaRuntime: the Go runtime settings each worker ran with (GOMAXPROCS,
+// GOGC, GOMEMLIMIT, as the worker read them back), '' before it.
+const schemaRuntime = `ALTER TABLE workers ADD COLUMN runtime TEXT NOT NULL DEFAULT '';`
+
+// runtimeVersion is the first version with workers.runtime (by position).
+var runtimeVersion = slices.Index(migrations, schemaRuntime) + 1

@@ -47,6 +47,15 @@ func (s *DB) HasSignals() bool { return s.signals() }
 
 // col is column when the database has schemaSignals' columns, else old (an
 // SQL constant standing for "not recorded").
+// colSince is column in a database of version v or later (or one this
+// program writes), else old.
+func (s *DB) colSince(v int, column, old string) string {
+	if !s.readOnly || s.version >= v {
+		return column
+	}
+	return old
+}
+
 func (s *DB) col(column, old string) string {
 	if s.signals() {
 		return column

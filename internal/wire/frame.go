@@ -33,6 +33,7 @@ type Frame struct {
 	Version string `json:"version,omitempty"`
 	Pid     int    `json:"pid,omitempty"`
 	Go      string `json:"go,omitempty"`
+	Runtime string `json:"runtime,omitempty"` // Runtime.String of what the worker runs with
 
 	// sec, subs
 	Sec   int64        `json:"sec,omitempty"`

@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -42,6 +44,29 @@ type Plan struct {
 	Proxy            string        `json:"proxy,omitempty"`       // forward proxy URL, credentials included: stored only through endpoint.Mask
 	CAFiles          []string      `json:"ca_files,omitempty"`    // PEM files trusted besides the system roots (wss target, https proxy)
 	ServerName       string        `json:"server_name,omitempty"` // TLS server name instead of the target's host
+	Runtime          Runtime       `json:"runtime"`               // the Go runtime of every worker alike
+}
+
+// Runtime is the Go runtime a worker sets at its start, the same for every
+// library of a run (a profile's worker_runtime). A zero field leaves Go's
+// default (GOMAXPROCS: the CPUs the process may use; GOGC 100, or the
+// GOGC environment variable; no memory limit).
+type Runtime struct {
+	GOMAXPROCS int   `json:"gomaxprocs,omitempty"`
+	GOGC       int   `json:"gogc,omitempty"`       // -1: the collector off
+	GOMEMLIMIT int64 `json:"gomemlimit,omitempty"` // bytes
+}
+
+// String is how a run records it: "GOMAXPROCS=2 GOGC=100 GOMEMLIMIT=off".
+func (r Runtime) String() string {
+	gc, limit := strconv.Itoa(r.GOGC), "off"
+	if r.GOGC < 0 {
+		gc = "off"
+	}
+	if r.GOMEMLIMIT > 0 {
+		limit = strconv.FormatInt(r.GOMEMLIMIT, 10) + "B"
+	}
+	return fmt.Sprintf("GOMAXPROCS=%d GOGC=%s GOMEMLIMIT=%s", r.GOMAXPROCS, gc, limit)
 }
 
 // Slot is one connection of the plan: a group's share of streams.
