@@ -203,7 +203,7 @@ const schemaSummaryID = `ALTER TABLE summary ADD COLUMN id TEXT NOT NULL DEFAULT
 var summaryIDVersion = slices.Index(migrations, schemaSummaryID) + 1
 
 // schemaRuntime: the Go runtime settings each worker ran with (GOMAXPROCS,
-// GOGC, GOMEMLIMIT, as the worker read them back), ” before it.
+// GOGC, GOMEMLIMIT, as the worker read them back); empty before it.
 const schemaRuntime = `ALTER TABLE workers ADD COLUMN runtime TEXT NOT NULL DEFAULT '';`
 
 // runtimeVersion is the first version with workers.runtime (by position).
