@@ -339,7 +339,7 @@ func (s *DB) ServerCounts() ([]ServerCount, error) {
 
 // SummaryRow is one cell of the summary table: a metric for a library ("" =
 // the run), its text as shown and its number (NaN if none), Ord the row order.
-// ID is the measure's catalogue id (” in a table stored before ids were).
+// ID is the measure's catalogue id (empty in a table stored before ids were).
 type SummaryRow struct {
 	ID                 string
 	Metric, Lib, Value string

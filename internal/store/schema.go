@@ -194,7 +194,7 @@ const schemaNotSampled = `UPDATE workers SET sampled_cpu_s = -1 WHERE sampled_cp
 
 // schemaSummaryID: each row of the end table names its measure by the
 // catalogue's id (internal/measure), so that a renamed row keeps its unit,
-// its direction and its match in compare. Rows stored before it have id ”
+// its direction and its match in compare. Rows stored before it have an empty id
 // and are matched by their name.
 const schemaSummaryID = `ALTER TABLE summary ADD COLUMN id TEXT NOT NULL DEFAULT '';`
 

@@ -9,7 +9,7 @@ import (
 
 // schemaSignals: what a worker computed and earlier versions dropped, and
 // the fault kind in its own column.
-//   - events.fault: the wire.FaultKind of a "fault" event (” for the rest);
+//   - events.fault: the wire.FaultKind of a "fault" event (empty for the rest);
 //     before it the kind was only the first word of the detail.
 //   - workers: events the worker dropped when its channel was full, and the
 //     whole-run latency's p99.9 and count of negative samples (clock skew).
