@@ -342,4 +342,3 @@ func (s *Server) finish(cs *ConnStats) {
 		close(s.done)
 	}
 }
-

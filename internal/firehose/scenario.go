@@ -382,8 +382,8 @@ func (g *diffGen) next(dst []byte, wallMS int64) []byte {
 
 // tickerArr sends the 24 h tickers of tickerSymbols markets in one array.
 type tickerArr struct {
-	syms    []string
-	ms      []market
+	syms   []string
+	ms     []market
 	fs, ls []int64
 	r      *rand.Rand
 }
