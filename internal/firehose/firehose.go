@@ -145,6 +145,9 @@ func (s *Server) Listen(addr string) error {
 	serving := make(chan struct{})
 	s.mu.Lock()
 	s.addr, s.serving = ln.Addr().String(), serving
+	if ta, ok := ln.Addr().(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
+		s.addr = net.JoinHostPort("127.0.0.1", fmt.Sprint(ta.Port)) // every interface: loopback is one
+	}
 	s.mu.Unlock()
 	go func() {
 		defer close(serving)
