@@ -217,6 +217,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(s.Stats())
 		return
 	}
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		// Not counted as a connection: only WebSocket upgrades use up Config.Conns.
+		http.Error(w, "firehose: a WebSocket upgrade, or GET "+StatsPath, http.StatusBadRequest)
+		return
+	}
 	combined := !strings.HasPrefix(r.URL.Path, "/ws")
 	b, err := s.batch(combined)
 	if err != nil {

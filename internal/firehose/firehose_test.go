@@ -266,6 +266,14 @@ func TestStatsEndpoint(t *testing.T) {
 		t.Fatalf("drain: %+v %v", counts, err)
 	}
 	waitDone(t, s)
+	plain, err := http.Get("http://" + s.Addr() + "/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain.Body.Close()
+	if plain.StatusCode != http.StatusBadRequest {
+		t.Errorf("plain GET /stream: status %d; want 400", plain.StatusCode)
+	}
 	resp, err := http.Get("http://" + s.Addr() + StatsPath)
 	if err != nil {
 		t.Fatal(err)
