@@ -303,3 +303,30 @@ func TestConfigErrors(t *testing.T) {
 		t.Error("Lookup(depth5): no error")
 	}
 }
+
+// TestRawRcvBuf: the raw reader dials through transport's dialer, which sets
+// SO_RCVBUF before connect, and still reads everything.
+func TestRawRcvBuf(t *testing.T) {
+	sc, _ := Lookup("tickerArr")
+	s := start(t, sc, 3, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d := &transport.Dialer{RcvBuf: 128 << 10}
+	c, err := rawws.Dial(ctx, s.URL(), rawws.Options{NetDial: d.DialContext, BufferSize: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	got, err := transport.ReceiveBuffer(c.Conn)
+	if err != nil || got < 128<<10 {
+		t.Errorf("SO_RCVBUF %d, %v; want at least 128 KiB", got, err)
+	}
+	counts, err := c.Drain()
+	if err != nil || counts.Messages != 3 || counts.CloseCode != 1000 {
+		t.Fatalf("drain: %+v, %v", counts, err)
+	}
+	waitDone(t, s)
+	if st := s.Stats().Conns[0]; st.PayloadBytes != counts.PayloadBytes {
+		t.Errorf("sent %d payload bytes, received %d", st.PayloadBytes, counts.PayloadBytes)
+	}
+}

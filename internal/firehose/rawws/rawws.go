@@ -48,8 +48,10 @@ var ErrProtocol = errors.New("protocol error")
 // Options configure Dial.
 type Options struct {
 	BufferSize int   // read buffer; 0: DefaultBufferSize
-	RcvBuf     int   // SO_RCVBUF of the socket; 0: the kernel's default (autotuned)
 	MaxMessage int64 // largest message kept (Reader.Next with keep); 0: 64 MiB
+	// NetDial makes the TCP connection (e.g. transport.Dialer's, which sets
+	// SO_RCVBUF before connect); nil: a plain net.Dialer.
+	NetDial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Counts is what a Reader has read.
@@ -396,18 +398,13 @@ func Dial(ctx context.Context, rawURL string, opt Options) (*Conn, error) {
 	if u.Port() == "" {
 		host = net.JoinHostPort(u.Hostname(), "80")
 	}
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", host)
+	netDial := opt.NetDial
+	if netDial == nil {
+		netDial = (&net.Dialer{}).DialContext
+	}
+	nc, err := netDial(ctx, "tcp", host)
 	if err != nil {
 		return nil, fmt.Errorf("dial: %w", err)
-	}
-	if opt.RcvBuf > 0 {
-		if tc, ok := nc.(*net.TCPConn); ok {
-			if err := tc.SetReadBuffer(opt.RcvBuf); err != nil {
-				nc.Close()
-				return nil, fmt.Errorf("dial: rcvbuf: %w", err)
-			}
-		}
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		_ = nc.SetDeadline(dl)
