@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -31,6 +32,11 @@ func firehoseCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	sc, err := firehose.Lookup(*a.scenario)
 	if err != nil {
 		return usageError{fmt.Errorf("flag -scenario: %w", err)}
+	}
+	nSet := false
+	fs.Visit(func(f *flag.Flag) { nSet = nSet || f.Name == "n" })
+	if !nSet {
+		*a.n = firehose.DefaultN(sc)
 	}
 	if *a.n < 1 {
 		return usageError{fmt.Errorf("flag -n: %d is not a message count: want 1 or more, such as 100000", *a.n)}

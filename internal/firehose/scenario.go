@@ -46,6 +46,9 @@ func mixStreams() []string {
 	return out
 }
 
+// DefaultN is a message count of about 40 MB of sc's payloads (at least 10).
+func DefaultN(sc Scenario) int { return max(10, 41_000_000/sc.Target) }
+
 // Scenarios returns every scenario, in table order.
 func Scenarios() []Scenario { return append([]Scenario(nil), scenarios...) }
 
