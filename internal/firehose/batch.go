@@ -29,6 +29,9 @@ type end struct{ wire, payload int64 }
 // Wire returns the encoded frames, back to back. The caller must not modify them.
 func (b *Batch) Wire() []byte { return b.wire }
 
+// CloseFrameSize is the size of the close frame the server sends after the batch (code 1000, no reason).
+const CloseFrameSize = 4
+
 // Sent returns how many whole messages, and their payload bytes, the first w
 // bytes of the wire hold.
 func (b *Batch) Sent(w int64) (messages int, payload int64) {

@@ -52,6 +52,7 @@ type Stats struct {
 	Scenario     string      `json:"scenario"`
 	N            int         `json:"n"`             // messages each connection is sent
 	PayloadBytes int64       `json:"payload_bytes"` // payload bytes of the N messages, combined form
+	WireBytes    int64       `json:"wire_bytes"`    // the N frames, headers included, combined form (the close frame excluded)
 	Served       int         `json:"served"`        // connections accepted so far
 	Conns        []ConnStats `json:"conns"`         // the latest 1000 connections, oldest first
 }
@@ -203,7 +204,7 @@ func (s *Server) Stats() Stats {
 	b, _ := s.batch(true)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Stats{Scenario: s.cfg.Scenario.Name, N: s.cfg.N, PayloadBytes: b.PayloadBytes, Served: s.served, Conns: make([]ConnStats, len(s.stats))}
+	st := Stats{Scenario: s.cfg.Scenario.Name, N: s.cfg.N, PayloadBytes: b.PayloadBytes, WireBytes: int64(len(b.Wire())), Served: s.served, Conns: make([]ConnStats, len(s.stats))}
 	for i, c := range s.stats {
 		st.Conns[i] = *c
 	}

@@ -166,6 +166,9 @@ func TestRawTruth(t *testing.T) {
 			if rc.CloseCode != 1000 || rc.Messages != int64(n) || rc.PayloadBytes != a.bytes {
 				t.Errorf("reader counts %+v; want %d messages, %d bytes, close 1000", rc, n, a.bytes)
 			}
+			if want := s.Stats().Conns[0].WireBytes + CloseFrameSize; rc.WireBytes != want {
+				t.Errorf("reader read %d bytes off the socket; the firehose wrote %d", rc.WireBytes, want)
+			}
 			if sc.Name != "tickerArr" && a.withSeq != n {
 				t.Errorf("%d of %d messages carried sequence ids; want all", a.withSeq, n)
 			}
@@ -328,5 +331,28 @@ func TestRawRcvBuf(t *testing.T) {
 	waitDone(t, s)
 	if st := s.Stats().Conns[0]; st.PayloadBytes != counts.PayloadBytes {
 		t.Errorf("sent %d payload bytes, received %d", st.PayloadBytes, counts.PayloadBytes)
+	}
+}
+
+// TestSkip: the byte-counting reader takes exactly the frames and the close
+// frame the stats announce, and its close reaches the server.
+func TestSkip(t *testing.T) {
+	sc, _ := Lookup("depth")
+	s := start(t, sc, 50, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := rawws.Dial(ctx, s.URL(), rawws.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	st := s.Stats()
+	counts, err := c.Skip(st.WireBytes + CloseFrameSize)
+	if err != nil || counts.WireBytes != st.WireBytes+CloseFrameSize {
+		t.Fatalf("skip: %+v, %v; want %d bytes", counts, err, st.WireBytes+CloseFrameSize)
+	}
+	waitDone(t, s)
+	if cs := s.Stats().Conns[0]; cs.CloseGot != 1000 || cs.WireBytes != st.WireBytes || cs.Messages != 50 {
+		t.Errorf("connection %+v; want 50 messages, %d wire bytes, close 1000 received", cs, st.WireBytes)
 	}
 }

@@ -60,7 +60,7 @@ type Counts struct {
 	PayloadBytes int64 // their payload bytes
 	Frames       int64 // every frame, control frames included
 	Reads        int64 // read calls on the socket after the handshake
-	WireBytes    int64 // bytes read after the handshake
+	WireBytes    int64 // bytes read after the handshake's response
 	Pings        int64
 	CloseCode    int // the server's close code (1005 when it had none); 0 before a close
 }
@@ -165,6 +165,7 @@ func NewReader(r io.Reader, w io.Writer, bufSize int, pending []byte) *Reader {
 	// A whole control frame (14 + 125 bytes at most) must fit the buffer.
 	rd := &Reader{rd: r, w: w, buf: make([]byte, max(bufSize, len(pending), minBuffer)), maxMsg: 64 << 20}
 	rd.end = copy(rd.buf, pending)
+	rd.counts.WireBytes = int64(rd.end) // read with the handshake's response
 	return rd
 }
 
@@ -470,6 +471,28 @@ func headerHas(h http.Header, name, token string) bool {
 		}
 	}
 	return false
+}
+
+// Skip reads n bytes off the connection without looking at them (the frames
+// the caller knows are coming, a close frame included), then closes it with
+// a masked close 1000: the cheapest reader there is, to measure a server.
+func (c *Conn) Skip(n int64) (Counts, error) {
+	r := c.Reader
+	have := int64(r.end - r.start)
+	r.start, r.end = 0, 0
+	for have < n {
+		k, err := r.rd.Read(r.buf)
+		r.counts.Reads++
+		r.counts.WireBytes += int64(k)
+		have += int64(k)
+		if err != nil && have < n {
+			return r.counts, fmt.Errorf("skip: %d of %d bytes: %w", have, n, err)
+		}
+	}
+	if have > n {
+		return r.counts, fmt.Errorf("skip: %d bytes came, %d expected", have, n)
+	}
+	return r.counts, r.send(OpClose, []byte{0x03, 0xe8})
 }
 
 // Drain reads every message until the server's close frame, counting them
