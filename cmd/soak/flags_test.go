@@ -32,7 +32,7 @@ var meanings = map[string]struct{ arg, meaning string }{
 	"write-backlog":  {"SECONDS", "how much data is kept in memory while writes fail"},
 	"http":           {"HOST:PORT", "where the live view listens"},
 	"http-public":    {"", "allow -http outside loopback"},
-	"addr":           {"HOST:PORT", "where the replay server listens"},
+	"addr":           {"HOST:PORT", "where the server (replay server, firehose) listens"},
 	"addr-public":    {"", "allow -addr outside loopback"},
 	"seed":           {"N", "the random seed of the generated streams"},
 	"speed":          {"FACTOR", "the replay's rate factor"},
@@ -41,6 +41,9 @@ var meanings = map[string]struct{ arg, meaning string }{
 	"key":            {"FILE", "the private key of -cert"},
 	"child":          {"", "run as a child of soak run"},
 	"format":         {"FORMAT", "the format of the files written"},
+	"scenario":       {"NAME", "the firehose's scenario"},
+	"n":              {"N", "how many messages per connection"},
+	"conns":          {"N", "how many connections are served"},
 }
 
 // flagUse is a flag as one subcommand declares it.

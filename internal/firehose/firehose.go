@@ -1,0 +1,353 @@
+// Package firehose is a WebSocket server that never paces: on every accepted
+// connection it writes a scenario's N pre-encoded Binance-shaped messages as
+// fast as the socket takes them, many frames per write, then closes with 1000.
+// It records what it sent on each connection, served as JSON on
+// GET /_firehose/stats, so that a client's count can be checked against it.
+//
+// The path of the upgrade request chooses the form: /ws… sends the bare
+// payloads, anything else (/stream?streams=…) wraps each one as
+// {"stream":<name>,"data":<payload>}. The stream names asked for are not
+// looked at: the scenario decides what is sent.
+package firehose
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gobwas/ws"
+)
+
+// StatsPath is where the server answers with its Stats as JSON.
+const StatsPath = "/_firehose/stats"
+
+// DefaultWriteSize is how many bytes of frames one write hands the socket.
+const DefaultWriteSize = 256 << 10
+
+// maxConnStats is how many connections Stats keeps (the latest ones).
+const maxConnStats = 1000
+
+// closeWait bounds the wait for the client's close frame after the server's.
+const closeWait = 5 * time.Second
+
+// Config configures a Server.
+type Config struct {
+	Scenario  Scenario
+	N         int    // messages per connection
+	Seed      uint64 // seed of the generated values
+	Conns     int    // connections to serve, after which Done is closed and upgrades are refused; 0: no limit
+	WriteSize int    // bytes per write; 0: DefaultWriteSize
+	Logger    *slog.Logger
+}
+
+// Stats is what the server sent.
+type Stats struct {
+	Scenario     string      `json:"scenario"`
+	N            int         `json:"n"`             // messages each connection is sent
+	PayloadBytes int64       `json:"payload_bytes"` // payload bytes of the N messages, combined form
+	WireBytes    int64       `json:"wire_bytes"`    // the N frames, headers included, combined form (the close frame excluded)
+	Served       int         `json:"served"`        // connections accepted so far
+	Conns        []ConnStats `json:"conns"`         // the latest 1000 connections, oldest first
+}
+
+// ConnStats is what one connection was sent.
+type ConnStats struct {
+	ID           int       `json:"id"` // 1, 2, … in accept order
+	Remote       string    `json:"remote"`
+	Path         string    `json:"path"`
+	Combined     bool      `json:"combined"`
+	Messages     int       `json:"messages"`      // whole messages written
+	PayloadBytes int64     `json:"payload_bytes"` // their payload bytes
+	WireBytes    int64     `json:"wire_bytes"`    // bytes written, frame headers included (close frame excluded)
+	Writes       int64     `json:"writes"`        // write calls
+	Start        time.Time `json:"start"`
+	End          time.Time `json:"end,omitzero"` // the last message written (zero while sending)
+	CloseSent    int       `json:"close_sent"`   // 1000 once sent
+	CloseGot     int       `json:"close_got"`    // the client's close code; 0 if none came
+	Done         bool      `json:"done"`         // the connection is over
+	Err          string    `json:"err,omitempty"`
+}
+
+// Server is a firehose.
+type Server struct {
+	cfg  Config
+	log  *slog.Logger
+	http *http.Server
+
+	batches [2]struct { // [0] raw, [1] combined
+		once sync.Once
+		b    *Batch
+		err  error
+	}
+
+	mu      sync.Mutex
+	addr    string
+	served  int
+	active  int
+	stats   []*ConnStats
+	live    map[net.Conn]struct{}
+	closed  bool
+	done    chan struct{}
+	isDone  bool
+	serving chan struct{}
+	wg      sync.WaitGroup
+}
+
+// New checks cfg and encodes the combined-form batch, so that the first
+// connection does not wait for it.
+func New(cfg Config) (*Server, error) {
+	if cfg.N < 1 {
+		return nil, fmt.Errorf("message count %d: want at least 1", cfg.N)
+	}
+	if cfg.Conns < 0 {
+		return nil, fmt.Errorf("connection count %d: want 0 (no limit) or more", cfg.Conns)
+	}
+	if len(cfg.Scenario.Streams) == 0 {
+		return nil, errors.New("no scenario")
+	}
+	if cfg.WriteSize <= 0 {
+		cfg.WriteSize = DefaultWriteSize
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, done: make(chan struct{}), live: map[net.Conn]struct{}{}}
+	if _, err := s.batch(true); err != nil {
+		return nil, err
+	}
+	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug)}
+	return s, nil
+}
+
+// batch returns the batch of the form, encoding it on first use.
+func (s *Server) batch(combined bool) (*Batch, error) {
+	i := 0
+	if combined {
+		i = 1
+	}
+	e := &s.batches[i]
+	e.once.Do(func() { e.b, e.err = Prepare(s.cfg.Scenario, s.cfg.N, s.cfg.Seed, combined) })
+	return e.b, e.err
+}
+
+// Listen listens on addr and serves in the background; Addr is valid on return.
+func (s *Server) Listen(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	serving := make(chan struct{})
+	s.mu.Lock()
+	s.addr, s.serving = ln.Addr().String(), serving
+	if ta, ok := ln.Addr().(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
+		s.addr = net.JoinHostPort("127.0.0.1", fmt.Sprint(ta.Port)) // every interface: loopback is one
+	}
+	s.mu.Unlock()
+	go func() {
+		defer close(serving)
+		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("serve", "err", err)
+		}
+	}()
+	return nil
+}
+
+// Addr returns the listening address, e.g. "127.0.0.1:40123".
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addr
+}
+
+// URL returns the combined-stream URL of the scenario's streams.
+func (s *Server) URL() string {
+	return "ws://" + s.Addr() + "/stream?streams=" + strings.Join(s.cfg.Scenario.Streams, "/")
+}
+
+// RawURL returns the raw-stream URL (payloads not wrapped).
+func (s *Server) RawURL() string {
+	return "ws://" + s.Addr() + "/ws/" + strings.Join(s.cfg.Scenario.Streams, "/")
+}
+
+// Done is closed once Config.Conns connections are over (never with no limit).
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// Close stops listening, ends the connections still being served and waits for them.
+func (s *Server) Close() error {
+	err := s.http.Close() // closes the listener; hijacked connections are ours
+	s.mu.Lock()
+	serving := s.serving
+	s.closed = true
+	for c := range s.live {
+		_ = c.Close()
+	}
+	s.mu.Unlock()
+	if serving != nil {
+		<-serving
+	}
+	s.wg.Wait()
+	if err != nil {
+		return fmt.Errorf("close: %w", err)
+	}
+	return nil
+}
+
+// Stats returns what was sent so far.
+func (s *Server) Stats() Stats {
+	b, _ := s.batch(true)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Stats{Scenario: s.cfg.Scenario.Name, N: s.cfg.N, PayloadBytes: b.PayloadBytes, WireBytes: int64(len(b.Wire())), Served: s.served, Conns: make([]ConnStats, len(s.stats))}
+	for i, c := range s.stats {
+		st.Conns[i] = *c
+	}
+	return st
+}
+
+// ServeHTTP answers GET StatsPath and upgrades every other request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == StatsPath {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(s.Stats())
+		return
+	}
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		// Not counted as a connection: only WebSocket upgrades use up Config.Conns.
+		http.Error(w, "firehose: a WebSocket upgrade, or GET "+StatsPath, http.StatusBadRequest)
+		return
+	}
+	combined := !strings.HasPrefix(r.URL.Path, "/ws")
+	b, err := s.batch(combined)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	s.mu.Lock()
+	if s.cfg.Conns > 0 && s.served >= s.cfg.Conns {
+		s.mu.Unlock()
+		http.Error(w, "firehose: served its connections", http.StatusServiceUnavailable)
+		return
+	}
+	s.served++
+	s.active++
+	cs := &ConnStats{ID: s.served, Remote: r.RemoteAddr, Path: r.URL.Path, Combined: combined, Start: time.Now()}
+	s.stats = append(s.stats, cs)
+	if len(s.stats) > maxConnStats {
+		s.stats = append(s.stats[:0], s.stats[len(s.stats)-maxConnStats:]...)
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
+	defer s.finish(cs)
+
+	conn, rw, _, err := ws.HTTPUpgrader{Timeout: 10 * time.Second}.Upgrade(r, w)
+	if err != nil {
+		s.setErr(cs, fmt.Errorf("upgrade: %w", err))
+		return
+	}
+	defer conn.Close()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.setErr(cs, errors.New("server closed"))
+		return
+	}
+	s.live[conn] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.live, conn)
+		s.mu.Unlock()
+	}()
+	if err := s.send(conn, b, cs); err != nil {
+		s.setErr(cs, err)
+		return
+	}
+	code := awaitClose(conn, rw.Reader)
+	s.mu.Lock()
+	cs.CloseGot = code
+	s.mu.Unlock()
+}
+
+// send writes the batch to conn, then the close frame 1000.
+func (s *Server) send(conn net.Conn, b *Batch, cs *ConnStats) error {
+	wire := b.Wire()
+	var off int64
+	var writes int64
+	var err error
+	for off < int64(len(wire)) && err == nil {
+		chunk := wire[off:min(off+int64(s.cfg.WriteSize), int64(len(wire)))]
+		var n int
+		n, err = conn.Write(chunk)
+		off += int64(n)
+		writes++
+	}
+	msgs, payload := b.Sent(off)
+	s.mu.Lock()
+	cs.Messages, cs.PayloadBytes, cs.WireBytes, cs.Writes, cs.End = msgs, payload, off, writes, time.Now()
+	s.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	if err := ws.WriteFrame(conn, ws.NewCloseFrame(ws.NewCloseFrameBody(ws.StatusNormalClosure, ""))); err != nil {
+		return fmt.Errorf("write close: %w", err)
+	}
+	s.mu.Lock()
+	cs.CloseSent = int(ws.StatusNormalClosure)
+	s.mu.Unlock()
+	return nil
+}
+
+// awaitClose reads the client's frames until its close frame, for at most
+// closeWait, and returns its code (1005 if it had none, 0 if none came).
+func awaitClose(conn net.Conn, r io.Reader) int {
+	_ = conn.SetReadDeadline(time.Now().Add(closeWait))
+	for range 1000 { // a client sends a few pongs or pings at most
+		h, err := ws.ReadHeader(r)
+		if err != nil || h.Length > 1<<20 {
+			return 0
+		}
+		p := make([]byte, h.Length)
+		if _, err := io.ReadFull(r, p); err != nil {
+			return 0
+		}
+		if h.OpCode != ws.OpClose {
+			continue
+		}
+		if h.Masked {
+			ws.Cipher(p, h.Mask, 0)
+		}
+		if len(p) < 2 {
+			return int(ws.StatusNoStatusRcvd)
+		}
+		code, _ := ws.ParseCloseFrameData(p)
+		return int(code)
+	}
+	return 0
+}
+
+func (s *Server) setErr(cs *ConnStats, err error) {
+	s.log.Info("connection", "id", cs.ID, "err", err)
+	s.mu.Lock()
+	cs.Err = err.Error()
+	s.mu.Unlock()
+}
+
+// finish marks cs over and closes Done when the last allowed connection ends.
+func (s *Server) finish(cs *ConnStats) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs.Done = true
+	s.active--
+	if s.cfg.Conns > 0 && s.served >= s.cfg.Conns && s.active == 0 && !s.isDone {
+		s.isDone = true
+		close(s.done)
+	}
+}
