@@ -41,6 +41,8 @@ type Worker struct {
 	fw     *wire.FrameWriter
 	log    *slog.Logger
 	epoch  time.Time // plan.Start on this process's monotonic clock
+	// monoOff turns a transport.ReadClock's monotonic reading into ns since epoch.
+	monoOff int64
 	// from is where this process's silences start, ns since epoch: the
 	// window's start (0), or the instant Run began for a worker started inside
 	// the window (restarted, or by a resume), which knows nothing of before.
@@ -89,6 +91,11 @@ type slot struct {
 	msgs, bytes atomic.Int64 // all data messages, control replies included
 
 	lat *metrics.Latency // has its own lock; the reporter drains it once a second
+
+	// clock is the current connection's read clock: the time of the read that
+	// delivered a message (nil when the dialer is not ours: time.Now per message).
+	// Set before the read loop starts.
+	clock *transport.ReadClock
 
 	// dial accounting, slot goroutine only; read after it ended
 	dials, dialFails int64
@@ -179,6 +186,7 @@ func New(plan *wire.Plan, tr transport.Transport, out io.Writer, log *slog.Logge
 		runLat: metrics.NewLatency(),
 		secLat: metrics.NewLatency(),
 	}
+	w.monoOff = transport.MonoOrigin(w.epoch)
 	var err error
 	w.dialer = &transport.Dialer{RcvBuf: plan.RcvBuf, Timeout: plan.HandshakeTimeout}
 	if plan.Proxy != "" {
@@ -398,12 +406,22 @@ func inc(a *atomic.Int64, d int64) { a.Store(a.Load() + d) }
 
 // OnMessage is the per-message hot path. It allocates nothing and takes one
 // lock, the latency histogram's, which only the once-a-second drain contends.
+//
+// A message's receive time is the end of the socket read that delivered its
+// last byte (the connection's ReadClock): one clock reading per read serves
+// every message that arrived in it, and no later processing delays it.
 func (s *slot) OnMessage(_ bool, p []byte) {
 	if s.w.tap != nil {
 		s.w.tap(s.Slot.ID, p)
 	}
-	now := time.Now()
-	mono := int64(now.Sub(s.w.epoch))
+	var wall, mono int64 // receive time: Unix ns, and ns since epoch on the monotonic clock
+	if c := s.clock; c != nil {
+		wall, mono = c.Load()
+		mono -= s.w.monoOff
+	} else {
+		now := time.Now()
+		wall, mono = now.UnixNano(), int64(now.Sub(s.w.epoch))
+	}
 	inc(&s.msgs, 1)
 	inc(&s.bytes, int64(len(p)))
 	// Plans always use combined connections (/stream): every event names its stream.
@@ -421,7 +439,7 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 		return
 	}
 	if !s.gotFirst {
-		s.firstData(now)
+		s.firstData(s.w.epoch.Add(time.Duration(mono)))
 	}
 	inc(&sb.msgs, 1)
 	inc(&sb.bytes, int64(len(p)))
@@ -441,7 +459,7 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 		if e < 1e14 { // milliseconds
 			e *= 1000
 		}
-		s.lat.Record(now.UnixMicro() - e)
+		s.lat.Record(wall/1000 - e)
 	}
 	var lost int64
 	if f.HasSeq {
@@ -486,9 +504,14 @@ func (s *slot) OnPing([]byte) { s.ctl.note(time.Now()) }
 // OnPong records liveness for the keepalive.
 func (s *slot) OnPong([]byte) { s.lastPong.Store(int64(time.Since(s.w.epoch))) }
 
-// firstData closes the connect sequence: the first data message on a new connection.
+// firstData closes the connect sequence: the first data message on a new
+// connection, received at now (on the monotonic clock). Data read with the
+// handshake's answer counts as received when the connection was up.
 func (s *slot) firstData(now time.Time) {
 	s.gotFirst = true
+	if now.Before(s.phases.connectedAt) {
+		now = s.phases.connectedAt
+	}
 	ev := wire.Event{Kind: wire.EventFirstData, Slot: s.Slot.ID, Group: s.Slot.Group,
 		DurMs: ms(now.Sub(s.phases.connectedAt))}
 	s.w.emit(ev)
@@ -607,11 +630,15 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	w := s.w
 	ev := wire.Event{Slot: s.Slot.ID, Group: s.Slot.Group}
 	var tcpDone time.Time
+	var clock *transport.ReadClock
 	cfg := transport.DialConfig{
 		URL: s.Slot.URL(w.plan.Target, w.plan.TimeUnit),
 		NetDial: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := w.dialer.DialContext(ctx, network, addr) // through the proxy, if any
 			tcpDone = time.Now()
+			if err == nil {
+				clock = transport.ReadClockOf(c)
+			}
 			return c, err
 		},
 		TLS:              w.tls,
@@ -659,6 +686,7 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	s.phases.dial += tcpDone.Sub(t0)
 	s.phases.handshake += now.Sub(tcpDone)
 	s.phases.connectedAt = now
+	s.clock = clock
 	s.gotFirst = false
 	s.freshLeft, s.outageLost = len(s.subs), 0
 	for _, sb := range s.subs {
