@@ -64,10 +64,11 @@ type Worker struct {
 // sub is one subscription of a slot. Counters are written only by the slot's
 // read goroutine (plain load+store, no lock prefix) and read by the reporter.
 type sub struct {
-	st    binance.Stream
-	rule  binance.Seq
-	slot  *slot
-	stall time.Duration
+	st     binance.Stream
+	rule   binance.Seq
+	slot   *slot
+	stall  time.Duration
+	prefix []byte // binance.CombinedPrefix of the stream
 
 	msgs, bytes             atomic.Int64
 	lastSeen, maxSilence    atomic.Int64 // ns on the worker's monotonic clock since epoch
@@ -87,6 +88,7 @@ type slot struct {
 	Slot   wire.Slot
 	subs   []*sub
 	byName map[string]*sub
+	last   *sub // of the previous message, read goroutine only: most are of the same stream
 
 	msgs, bytes atomic.Int64 // all data messages, control replies included
 
@@ -205,7 +207,7 @@ func New(plan *wire.Plan, tr transport.Transport, out io.Writer, log *slog.Logge
 			if err != nil {
 				return nil, fmt.Errorf("slot %d: %w", ps.ID, err)
 			}
-			sb := &sub{st: st, rule: st.Seq(), slot: s, stall: stallAfter(plan, st)}
+			sb := &sub{st: st, rule: st.Seq(), slot: s, stall: stallAfter(plan, st), prefix: binance.CombinedPrefix(name)}
 			s.subs = append(s.subs, sb)
 			s.byName[name] = sb
 		}
@@ -401,8 +403,15 @@ func (w *Worker) subStats(now time.Time) []wire.SubStat {
 	return out
 }
 
-// inc adds to a counter that only one goroutine writes: no lock prefix needed.
+// inc adds to a counter that only one goroutine writes: no read-modify-write.
 func inc(a *atomic.Int64, d int64) { a.Store(a.Load() + d) }
+
+// incNonZero is inc that skips the store (a full barrier on amd64) when d is 0.
+func incNonZero(a *atomic.Int64, d int64) {
+	if d != 0 {
+		inc(a, d)
+	}
+}
 
 // OnMessage is the per-message hot path. It allocates nothing and takes one
 // lock, the latency histogram's, which only the once-a-second drain contends.
@@ -425,10 +434,18 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 	inc(&s.msgs, 1)
 	inc(&s.bytes, int64(len(p)))
 	// Plans always use combined connections (/stream): every event names its stream.
-	name, data, ok := binance.SplitCombined(p)
-	var sb *sub
-	if ok {
-		sb = s.byName[string(name)]
+	sb := s.last
+	data, ok := []byte(nil), false
+	if sb != nil {
+		data, ok = binance.SplitPrefixed(p, sb.prefix)
+	}
+	if !ok {
+		var name []byte
+		name, data, ok = binance.SplitCombined(p)
+		sb = nil
+		if ok {
+			sb = s.byName[string(name)]
+		}
 	}
 	if sb == nil {
 		// A control reply (counted for the slot, not for a stream), or an
@@ -438,6 +455,7 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 		}
 		return
 	}
+	s.last = sb
 	if !s.gotFirst {
 		s.firstData(s.w.epoch.Add(time.Duration(mono)))
 	}
@@ -466,10 +484,10 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 		prev := sb.seq.Last()
 		c := sb.seq.Observe(sb.rule, &f)
 		if c != (binance.SeqCounts{}) {
-			inc(&sb.lost, c.Lost)
-			inc(&sb.dup, c.Dup)
-			inc(&sb.ooo, c.OutOfOrder)
-			inc(&sb.regress, c.Regress)
+			incNonZero(&sb.lost, c.Lost)
+			incNonZero(&sb.dup, c.Dup)
+			incNonZero(&sb.ooo, c.OutOfOrder)
+			incNonZero(&sb.regress, c.Regress)
 			// Ids missing at the first message on a new connection were lost
 			// across the reconnect; any other gap, while the connection was up.
 			switch {

@@ -94,6 +94,45 @@ func TestOnMessageAccounting(t *testing.T) {
 	}
 }
 
+// TestOnMessageInterleaved: messages of several streams (and control
+// replies) in turn land on their own subscription, in the usual shape or not.
+func TestOnMessageInterleaved(t *testing.T) {
+	s := hotSlot(t)
+	agg := aggTrades(6)
+	e := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	for i := range 6 {
+		id := strconv.Itoa(500 + i)
+		trade := `{"stream":"btcusdt@trade","data":{"e":"trade","E":` + e + `,"s":"BTCUSDT","t":` + id + `,"p":"1.0","q":"1.0","T":` + e + `,"m":true,"M":true}}`
+		if i%2 == 1 { // keys in another order: not the usual shape
+			trade = `{"data":{"e":"trade","E":` + e + `,"s":"BTCUSDT","t":` + id + `},"stream":"btcusdt@trade"}`
+		}
+		s.OnMessage(true, agg[i])
+		s.OnMessage(true, []byte(trade))
+		if i == 3 {
+			s.OnMessage(true, []byte(`{"result":null,"id":1}`))
+		}
+	}
+	for _, c := range []struct {
+		name string
+		msgs int64
+		last int64
+	}{{"btcusdt@aggTrade", 6, 100005}, {"btcusdt@trade", 6, 505}, {"btcusdt@depth@100ms", 0, 0}} {
+		sb := s.byName[c.name]
+		if got := sb.msgs.Load(); got != c.msgs {
+			t.Errorf("%s: msgs %d, want %d", c.name, got, c.msgs)
+		}
+		if got := sb.lastSeq.Load(); got != c.last {
+			t.Errorf("%s: last seq %d, want %d", c.name, got, c.last)
+		}
+		if sb.lost.Load() != 0 || sb.dup.Load() != 0 || sb.ooo.Load() != 0 {
+			t.Errorf("%s: lost %d dup %d ooo %d, want none", c.name, sb.lost.Load(), sb.dup.Load(), sb.ooo.Load())
+		}
+	}
+	if got := s.msgs.Load(); got != 13 {
+		t.Errorf("slot msgs %d, want 13", got)
+	}
+}
+
 func TestOnMessageAllocatesNothing(t *testing.T) {
 	s := hotSlot(t)
 	msgs := aggTrades(1000)
