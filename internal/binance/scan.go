@@ -251,13 +251,15 @@ func scanEvent(c *cursor, k Kind, f *Fields) bool {
 	var have, seen uint8 // seen: keys met (first occurrence wins); have: sequence ends found as integers
 	need := needs(k)
 	for {
-		key, kesc, ok := c.str()
+		key, kesc, ok := c.shortKey()
 		if !ok {
-			return false
-		}
-		c.ws()
-		if !c.byte(':') {
-			return false
+			if key, kesc, ok = c.str(); !ok {
+				return false
+			}
+			c.ws()
+			if !c.byte(':') {
+				return false
+			}
 		}
 		c.ws()
 		switch {
@@ -370,13 +372,15 @@ func scanKline(c *cursor, f *Fields, have *uint8) bool {
 	const kt, kx = 1 << 5, 1 << 6 // beside haveFirst and haveLast
 	var seen uint8
 	for {
-		key, kesc, ok := c.str()
+		key, kesc, ok := c.shortKey()
 		if !ok {
-			return false
-		}
-		c.ws()
-		if !c.byte(':') {
-			return false
+			if key, kesc, ok = c.str(); !ok {
+				return false
+			}
+			c.ws()
+			if !c.byte(':') {
+				return false
+			}
 		}
 		c.ws()
 		switch {
@@ -463,6 +467,18 @@ func (c *cursor) str() (raw []byte, esc, ok bool) {
 		}
 	}
 	return nil, false, false
+}
+
+// shortKey consumes a one-byte key and its colon written compactly ("e":),
+// the usual form of an event's keys, as str, ws and byte(':') would; ok is
+// false, and nothing consumed, for anything else.
+func (c *cursor) shortKey() (raw []byte, esc, ok bool) {
+	i := c.i
+	if i+4 > len(c.p) || c.p[i] != '"' || c.p[i+2] != '"' || c.p[i+3] != ':' || c.p[i+1] == '"' || c.p[i+1] == '\\' {
+		return nil, false, false
+	}
+	c.i = i + 4
+	return c.p[i+1 : i+2], false, true
 }
 
 // intValue consumes any value. If it is a JSON integer within int64 range, it

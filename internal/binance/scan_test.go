@@ -601,3 +601,33 @@ func BenchmarkScan(b *testing.B) {
 		})
 	}
 }
+
+// TestShortKey: whenever shortKey takes a key, str, ws and byte(':') take the
+// same key to the same place.
+func TestShortKey(t *testing.T) {
+	for _, in := range []struct {
+		p  string
+		ok bool
+	}{
+		{`"e":"trade"`, true}, {`"E":1`, true}, {`"é":1`, false}, {`"e" :1`, false}, {`"":1`, false},
+		{`"""":1`, false}, {`"\"":1`, false}, {`"\\":1`, false}, {`"e":`, true}, {`"e"`, false}, {`"ab":1`, false}, {`e":1`, false},
+	} {
+		c := cursor{p: []byte(in.p)}
+		key, esc, ok := c.shortKey()
+		if ok != in.ok {
+			t.Errorf("shortKey(%q) ok %v, want %v", in.p, ok, in.ok)
+		}
+		if !ok {
+			if c.i != 0 {
+				t.Errorf("shortKey(%q) consumed %d bytes and refused", in.p, c.i)
+			}
+			continue
+		}
+		r := cursor{p: []byte(in.p)}
+		rkey, resc, rok := r.str()
+		r.ws()
+		if !rok || !r.byte(':') || string(rkey) != string(key) || resc != esc || r.i != c.i {
+			t.Errorf("shortKey(%q) = %q, %v at %d; str: %q, %v at %d", in.p, key, esc, c.i, rkey, resc, r.i)
+		}
+	}
+}
