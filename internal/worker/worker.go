@@ -427,7 +427,8 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 	if c := s.clock; c != nil {
 		wall, mono = c.Load()
 		mono -= s.w.monoOff
-	} else {
+	}
+	if wall == 0 { // no read clock, or not stamped yet (the bytes came otherwise)
 		now := time.Now()
 		wall, mono = now.UnixNano(), int64(now.Sub(s.w.epoch))
 	}

@@ -133,6 +133,36 @@ func TestOnMessageInterleaved(t *testing.T) {
 	}
 }
 
+// TestOnMessageReceiveTime: a message's receive time is the read clock's
+// stamp (latency against the wall reading, silence against the monotonic
+// one), or the time of OnMessage when the clock was never stamped.
+func TestOnMessageReceiveTime(t *testing.T) {
+	s := hotSlot(t)
+	sb := s.byName["btcusdt@aggTrade"]
+	s.clock = new(transport.ReadClock)
+	at := time.Now().Add(-time.Hour) // a read long ago: no time.Now after it comes close
+	s.clock.Stamp(at)
+	e := at.Add(-5 * time.Millisecond).UnixMicro()
+	msg := `{"stream":"btcusdt@aggTrade","data":{"e":"aggTrade","E":` + strconv.FormatInt(e, 10) + `,"s":"BTCUSDT","a":7,"f":7,"l":7}}`
+	s.OnMessage(true, []byte(msg))
+	if snap := s.lat.Snapshot(); snap.Count != 1 || snap.P50 < 5000 || snap.P50 > 5010 {
+		t.Errorf("latency %+v, want one value of 5000 µs", snap)
+	}
+	if got, want := sb.lastSeen.Load(), int64(at.Sub(s.w.epoch)); got != want {
+		t.Errorf("last seen %d, want the stamp's %d", got, want)
+	}
+	s.lat.Reset()
+	s.clock = new(transport.ReadClock) // never stamped
+	before := time.Now()
+	s.OnMessage(true, aggTrades(1)[0])
+	if snap := s.lat.Snapshot(); snap.Count != 1 || snap.Negative != 0 {
+		t.Errorf("unstamped clock: latency %+v, want one value, not negative", snap)
+	}
+	if got := sb.lastSeen.Load(); got < int64(before.Sub(s.w.epoch)) {
+		t.Errorf("unstamped clock: last seen %d, before OnMessage (%d)", got, int64(before.Sub(s.w.epoch)))
+	}
+}
+
 func TestOnMessageAllocatesNothing(t *testing.T) {
 	s := hotSlot(t)
 	msgs := aggTrades(1000)
