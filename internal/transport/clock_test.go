@@ -3,13 +3,17 @@ package transport_test
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/cert"
 	"github.com/wssoak/wssoak/internal/transport"
 )
 
@@ -33,15 +37,16 @@ func stampMessage(i, size int) []byte {
 	return p
 }
 
-func newStampServer(t *testing.T, gap time.Duration) *stampServer {
+// newStampServer starts the server; over TLS when tc is not nil.
+func newStampServer(t *testing.T, gap time.Duration, tc *tls.Config) *stampServer {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	mustOK(t, err)
 	s := &stampServer{ln: ln, sent: make(chan []int64, 1), err: make(chan error, 1)}
-	go func() { s.err <- s.serve(gap) }()
+	go func() { s.err <- s.serve(gap, tc) }()
 	return s
 }
 
-func (s *stampServer) serve(gap time.Duration) error {
+func (s *stampServer) serve(gap time.Duration, tc *tls.Config) error {
 	defer s.ln.Close()
 	conn, err := s.ln.Accept()
 	if err != nil {
@@ -49,6 +54,9 @@ func (s *stampServer) serve(gap time.Duration) error {
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(time.Minute)) // bounds a stuck client
+	if tc != nil {
+		conn = tls.Server(conn, tc) // each write below is one record or more
+	}
 	var sent []int64
 	next := func() int { sent = append(sent, 0); return len(sent) - 1 }
 	// write sends b and gives the messages in last their send time.
@@ -155,57 +163,75 @@ func (r *stampRecorder) OnMessage(_ bool, p []byte) {
 func (r *stampRecorder) OnPing([]byte) {}
 func (r *stampRecorder) OnPong([]byte) {}
 
-// TestReadClockStamps checks, for each library, that a message's receive time
-// from the read clock is never earlier than the server's write of its last
-// byte: libraries that buffer and read ahead must not lend a message an
-// earlier read's time.
+// TestReadClockStamps checks, for each library, over ws and wss, that a
+// message's receive time from the read clock is never earlier than the
+// server's write of its last byte: libraries (and TLS) that buffer and read
+// ahead must not lend a message an earlier read's time.
 func TestReadClockStamps(t *testing.T) {
+	ca, err := cert.New(time.Hour, "127.0.0.1")
+	mustOK(t, err)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	mustOK(t, os.WriteFile(caFile, ca.CAPEM, 0o600))
+	trusted, err := transport.TLSConfig([]string{caFile}, "")
+	mustOK(t, err)
 	for _, tr := range transport.All() {
-		t.Run(tr.Name(), func(t *testing.T) {
-			t.Parallel()
-			srv := newStampServer(t, 2*time.Millisecond)
-			rec := &stampRecorder{}
-			d := &transport.Dialer{}
-			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-			defer cancel()
-			conn, err := tr.Dial(ctx, transport.DialConfig{
-				URL: "ws://" + srv.ln.Addr().String() + "/ws",
-				NetDial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-					c, err := d.DialContext(ctx, network, addr)
-					if err == nil {
-						rec.clock = transport.ReadClockOf(c)
-					}
-					return c, err
-				},
+		for _, scheme := range []string{"ws", "wss"} {
+			t.Run(tr.Name()+"/"+scheme, func(t *testing.T) {
+				t.Parallel()
+				testReadClockStamps(t, tr, scheme, ca.ServerTLS(), trusted)
 			})
-			mustOK(t, err)
-			defer conn.Abort()
-			if rec.clock == nil {
-				t.Fatal("the dialer's connection has no read clock")
-			}
-			err = conn.Run(rec)
-			var ce *transport.CloseError
-			if !errors.As(err, &ce) || ce.Code != 1000 {
-				t.Fatalf("Run returned %v, want close 1000", err)
-			}
-			mustOK(t, <-srv.err)
-			sent := <-srv.sent
-			if len(rec.idx) != len(sent) {
-				t.Fatalf("got %d messages, want %d", len(rec.idx), len(sent))
-			}
-			for k, i := range rec.idx {
-				if i != k {
-					t.Fatalf("message %d has index %d", k, i)
-				}
-				if rec.stamp[k] < sent[i] {
-					t.Errorf("message %d (%d B): read clock %d is %v before the write of its last byte",
-						i, rec.sizes[k], rec.stamp[k], time.Duration(sent[i]-rec.stamp[k]))
-				}
-				if rec.stamp[k] > rec.handled[k] {
-					t.Errorf("message %d: read clock %d is after its handling %d", i, rec.stamp[k], rec.handled[k])
-				}
-			}
-		})
+		}
+	}
+}
+
+func testReadClockStamps(t *testing.T, tr transport.Transport, scheme string, serverTLS, clientTLS *tls.Config) {
+	var srv *stampServer
+	cfg := transport.DialConfig{}
+	if scheme == "wss" {
+		srv = newStampServer(t, 2*time.Millisecond, serverTLS)
+		cfg.TLS = clientTLS
+	} else {
+		srv = newStampServer(t, 2*time.Millisecond, nil)
+	}
+	rec := &stampRecorder{}
+	d := &transport.Dialer{}
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	cfg.URL = scheme + "://" + srv.ln.Addr().String() + "/ws"
+	cfg.NetDial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err == nil {
+			rec.clock = transport.ReadClockOf(c)
+		}
+		return c, err
+	}
+	conn, err := tr.Dial(ctx, cfg)
+	mustOK(t, err)
+	defer conn.Abort()
+	if rec.clock == nil {
+		t.Fatal("the dialer's connection has no read clock")
+	}
+	err = conn.Run(rec)
+	var ce *transport.CloseError
+	if !errors.As(err, &ce) || ce.Code != 1000 {
+		t.Fatalf("Run returned %v, want close 1000", err)
+	}
+	mustOK(t, <-srv.err)
+	sent := <-srv.sent
+	if len(rec.idx) != len(sent) {
+		t.Fatalf("got %d messages, want %d", len(rec.idx), len(sent))
+	}
+	for k, i := range rec.idx {
+		if i != k {
+			t.Fatalf("message %d has index %d", k, i)
+		}
+		if rec.stamp[k] < sent[i] {
+			t.Errorf("message %d (%d B): read clock %d is %v before the write of its last byte",
+				i, rec.sizes[k], rec.stamp[k], time.Duration(sent[i]-rec.stamp[k]))
+		}
+		if rec.stamp[k] > rec.handled[k] {
+			t.Errorf("message %d: read clock %d is after its handling %d", i, rec.stamp[k], rec.handled[k])
+		}
 	}
 }
 
