@@ -62,7 +62,7 @@ type Worker struct {
 }
 
 // sub is one subscription of a slot. Counters are written only by the slot's
-// read goroutine (plain load+store, no lock prefix) and read by the reporter.
+// read goroutine (a load and a store, no read-modify-write) and read by the reporter.
 type sub struct {
 	st     binance.Stream
 	rule   binance.Seq
@@ -436,7 +436,8 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 	inc(&s.bytes, int64(len(p)))
 	// Plans always use combined connections (/stream): every event names its stream.
 	sb := s.last
-	data, ok := []byte(nil), false
+	var data []byte
+	var ok bool
 	if sb != nil {
 		data, ok = binance.SplitPrefixed(p, sb.prefix)
 	}
