@@ -41,12 +41,12 @@ type Worker struct {
 	fw     *wire.FrameWriter
 	log    *slog.Logger
 	epoch  time.Time // plan.Start on this process's monotonic clock
-	// monoOff turns a transport.ReadClock's monotonic reading into ns since epoch.
-	monoOff int64
 	// from is where this process's silences start, ns since epoch: the
 	// window's start (0), or the instant Run began for a worker started inside
 	// the window (restarted, or by a resume), which knows nothing of before.
 	from int64
+	// monoOff turns a transport.ReadClock's monotonic reading into ns since epoch.
+	monoOff int64
 
 	slots   []*slot
 	events  chan wire.Event
