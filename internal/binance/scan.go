@@ -1,6 +1,9 @@
 package binance
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // This file scans the few fields the soak needs (event time, sequence ids,
 // kline identity, shutdown notice) out of one event payload without decoding
@@ -93,15 +96,50 @@ func splitUsual(p []byte) (stream, data []byte, ok bool) {
 	if q <= 0 || bytes.IndexByte(rest[:q], '\\') >= 0 || len(rest)-q < len(mid)+2 || string(rest[q:q+len(mid)]) != mid {
 		return nil, nil, false
 	}
+	if data, ok = usualData(p, len(head)+q+len(mid)); !ok {
+		return nil, nil, false
+	}
+	return rest[:q], data, true
+}
+
+// usualData is the data of a payload in the usual shape, from p[start:] (just
+// after "data":) to the wrapper's closing brace, trailing whitespace aside: an
+// object or an array, not looked into.
+func usualData(p []byte, start int) (data []byte, ok bool) {
 	end := len(p) - 1
 	for end > 0 && (p[end] == ' ' || p[end] == '\n' || p[end] == '\r' || p[end] == '\t') {
 		end--
 	}
-	d := rest[q+len(mid) : len(rest)-(len(p)-end)]
-	if p[end] != '}' || len(d) < 2 || !(d[0] == '{' && d[len(d)-1] == '}' || d[0] == '[' && d[len(d)-1] == ']') {
-		return nil, nil, false
+	if end < start || p[end] != '}' {
+		return nil, false
 	}
-	return rest[:q], d, true
+	d := p[start:end]
+	if len(d) < 2 || !(d[0] == '{' && d[len(d)-1] == '}' || d[0] == '[' && d[len(d)-1] == ']') {
+		return nil, false
+	}
+	return d, true
+}
+
+// CombinedPrefix is how a combined payload of stream name starts in the shape
+// Binance writes it: {"stream":"<name>","data":. Names with a quote or a
+// backslash have none (nil).
+func CombinedPrefix(name string) []byte {
+	if strings.ContainsAny(name, `"\`) {
+		return nil
+	}
+	return []byte(`{"stream":"` + name + `","data":`)
+}
+
+// SplitPrefixed is SplitCombined for a payload expected to be of the stream
+// whose CombinedPrefix is prefix: when p starts with prefix and ok is true,
+// data is what SplitCombined returns (and the stream its name). It is false
+// whenever p does not start with prefix (call SplitCombined then), and costs
+// one comparison instead of finding the name.
+func SplitPrefixed(p, prefix []byte) (data []byte, ok bool) {
+	if len(prefix) == 0 || len(p) < len(prefix)+2 || string(p[:len(prefix)]) != string(prefix) {
+		return nil, false
+	}
+	return usualData(p, len(prefix))
 }
 
 // Fields holds the values Scan finds in one event payload (the raw payload, or
@@ -213,13 +251,15 @@ func scanEvent(c *cursor, k Kind, f *Fields) bool {
 	var have, seen uint8 // seen: keys met (first occurrence wins); have: sequence ends found as integers
 	need := needs(k)
 	for {
-		key, kesc, ok := c.str()
+		key, kesc, ok := c.shortKey()
 		if !ok {
-			return false
-		}
-		c.ws()
-		if !c.byte(':') {
-			return false
+			if key, kesc, ok = c.str(); !ok {
+				return false
+			}
+			c.ws()
+			if !c.byte(':') {
+				return false
+			}
 		}
 		c.ws()
 		switch {
@@ -332,13 +372,15 @@ func scanKline(c *cursor, f *Fields, have *uint8) bool {
 	const kt, kx = 1 << 5, 1 << 6 // beside haveFirst and haveLast
 	var seen uint8
 	for {
-		key, kesc, ok := c.str()
+		key, kesc, ok := c.shortKey()
 		if !ok {
-			return false
-		}
-		c.ws()
-		if !c.byte(':') {
-			return false
+			if key, kesc, ok = c.str(); !ok {
+				return false
+			}
+			c.ws()
+			if !c.byte(':') {
+				return false
+			}
 		}
 		c.ws()
 		switch {
@@ -425,6 +467,18 @@ func (c *cursor) str() (raw []byte, esc, ok bool) {
 		}
 	}
 	return nil, false, false
+}
+
+// shortKey consumes a one-byte key and its colon written compactly ("e":),
+// the usual form of an event's keys, as str, ws and byte(':') would; ok is
+// false, and nothing consumed, for anything else.
+func (c *cursor) shortKey() (raw []byte, esc, ok bool) {
+	i := c.i
+	if i+4 > len(c.p) || c.p[i] != '"' || c.p[i+2] != '"' || c.p[i+3] != ':' || c.p[i+1] == '"' || c.p[i+1] == '\\' {
+		return nil, false, false
+	}
+	c.i = i + 4
+	return c.p[i+1 : i+2], false, true
 }
 
 // intValue consumes any value. If it is a JSON integer within int64 range, it

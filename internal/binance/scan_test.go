@@ -273,6 +273,8 @@ func TestSplitCombined(t *testing.T) {
 		{"trailing brace: the usual shape's data end is not looked for", `{"stream":"a@trade","data":{}}}`, true, "a@trade", `{}}`},
 		{"trailing garbage", `{"stream":"a@trade","data":{}}x`, false, "", ""},
 		{"empty", ``, false, "", ""},
+		{"nothing but blanks after data (panicked)", `{"stream":"a@trade","data":  `, false, "", ""},
+		{"blanks then brace after data", `{"stream":"a@trade","data": }`, false, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -280,6 +282,8 @@ func TestSplitCombined(t *testing.T) {
 			if ok != tt.ok {
 				t.Fatalf("ok = %v, want %v", ok, tt.ok)
 			}
+			checkPrefixed(t, []byte(tt.in), "a@trade")
+			checkPrefixed(t, []byte(tt.in), "btcusdt@trade")
 			if string(stream) != tt.stream || string(data) != tt.data {
 				t.Errorf("got %q, %q; want %q, %q", stream, data, tt.stream, tt.data)
 			}
@@ -290,6 +294,50 @@ func TestSplitCombined(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkPrefixed checks that SplitPrefixed with the prefix of name agrees with
+// SplitCombined on p: when it accepts p, p is of that stream with that data.
+func checkPrefixed(t *testing.T, p []byte, name string) {
+	t.Helper()
+	data, ok := SplitPrefixed(p, CombinedPrefix(name))
+	if !ok {
+		return
+	}
+	stream, want, wok := SplitCombined(p)
+	if !wok || string(stream) != name || !bytes.Equal(data, want) {
+		t.Fatalf("SplitPrefixed(%q, %s) = %q; SplitCombined %q, %q, %v", p, name, data, stream, want, wok)
+	}
+}
+
+func TestSplitPrefixed(t *testing.T) {
+	if CombinedPrefix(`a"b`) != nil || CombinedPrefix(`a\b`) != nil {
+		t.Error("a name with a quote or a backslash has a prefix")
+	}
+	for _, fr := range frames {
+		p := []byte(combined(fr.stream, fr.raw))
+		data, ok := SplitPrefixed(p, CombinedPrefix(fr.stream))
+		if !ok {
+			t.Errorf("%s: not split", fr.name)
+		}
+		checkPrefixed(t, p, fr.stream)
+		if _, ok := SplitPrefixed(p, CombinedPrefix(fr.stream+"x")); ok {
+			t.Errorf("%s: split as another stream's", fr.name)
+		}
+		if _, ok := SplitPrefixed(p, nil); ok {
+			t.Errorf("%s: split with no prefix", fr.name)
+		}
+		_, want, _ := SplitCombined(p)
+		if !bytes.Equal(data, want) {
+			t.Errorf("%s: data %q, SplitCombined %q", fr.name, data, want)
+		}
+	}
+	for _, in := range []string{`{"stream":"a@trade","data":{}`, `{"stream":"a@trade","data":`, `{"stream":"a@trade","data":{}}x`,
+		`{"stream":"a@trade","data":[}`, `{"stream":"a@trade","data":  `} {
+		if data, ok := SplitPrefixed([]byte(in), CombinedPrefix("a@trade")); ok {
+			t.Errorf("SplitPrefixed(%q) = %q, want not ok", in, data)
+		}
 	}
 }
 
@@ -493,6 +541,10 @@ func FuzzSplitCombined(f *testing.F) {
 	f.Add([]byte(`{"stream":"a\u0040trade","data":{}}`))
 	f.Fuzz(func(t *testing.T, p []byte) {
 		stream, data, ok := SplitCombined(p)
+		if ok {
+			checkPrefixed(t, p, string(stream))
+		}
+		checkPrefixed(t, p, "a@trade")
 		if ok && (!within(p, stream) || !within(p, data)) {
 			t.Fatalf("SplitCombined(%q) returned bytes outside its input", p)
 		}
@@ -547,5 +599,35 @@ func BenchmarkScan(b *testing.B) {
 				Scan(data, k, &f)
 			}
 		})
+	}
+}
+
+// TestShortKey: whenever shortKey takes a key, str, ws and byte(':') take the
+// same key to the same place.
+func TestShortKey(t *testing.T) {
+	for _, in := range []struct {
+		p  string
+		ok bool
+	}{
+		{`"e":"trade"`, true}, {`"E":1`, true}, {`"é":1`, false}, {`"e" :1`, false}, {`"":1`, false},
+		{`"""":1`, false}, {`"\"":1`, false}, {`"\\":1`, false}, {`"e":`, true}, {`"e"`, false}, {`"ab":1`, false}, {`e":1`, false},
+	} {
+		c := cursor{p: []byte(in.p)}
+		key, esc, ok := c.shortKey()
+		if ok != in.ok {
+			t.Errorf("shortKey(%q) ok %v, want %v", in.p, ok, in.ok)
+		}
+		if !ok {
+			if c.i != 0 {
+				t.Errorf("shortKey(%q) consumed %d bytes and refused", in.p, c.i)
+			}
+			continue
+		}
+		r := cursor{p: []byte(in.p)}
+		rkey, resc, rok := r.str()
+		r.ws()
+		if !rok || !r.byte(':') || string(rkey) != string(key) || resc != esc || r.i != c.i {
+			t.Errorf("shortKey(%q) = %q, %v at %d; str: %q, %v at %d", in.p, key, esc, c.i, rkey, resc, r.i)
+		}
 	}
 }

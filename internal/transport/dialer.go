@@ -22,8 +22,16 @@ type Dialer struct {
 }
 
 // DialContext opens a TCP connection to addr, directly or through d.Proxy. It has the
-// signature of DialConfig.NetDial.
+// signature of DialConfig.NetDial. The connection keeps a ReadClock (ReadClockOf).
 func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	conn, err := d.dial(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &stampConn{Conn: conn}, nil
+}
+
+func (d *Dialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	if d.Proxy != nil {
 		// The socket options apply to the local socket (to the proxy); the adapters
 		// see a plain net.Conn either way.

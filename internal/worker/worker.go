@@ -46,6 +46,8 @@ type Worker struct {
 	// window's start (0), or the instant Run began for a worker started inside
 	// the window (restarted, or by a resume), which knows nothing of before.
 	from int64
+	// monoOff turns a transport.ReadClock's monotonic reading into ns since epoch.
+	monoOff int64
 
 	slots   []*slot
 	events  chan wire.Event
@@ -61,12 +63,13 @@ type Worker struct {
 }
 
 // sub is one subscription of a slot. Counters are written only by the slot's
-// read goroutine (plain load+store, no lock prefix) and read by the reporter.
+// read goroutine (a load and a store, no read-modify-write) and read by the reporter.
 type sub struct {
-	st    binance.Stream
-	rule  binance.Seq
-	slot  *slot
-	stall time.Duration
+	st     binance.Stream
+	rule   binance.Seq
+	slot   *slot
+	stall  time.Duration
+	prefix []byte // binance.CombinedPrefix of the stream
 
 	msgs, bytes             atomic.Int64
 	lastSeen, maxSilence    atomic.Int64 // ns on the worker's monotonic clock since epoch
@@ -86,10 +89,16 @@ type slot struct {
 	Slot   wire.Slot
 	subs   []*sub
 	byName map[string]*sub
+	last   *sub // of the previous message, read goroutine only: most are of the same stream
 
 	msgs, bytes atomic.Int64 // all data messages, control replies included
 
 	lat *metrics.Latency // has its own lock; the reporter drains it once a second
+
+	// clock is the current connection's read clock: the time of the read that
+	// delivered a message (nil when the dialer is not ours: time.Now per message).
+	// Set before the read loop starts.
+	clock *transport.ReadClock
 
 	// dial accounting, slot goroutine only; read after it ended
 	dials, dialFails int64
@@ -181,6 +190,7 @@ func New(plan *wire.Plan, tr transport.Transport, out io.Writer, log *slog.Logge
 		runLat: metrics.NewLatency(),
 		secLat: metrics.NewLatency(),
 	}
+	w.monoOff = transport.MonoOrigin(w.epoch)
 	var err error
 	w.dialer = &transport.Dialer{RcvBuf: plan.RcvBuf, Timeout: plan.HandshakeTimeout}
 	if plan.Proxy != "" {
@@ -199,7 +209,7 @@ func New(plan *wire.Plan, tr transport.Transport, out io.Writer, log *slog.Logge
 			if err != nil {
 				return nil, fmt.Errorf("slot %d: %w", ps.ID, err)
 			}
-			sb := &sub{st: st, rule: st.Seq(), slot: s, stall: stallAfter(plan, st)}
+			sb := &sub{st: st, rule: st.Seq(), slot: s, stall: stallAfter(plan, st), prefix: binance.CombinedPrefix(name)}
 			s.subs = append(s.subs, sb)
 			s.byName[name] = sb
 		}
@@ -399,24 +409,51 @@ func (w *Worker) subStats(now time.Time) []wire.SubStat {
 	return out
 }
 
-// inc adds to a counter that only one goroutine writes: no lock prefix needed.
+// inc adds to a counter that only one goroutine writes: no read-modify-write.
 func inc(a *atomic.Int64, d int64) { a.Store(a.Load() + d) }
+
+// incNonZero is inc that skips the store (a full barrier on amd64) when d is 0.
+func incNonZero(a *atomic.Int64, d int64) {
+	if d != 0 {
+		inc(a, d)
+	}
+}
 
 // OnMessage is the per-message hot path. It allocates nothing and takes one
 // lock, the latency histogram's, which only the once-a-second drain contends.
+//
+// A message's receive time is the end of the socket read that delivered its
+// last byte (the connection's ReadClock): one clock reading per read serves
+// every message that arrived in it, and no later processing delays it.
 func (s *slot) OnMessage(_ bool, p []byte) {
 	if s.w.tap != nil {
 		s.w.tap(s.Slot.ID, p)
 	}
-	now := time.Now()
-	mono := int64(now.Sub(s.w.epoch))
+	var wall, mono int64 // receive time: Unix ns, and ns since epoch on the monotonic clock
+	if c := s.clock; c != nil {
+		wall, mono = c.Load()
+		mono -= s.w.monoOff
+	}
+	if wall == 0 { // no read clock, or not stamped yet (the bytes came otherwise)
+		now := time.Now()
+		wall, mono = now.UnixNano(), int64(now.Sub(s.w.epoch))
+	}
 	inc(&s.msgs, 1)
 	inc(&s.bytes, int64(len(p)))
 	// Plans always use combined connections (/stream): every event names its stream.
-	name, data, ok := binance.SplitCombined(p)
-	var sb *sub
-	if ok {
-		sb = s.byName[string(name)]
+	sb := s.last
+	var data []byte
+	var ok bool
+	if sb != nil {
+		data, ok = binance.SplitPrefixed(p, sb.prefix)
+	}
+	if !ok {
+		var name []byte
+		name, data, ok = binance.SplitCombined(p)
+		sb = nil
+		if ok {
+			sb = s.byName[string(name)]
+		}
 	}
 	if sb == nil {
 		// A control reply (counted for the slot, not for a stream), or an
@@ -426,8 +463,9 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 		}
 		return
 	}
+	s.last = sb
 	if !s.gotFirst {
-		s.firstData(now)
+		s.firstData(s.w.epoch.Add(time.Duration(mono)))
 	}
 	inc(&sb.msgs, 1)
 	inc(&sb.bytes, int64(len(p)))
@@ -447,17 +485,17 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 		if e < 1e14 { // milliseconds
 			e *= 1000
 		}
-		s.lat.Record(now.UnixMicro() - e)
+		s.lat.Record(wall/1000 - e)
 	}
 	var lost int64
 	if f.HasSeq {
 		prev := sb.seq.Last()
 		c := sb.seq.Observe(sb.rule, &f)
 		if c != (binance.SeqCounts{}) {
-			inc(&sb.lost, c.Lost)
-			inc(&sb.dup, c.Dup)
-			inc(&sb.ooo, c.OutOfOrder)
-			inc(&sb.regress, c.Regress)
+			incNonZero(&sb.lost, c.Lost)
+			incNonZero(&sb.dup, c.Dup)
+			incNonZero(&sb.ooo, c.OutOfOrder)
+			incNonZero(&sb.regress, c.Regress)
 			// Ids missing at the first message on a new connection were lost
 			// across the reconnect; any other gap, while the connection was up.
 			switch {
@@ -492,9 +530,14 @@ func (s *slot) OnPing([]byte) { s.ctl.note(time.Now()) }
 // OnPong records liveness for the keepalive.
 func (s *slot) OnPong([]byte) { s.lastPong.Store(int64(time.Since(s.w.epoch))) }
 
-// firstData closes the connect sequence: the first data message on a new connection.
+// firstData closes the connect sequence: the first data message on a new
+// connection, received at now (on the monotonic clock). Data read with the
+// handshake's answer counts as received when the connection was up.
 func (s *slot) firstData(now time.Time) {
 	s.gotFirst = true
+	if now.Before(s.phases.connectedAt) {
+		now = s.phases.connectedAt
+	}
 	ev := wire.Event{Kind: wire.EventFirstData, Slot: s.Slot.ID, Group: s.Slot.Group,
 		DurMs: ms(now.Sub(s.phases.connectedAt))}
 	s.w.emit(ev)
@@ -613,11 +656,15 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	w := s.w
 	ev := wire.Event{Slot: s.Slot.ID, Group: s.Slot.Group}
 	var tcpDone time.Time
+	var clock *transport.ReadClock
 	cfg := transport.DialConfig{
 		URL: s.Slot.URL(w.plan.Target, w.plan.TimeUnit),
 		NetDial: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := w.dialer.DialContext(ctx, network, addr) // through the proxy, if any
 			tcpDone = time.Now()
+			if err == nil {
+				clock = transport.ReadClockOf(c)
+			}
 			return c, err
 		},
 		TLS:              w.tls,
@@ -665,6 +712,7 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	s.phases.dial += tcpDone.Sub(t0)
 	s.phases.handshake += now.Sub(tcpDone)
 	s.phases.connectedAt = now
+	s.clock = clock
 	s.gotFirst = false
 	s.freshLeft, s.outageLost = len(s.subs), 0
 	for _, sb := range s.subs {

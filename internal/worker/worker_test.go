@@ -94,6 +94,75 @@ func TestOnMessageAccounting(t *testing.T) {
 	}
 }
 
+// TestOnMessageInterleaved: messages of several streams (and control
+// replies) in turn land on their own subscription, in the usual shape or not.
+func TestOnMessageInterleaved(t *testing.T) {
+	s := hotSlot(t)
+	agg := aggTrades(6)
+	e := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	for i := range 6 {
+		id := strconv.Itoa(500 + i)
+		trade := `{"stream":"btcusdt@trade","data":{"e":"trade","E":` + e + `,"s":"BTCUSDT","t":` + id + `,"p":"1.0","q":"1.0","T":` + e + `,"m":true,"M":true}}`
+		if i%2 == 1 { // keys in another order: not the usual shape
+			trade = `{"data":{"e":"trade","E":` + e + `,"s":"BTCUSDT","t":` + id + `},"stream":"btcusdt@trade"}`
+		}
+		s.OnMessage(true, agg[i])
+		s.OnMessage(true, []byte(trade))
+		if i == 3 {
+			s.OnMessage(true, []byte(`{"result":null,"id":1}`))
+		}
+	}
+	for _, c := range []struct {
+		name string
+		msgs int64
+		last int64
+	}{{"btcusdt@aggTrade", 6, 100005}, {"btcusdt@trade", 6, 505}, {"btcusdt@depth@100ms", 0, 0}} {
+		sb := s.byName[c.name]
+		if got := sb.msgs.Load(); got != c.msgs {
+			t.Errorf("%s: msgs %d, want %d", c.name, got, c.msgs)
+		}
+		if got := sb.lastSeq.Load(); got != c.last {
+			t.Errorf("%s: last seq %d, want %d", c.name, got, c.last)
+		}
+		if sb.lost.Load() != 0 || sb.dup.Load() != 0 || sb.ooo.Load() != 0 {
+			t.Errorf("%s: lost %d dup %d ooo %d, want none", c.name, sb.lost.Load(), sb.dup.Load(), sb.ooo.Load())
+		}
+	}
+	if got := s.msgs.Load(); got != 13 {
+		t.Errorf("slot msgs %d, want 13", got)
+	}
+}
+
+// TestOnMessageReceiveTime: a message's receive time is the read clock's
+// stamp (latency against the wall reading, silence against the monotonic
+// one), or the time of OnMessage when the clock was never stamped.
+func TestOnMessageReceiveTime(t *testing.T) {
+	s := hotSlot(t)
+	sb := s.byName["btcusdt@aggTrade"]
+	s.clock = new(transport.ReadClock)
+	at := time.Now().Add(-time.Hour) // a read long ago: no time.Now after it comes close
+	s.clock.Stamp(at)
+	e := at.Add(-5 * time.Millisecond).UnixMicro()
+	msg := `{"stream":"btcusdt@aggTrade","data":{"e":"aggTrade","E":` + strconv.FormatInt(e, 10) + `,"s":"BTCUSDT","a":7,"f":7,"l":7}}`
+	s.OnMessage(true, []byte(msg))
+	if snap := s.lat.Snapshot(); snap.Count != 1 || snap.P50 < 5000 || snap.P50 > 5010 {
+		t.Errorf("latency %+v, want one value of 5000 µs", snap)
+	}
+	if got, want := sb.lastSeen.Load(), int64(at.Sub(s.w.epoch)); got != want {
+		t.Errorf("last seen %d, want the stamp's %d", got, want)
+	}
+	s.lat.Reset()
+	s.clock = new(transport.ReadClock) // never stamped
+	before := time.Now()
+	s.OnMessage(true, aggTrades(1)[0])
+	if snap := s.lat.Snapshot(); snap.Count != 1 || snap.Negative != 0 {
+		t.Errorf("unstamped clock: latency %+v, want one value, not negative", snap)
+	}
+	if got := sb.lastSeen.Load(); got < int64(before.Sub(s.w.epoch)) {
+		t.Errorf("unstamped clock: last seen %d, before OnMessage (%d)", got, int64(before.Sub(s.w.epoch)))
+	}
+}
+
 func TestOnMessageAllocatesNothing(t *testing.T) {
 	s := hotSlot(t)
 	msgs := aggTrades(1000)
@@ -109,15 +178,28 @@ func TestOnMessageAllocatesNothing(t *testing.T) {
 
 // BenchmarkOnMessage is the harness's own per-message cost (on top of the
 // library's read loop): split, lookup, scan, sequence check, latency record.
-func BenchmarkOnMessage(b *testing.B) {
+// The receive time comes from the connection's read clock, stamped here once
+// per 64 messages, as one read of 11 KB would (a firehose read carries more;
+// BenchmarkOnMessageOnePerRead is a read per message).
+func BenchmarkOnMessage(b *testing.B) { benchOnMessage(b, 64) }
+
+// BenchmarkOnMessageOnePerRead is BenchmarkOnMessage with a read (a clock
+// reading) per message: a quiet live stream.
+func BenchmarkOnMessageOnePerRead(b *testing.B) { benchOnMessage(b, 1) }
+
+func benchOnMessage(b *testing.B, perRead int) {
 	s := hotSlot(b)
+	s.clock = new(transport.ReadClock)
 	// A library hands over its (reused, cache-warm) read buffer; a small ring
 	// of messages keeps them warm likewise. Ids repeat every 64 messages, which
-	// the sequence check counts as out-of-order: the same work as in order.
+	// the sequence check counts as duplicates after the first round.
 	msgs := aggTrades(64)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(msgs[0])))
 	for i := 0; b.Loop(); i++ {
+		if i%perRead == 0 {
+			s.clock.Stamp(time.Now())
+		}
 		s.OnMessage(true, msgs[i&63])
 	}
 }
