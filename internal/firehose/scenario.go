@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/wssoak/wssoak/internal/binance"
 )
 
 // Scenario is one kind of traffic the firehose sends: its streams, and the
@@ -149,39 +151,12 @@ func (m *market) walk(r *rand.Rand) {
 // amount is a quantity between a tenth of the typical size and three times it.
 func (m *market) amount(r *rand.Rand) int64 { return max(1, m.qty/10+r.Int64N(3*m.qty)) }
 
-// appendDec appends v (1e-8 units) as a quoted decimal with 8 decimals, as Binance does.
-func appendDec(dst []byte, v int64) []byte {
-	dst = append(dst, '"')
-	dst = strconv.AppendInt(dst, v/1e8, 10)
-	dst = append(dst, '.')
-	frac := v % 1e8
-	for d := int64(1e7); d > 0; d /= 10 {
-		dst = append(dst, byte('0'+frac/d%10))
-	}
-	return append(dst, '"')
-}
-
-func key(dst []byte, k string) []byte {
-	dst = append(dst, ',', '"')
-	dst = append(dst, k...)
-	return append(dst, '"', ':')
-}
-
-func intField(dst []byte, k string, v int64) []byte { return strconv.AppendInt(key(dst, k), v, 10) }
-func decField(dst []byte, k string, v int64) []byte { return appendDec(key(dst, k), v) }
-func boolField(dst []byte, k string, v bool) []byte { return strconv.AppendBool(key(dst, k), v) }
-func strField(dst []byte, k, v string) []byte {
-	dst = append(key(dst, k), '"')
-	dst = append(dst, v...)
-	return append(dst, '"')
-}
-
 func head(dst []byte, event string, wallMS int64, sym string) []byte {
 	dst = append(dst, `{"e":"`...)
 	dst = append(dst, event...)
 	dst = append(dst, `","E":`...)
 	dst = strconv.AppendInt(dst, wallMS, 10)
-	return strField(dst, "s", sym)
+	return binance.AppendStrField(dst, "s", sym)
 }
 
 type tradeGen struct {
@@ -195,12 +170,12 @@ func (g *tradeGen) next(dst []byte, wallMS int64) []byte {
 	g.t++
 	g.m.walk(g.r)
 	dst = head(dst, "trade", wallMS, g.sym)
-	dst = intField(dst, "t", g.t)
-	dst = decField(dst, "p", g.m.mid)
-	dst = decField(dst, "q", g.m.amount(g.r))
-	dst = intField(dst, "T", wallMS-int64(g.r.IntN(3)))
-	dst = boolField(dst, "m", g.r.IntN(2) == 0)
-	dst = boolField(dst, "M", true)
+	dst = binance.AppendIntField(dst, "t", g.t)
+	dst = binance.AppendDecField(dst, "p", g.m.mid)
+	dst = binance.AppendDecField(dst, "q", g.m.amount(g.r))
+	dst = binance.AppendIntField(dst, "T", wallMS-int64(g.r.IntN(3)))
+	dst = binance.AppendBoolField(dst, "m", g.r.IntN(2) == 0)
+	dst = binance.AppendBoolField(dst, "M", true)
 	return append(dst, '}')
 }
 
@@ -217,14 +192,14 @@ func (g *aggGen) next(dst []byte, wallMS int64) []byte {
 	g.l = f + int64(g.r.IntN(3))
 	g.m.walk(g.r)
 	dst = head(dst, "aggTrade", wallMS, g.sym)
-	dst = intField(dst, "a", g.a)
-	dst = decField(dst, "p", g.m.mid)
-	dst = decField(dst, "q", g.m.amount(g.r))
-	dst = intField(dst, "f", f)
-	dst = intField(dst, "l", g.l)
-	dst = intField(dst, "T", wallMS-int64(g.r.IntN(3)))
-	dst = boolField(dst, "m", g.r.IntN(2) == 0)
-	dst = boolField(dst, "M", true)
+	dst = binance.AppendIntField(dst, "a", g.a)
+	dst = binance.AppendDecField(dst, "p", g.m.mid)
+	dst = binance.AppendDecField(dst, "q", g.m.amount(g.r))
+	dst = binance.AppendIntField(dst, "f", f)
+	dst = binance.AppendIntField(dst, "l", g.l)
+	dst = binance.AppendIntField(dst, "T", wallMS-int64(g.r.IntN(3)))
+	dst = binance.AppendBoolField(dst, "m", g.r.IntN(2) == 0)
+	dst = binance.AppendBoolField(dst, "M", true)
 	return append(dst, '}')
 }
 
@@ -240,11 +215,11 @@ func (g *bookGen) next(dst []byte, _ int64) []byte {
 	g.m.walk(g.r)
 	dst = append(dst, `{"u":`...)
 	dst = strconv.AppendInt(dst, g.u, 10)
-	dst = strField(dst, "s", g.sym)
-	dst = decField(dst, "b", g.m.mid)
-	dst = decField(dst, "B", g.m.amount(g.r)*4)
-	dst = decField(dst, "a", g.m.mid+g.m.tick)
-	dst = decField(dst, "A", g.m.amount(g.r)*4)
+	dst = binance.AppendStrField(dst, "s", g.sym)
+	dst = binance.AppendDecField(dst, "b", g.m.mid)
+	dst = binance.AppendDecField(dst, "B", g.m.amount(g.r)*4)
+	dst = binance.AppendDecField(dst, "a", g.m.mid+g.m.tick)
+	dst = binance.AppendDecField(dst, "A", g.m.amount(g.r)*4)
 	return append(dst, '}')
 }
 
@@ -282,43 +257,28 @@ func (g *klineGen) next(dst []byte, wallMS int64) []byte {
 	g.vol += g.m.amount(g.r)
 	quote := g.vol / 1e4 * (g.m.mid / 1e4) / 1
 	dst = head(dst, "kline", wallMS, g.sym)
-	dst = append(key(dst, "k"), `{"t":`...)
+	dst = append(binance.AppendKey(dst, "k"), `{"t":`...)
 	dst = strconv.AppendInt(dst, g.open, 10)
-	dst = intField(dst, "T", g.open+59999)
-	dst = strField(dst, "s", g.sym)
-	dst = strField(dst, "i", "1m")
-	dst = intField(dst, "f", g.f)
-	dst = intField(dst, "L", g.l)
-	dst = decField(dst, "o", g.o)
-	dst = decField(dst, "c", g.m.mid)
-	dst = decField(dst, "h", g.h)
-	dst = decField(dst, "l", g.lo)
-	dst = decField(dst, "v", g.vol)
-	dst = intField(dst, "n", g.n)
-	dst = boolField(dst, "x", g.updates == klineUpdates)
-	dst = decField(dst, "q", quote)
-	dst = decField(dst, "V", g.vol/2)
-	dst = decField(dst, "Q", quote/2)
-	dst = strField(dst, "B", "0")
+	dst = binance.AppendIntField(dst, "T", g.open+59999)
+	dst = binance.AppendStrField(dst, "s", g.sym)
+	dst = binance.AppendStrField(dst, "i", "1m")
+	dst = binance.AppendIntField(dst, "f", g.f)
+	dst = binance.AppendIntField(dst, "L", g.l)
+	dst = binance.AppendDecField(dst, "o", g.o)
+	dst = binance.AppendDecField(dst, "c", g.m.mid)
+	dst = binance.AppendDecField(dst, "h", g.h)
+	dst = binance.AppendDecField(dst, "l", g.lo)
+	dst = binance.AppendDecField(dst, "v", g.vol)
+	dst = binance.AppendIntField(dst, "n", g.n)
+	dst = binance.AppendBoolField(dst, "x", g.updates == klineUpdates)
+	dst = binance.AppendDecField(dst, "q", quote)
+	dst = binance.AppendDecField(dst, "V", g.vol/2)
+	dst = binance.AppendDecField(dst, "Q", quote/2)
+	dst = binance.AppendStrField(dst, "B", "0")
 	return append(dst, '}', '}')
 }
 
-type level struct{ p, q int64 }
-
-func appendLevels(dst []byte, ls []level) []byte {
-	dst = append(dst, '[')
-	for i, l := range ls {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, '[')
-		dst = appendDec(dst, l.p)
-		dst = append(dst, ',')
-		dst = appendDec(dst, l.q)
-		dst = append(dst, ']')
-	}
-	return append(dst, ']')
-}
+type level = binance.Level
 
 // partialGen sends partial books (depth<N>): lastUpdateId strictly increasing.
 type partialGen struct {
@@ -335,15 +295,15 @@ func (g *partialGen) next(dst []byte, _ int64) []byte {
 	g.bids, g.asks = g.bids[:0], g.asks[:0]
 	pb, pa := g.m.mid, g.m.mid+g.m.tick
 	for range g.levels {
-		g.bids = append(g.bids, level{pb, g.m.amount(g.r)})
-		g.asks = append(g.asks, level{pa, g.m.amount(g.r)})
+		g.bids = append(g.bids, level{P: pb, Q: g.m.amount(g.r)})
+		g.asks = append(g.asks, level{P: pa, Q: g.m.amount(g.r)})
 		pb -= g.m.tick * (1 + g.r.Int64N(2))
 		pa += g.m.tick * (1 + g.r.Int64N(2))
 	}
 	dst = append(dst, `{"lastUpdateId":`...)
 	dst = strconv.AppendInt(dst, g.id, 10)
-	dst = appendLevels(key(dst, "bids"), g.bids)
-	dst = appendLevels(key(dst, "asks"), g.asks)
+	dst = binance.AppendLevels(binance.AppendKey(dst, "bids"), g.bids)
+	dst = binance.AppendLevels(binance.AppendKey(dst, "asks"), g.asks)
 	return append(dst, '}')
 }
 
@@ -372,14 +332,14 @@ func (g *diffGen) next(dst []byte, wallMS int64) []byte {
 		if g.r.IntN(5) == 0 {
 			qa = 0
 		}
-		g.bids = append(g.bids, level{g.m.mid - off, qb})
-		g.asks = append(g.asks, level{g.m.mid + off, qa})
+		g.bids = append(g.bids, level{P: g.m.mid - off, Q: qb})
+		g.asks = append(g.asks, level{P: g.m.mid + off, Q: qa})
 	}
 	dst = head(dst, "depthUpdate", wallMS, g.sym)
-	dst = intField(dst, "U", first)
-	dst = intField(dst, "u", g.u)
-	dst = appendLevels(key(dst, "b"), g.bids)
-	dst = appendLevels(key(dst, "a"), g.asks)
+	dst = binance.AppendIntField(dst, "U", first)
+	dst = binance.AppendIntField(dst, "u", g.u)
+	dst = binance.AppendLevels(binance.AppendKey(dst, "b"), g.bids)
+	dst = binance.AppendLevels(binance.AppendKey(dst, "a"), g.asks)
 	return append(dst, '}')
 }
 
@@ -420,27 +380,27 @@ func (t *tickerArr) next(dst []byte, wallMS int64) []byte {
 		t.ls[i] += 1 + t.r.Int64N(50)
 		vol := m.amount(t.r) * 1000
 		dst = head(dst, "24hrTicker", wallMS, sym)
-		dst = decField(dst, "p", m.mid-o)
-		dst = key(dst, "P")
+		dst = binance.AppendDecField(dst, "p", m.mid-o)
+		dst = binance.AppendKey(dst, "P")
 		dst = append(dst, `"0.015"`...)
-		dst = decField(dst, "w", m.mid)
-		dst = decField(dst, "x", o)
-		dst = decField(dst, "c", m.mid)
-		dst = decField(dst, "Q", m.amount(t.r))
-		dst = decField(dst, "b", m.mid-m.tick)
-		dst = decField(dst, "B", m.amount(t.r))
-		dst = decField(dst, "a", m.mid)
-		dst = decField(dst, "A", m.amount(t.r))
-		dst = decField(dst, "o", o)
-		dst = decField(dst, "h", m.mid+m.tick)
-		dst = decField(dst, "l", o-m.tick)
-		dst = decField(dst, "v", vol)
-		dst = decField(dst, "q", vol/1e4*(m.mid/1e4))
-		dst = intField(dst, "O", wallMS-86400000)
-		dst = intField(dst, "C", wallMS)
-		dst = intField(dst, "F", t.fs[i])
-		dst = intField(dst, "L", t.ls[i])
-		dst = intField(dst, "n", t.ls[i]-t.fs[i]+1)
+		dst = binance.AppendDecField(dst, "w", m.mid)
+		dst = binance.AppendDecField(dst, "x", o)
+		dst = binance.AppendDecField(dst, "c", m.mid)
+		dst = binance.AppendDecField(dst, "Q", m.amount(t.r))
+		dst = binance.AppendDecField(dst, "b", m.mid-m.tick)
+		dst = binance.AppendDecField(dst, "B", m.amount(t.r))
+		dst = binance.AppendDecField(dst, "a", m.mid)
+		dst = binance.AppendDecField(dst, "A", m.amount(t.r))
+		dst = binance.AppendDecField(dst, "o", o)
+		dst = binance.AppendDecField(dst, "h", m.mid+m.tick)
+		dst = binance.AppendDecField(dst, "l", o-m.tick)
+		dst = binance.AppendDecField(dst, "v", vol)
+		dst = binance.AppendDecField(dst, "q", vol/1e4*(m.mid/1e4))
+		dst = binance.AppendIntField(dst, "O", wallMS-86400000)
+		dst = binance.AppendIntField(dst, "C", wallMS)
+		dst = binance.AppendIntField(dst, "F", t.fs[i])
+		dst = binance.AppendIntField(dst, "L", t.ls[i])
+		dst = binance.AppendIntField(dst, "n", t.ls[i]-t.fs[i]+1)
 		dst = append(dst, '}')
 	}
 	return append(dst, ']')

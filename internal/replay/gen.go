@@ -172,22 +172,6 @@ func poisson(r *rand.Rand, mean float64) int64 {
 
 // --- formatting ---
 
-// appendDec appends v (1e-8 units) as a decimal string with 8 decimals, quoted.
-func appendDec(dst []byte, v int64) []byte {
-	dst = append(dst, '"')
-	if v < 0 {
-		dst = append(dst, '-')
-		v = -v
-	}
-	dst = strconv.AppendInt(dst, v/1e8, 10)
-	frac := v % 1e8
-	dst = append(dst, '.')
-	for d := int64(1e7); d > 0; d /= 10 {
-		dst = append(dst, byte('0'+frac/d%10))
-	}
-	return append(dst, '"')
-}
-
 // appendTS appends a wall time (Unix ns) in ms or µs.
 func appendTS(dst []byte, ns int64, micro bool) []byte {
 	if micro {
@@ -196,33 +180,8 @@ func appendTS(dst []byte, ns int64, micro bool) []byte {
 	return strconv.AppendInt(dst, ns/1e6, 10)
 }
 
-func appendKey(dst []byte, key string) []byte {
-	dst = append(dst, ',', '"')
-	dst = append(dst, key...)
-	return append(dst, '"', ':')
-}
-
-func appendStrField(dst []byte, key, v string) []byte {
-	dst = appendKey(dst, key)
-	dst = append(dst, '"')
-	dst = append(dst, v...)
-	return append(dst, '"')
-}
-
-func appendIntField(dst []byte, key string, v int64) []byte {
-	return strconv.AppendInt(appendKey(dst, key), v, 10)
-}
-
-func appendDecField(dst []byte, key string, v int64) []byte {
-	return appendDec(appendKey(dst, key), v)
-}
-
 func appendTSField(dst []byte, key string, ns int64, micro bool) []byte {
-	return appendTS(appendKey(dst, key), ns, micro)
-}
-
-func appendBoolField(dst []byte, key string, v bool) []byte {
-	return strconv.AppendBool(appendKey(dst, key), v)
+	return appendTS(binance.AppendKey(dst, key), ns, micro)
 }
 
 // appendHead appends `{"e":"<event>","E":<time>,"s":"<sym>"`.
@@ -231,7 +190,7 @@ func appendHead(dst []byte, event string, wall int64, micro bool, sym string) []
 	dst = append(dst, event...)
 	dst = append(dst, `","E":`...)
 	dst = appendTS(dst, wall, micro)
-	return appendStrField(dst, "s", sym)
+	return binance.AppendStrField(dst, "s", sym)
 }
 
 // --- trade, blockTrade ---
@@ -257,13 +216,13 @@ func (g *tradeGen) step(r *rand.Rand, wall int64) bool {
 
 func (g *tradeGen) render(dst []byte, micro bool) []byte {
 	dst = appendHead(dst, g.event, g.wall, micro, g.sym)
-	dst = appendIntField(dst, "t", g.t)
-	dst = appendDecField(dst, "p", g.p)
-	dst = appendDecField(dst, "q", g.q)
+	dst = binance.AppendIntField(dst, "t", g.t)
+	dst = binance.AppendDecField(dst, "p", g.p)
+	dst = binance.AppendDecField(dst, "q", g.q)
 	dst = appendTSField(dst, "T", g.tt, micro)
 	if g.maker {
-		dst = appendBoolField(dst, "m", g.buyerMaker)
-		dst = appendBoolField(dst, "M", true)
+		dst = binance.AppendBoolField(dst, "m", g.buyerMaker)
+		dst = binance.AppendBoolField(dst, "M", true)
 	}
 	return append(dst, '}')
 }
@@ -301,14 +260,14 @@ func (g *aggTradeGen) step(r *rand.Rand, wall int64) bool {
 
 func (g *aggTradeGen) render(dst []byte, micro bool) []byte {
 	dst = appendHead(dst, "aggTrade", g.wall, micro, g.sym)
-	dst = appendIntField(dst, "a", g.a)
-	dst = appendDecField(dst, "p", g.p)
-	dst = appendDecField(dst, "q", g.q)
-	dst = appendIntField(dst, "f", g.f)
-	dst = appendIntField(dst, "l", g.l)
+	dst = binance.AppendIntField(dst, "a", g.a)
+	dst = binance.AppendDecField(dst, "p", g.p)
+	dst = binance.AppendDecField(dst, "q", g.q)
+	dst = binance.AppendIntField(dst, "f", g.f)
+	dst = binance.AppendIntField(dst, "l", g.l)
 	dst = appendTSField(dst, "T", g.tt, micro)
-	dst = appendBoolField(dst, "m", g.buyerMaker)
-	dst = appendBoolField(dst, "M", true)
+	dst = binance.AppendBoolField(dst, "m", g.buyerMaker)
+	dst = binance.AppendBoolField(dst, "M", true)
 	return append(dst, '}')
 }
 
@@ -335,11 +294,11 @@ func (g *bookTickerGen) step(r *rand.Rand, _ int64) bool {
 func (g *bookTickerGen) render(dst []byte, _ bool) []byte {
 	dst = append(dst, `{"u":`...)
 	dst = strconv.AppendInt(dst, g.u, 10)
-	dst = appendStrField(dst, "s", g.sym)
-	dst = appendDecField(dst, "b", g.b)
-	dst = appendDecField(dst, "B", g.bq)
-	dst = appendDecField(dst, "a", g.a)
-	dst = appendDecField(dst, "A", g.aq)
+	dst = binance.AppendStrField(dst, "s", g.sym)
+	dst = binance.AppendDecField(dst, "b", g.b)
+	dst = binance.AppendDecField(dst, "B", g.bq)
+	dst = binance.AppendDecField(dst, "a", g.a)
+	dst = binance.AppendDecField(dst, "A", g.aq)
 	return append(dst, '}')
 }
 
@@ -347,22 +306,7 @@ func (g *bookTickerGen) seq() int64 { return g.u }
 
 // --- depth ---
 
-type level struct{ p, q int64 }
-
-func appendLevels(dst []byte, ls []level) []byte {
-	dst = append(dst, '[')
-	for i, l := range ls {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, '[')
-		dst = appendDec(dst, l.p)
-		dst = append(dst, ',')
-		dst = appendDec(dst, l.q)
-		dst = append(dst, ']')
-	}
-	return append(dst, ']')
-}
+type level = binance.Level
 
 type depthDiffGen struct {
 	sym    string
@@ -393,7 +337,7 @@ func (g *depthDiffGen) step(r *rand.Rand, wall int64) bool {
 	g.bids = g.sideLevels(r, g.bids[:0], -1, maxLevels)
 	g.asks = g.sideLevels(r, g.asks[:0], +1, maxLevels)
 	if len(g.bids)+len(g.asks) == 0 {
-		g.bids = append(g.bids, level{g.m.mid, g.m.qty(r)})
+		g.bids = append(g.bids, level{P: g.m.mid, Q: g.m.qty(r)})
 	}
 	return true
 }
@@ -411,17 +355,17 @@ func (g *depthDiffGen) sideLevels(r *rand.Rand, ls []level, dir int64, maxLevels
 		if dir > 0 {
 			p += g.m.tick
 		}
-		ls = append(ls, level{p, q})
+		ls = append(ls, level{P: p, Q: q})
 	}
 	return ls
 }
 
 func (g *depthDiffGen) render(dst []byte, micro bool) []byte {
 	dst = appendHead(dst, "depthUpdate", g.wall, micro, g.sym)
-	dst = appendIntField(dst, "U", g.uFirst)
-	dst = appendIntField(dst, "u", g.u)
-	dst = appendLevels(appendKey(dst, "b"), g.bids)
-	dst = appendLevels(appendKey(dst, "a"), g.asks)
+	dst = binance.AppendIntField(dst, "U", g.uFirst)
+	dst = binance.AppendIntField(dst, "u", g.u)
+	dst = binance.AppendLevels(binance.AppendKey(dst, "b"), g.bids)
+	dst = binance.AppendLevels(binance.AppendKey(dst, "a"), g.asks)
 	return append(dst, '}')
 }
 
@@ -440,8 +384,8 @@ func (g *depthPartialGen) step(r *rand.Rand, _ int64) bool {
 	g.bids, g.asks = g.bids[:0], g.asks[:0]
 	pb, pa := g.m.mid, g.m.mid+g.m.tick
 	for range g.levels {
-		g.bids = append(g.bids, level{pb, g.m.qty(r) * int64(1+r.IntN(10))})
-		g.asks = append(g.asks, level{pa, g.m.qty(r) * int64(1+r.IntN(10))})
+		g.bids = append(g.bids, level{P: pb, Q: g.m.qty(r) * int64(1+r.IntN(10))})
+		g.asks = append(g.asks, level{P: pa, Q: g.m.qty(r) * int64(1+r.IntN(10))})
 		pb -= g.m.tick * (1 + int64(r.IntN(2)))
 		pa += g.m.tick * (1 + int64(r.IntN(2)))
 	}
@@ -451,8 +395,8 @@ func (g *depthPartialGen) step(r *rand.Rand, _ int64) bool {
 func (g *depthPartialGen) render(dst []byte, _ bool) []byte {
 	dst = append(dst, `{"lastUpdateId":`...)
 	dst = strconv.AppendInt(dst, g.id, 10)
-	dst = appendLevels(appendKey(dst, "bids"), g.bids)
-	dst = appendLevels(appendKey(dst, "asks"), g.asks)
+	dst = binance.AppendLevels(binance.AppendKey(dst, "bids"), g.bids)
+	dst = binance.AppendLevels(binance.AppendKey(dst, "asks"), g.asks)
 	return append(dst, '}')
 }
 
@@ -544,22 +488,22 @@ func (g *klineGen) render(dst []byte, micro bool) []byte {
 		t, T = g.t0*1000, g.t1*1000-1
 	}
 	dst = strconv.AppendInt(dst, t, 10)
-	dst = appendIntField(dst, "T", T)
-	dst = appendStrField(dst, "s", g.sym)
-	dst = appendStrField(dst, "i", g.iv)
-	dst = appendIntField(dst, "f", g.f)
-	dst = appendIntField(dst, "L", g.l)
-	dst = appendDecField(dst, "o", g.o)
-	dst = appendDecField(dst, "c", g.c)
-	dst = appendDecField(dst, "h", g.h)
-	dst = appendDecField(dst, "l", g.lo)
-	dst = appendDecField(dst, "v", g.v)
-	dst = appendIntField(dst, "n", g.n)
-	dst = appendBoolField(dst, "x", g.closed)
-	dst = appendDecField(dst, "q", g.q)
-	dst = appendDecField(dst, "V", g.tv)
-	dst = appendDecField(dst, "Q", g.tq)
-	dst = appendStrField(dst, "B", "0")
+	dst = binance.AppendIntField(dst, "T", T)
+	dst = binance.AppendStrField(dst, "s", g.sym)
+	dst = binance.AppendStrField(dst, "i", g.iv)
+	dst = binance.AppendIntField(dst, "f", g.f)
+	dst = binance.AppendIntField(dst, "L", g.l)
+	dst = binance.AppendDecField(dst, "o", g.o)
+	dst = binance.AppendDecField(dst, "c", g.c)
+	dst = binance.AppendDecField(dst, "h", g.h)
+	dst = binance.AppendDecField(dst, "l", g.lo)
+	dst = binance.AppendDecField(dst, "v", g.v)
+	dst = binance.AppendIntField(dst, "n", g.n)
+	dst = binance.AppendBoolField(dst, "x", g.closed)
+	dst = binance.AppendDecField(dst, "q", g.q)
+	dst = binance.AppendDecField(dst, "V", g.tv)
+	dst = binance.AppendDecField(dst, "Q", g.tq)
+	dst = binance.AppendStrField(dst, "B", "0")
 	return append(dst, '}', '}')
 }
 
@@ -662,24 +606,24 @@ func (g *tickerGen) renderOne(dst []byte, t *tickerState, micro bool) []byte {
 	switch g.kind {
 	case binance.KindMiniTicker:
 		dst = appendHead(dst, "24hrMiniTicker", g.wall, micro, t.sym)
-		dst = appendDecField(dst, "c", c)
-		dst = appendDecField(dst, "o", t.open)
-		dst = appendDecField(dst, "h", t.high)
-		dst = appendDecField(dst, "l", t.low)
-		dst = appendDecField(dst, "v", t.vol)
-		dst = appendDecField(dst, "q", t.quote)
+		dst = binance.AppendDecField(dst, "c", c)
+		dst = binance.AppendDecField(dst, "o", t.open)
+		dst = binance.AppendDecField(dst, "h", t.high)
+		dst = binance.AppendDecField(dst, "l", t.low)
+		dst = binance.AppendDecField(dst, "v", t.vol)
+		dst = binance.AppendDecField(dst, "q", t.quote)
 		return append(dst, '}')
 	case binance.KindWindowTicker:
 		dst = appendHead(dst, g.window+"Ticker", g.wall, micro, t.sym)
-		dst = appendDecField(dst, "p", c-t.open)
+		dst = binance.AppendDecField(dst, "p", c-t.open)
 		dst = appendPct(dst, c, t.open)
-		dst = appendDecField(dst, "o", t.open)
-		dst = appendDecField(dst, "h", t.high)
-		dst = appendDecField(dst, "l", t.low)
-		dst = appendDecField(dst, "c", c)
-		dst = appendDecField(dst, "w", (t.open+t.high+t.low+c)/4)
-		dst = appendDecField(dst, "v", t.vol)
-		dst = appendDecField(dst, "q", t.quote)
+		dst = binance.AppendDecField(dst, "o", t.open)
+		dst = binance.AppendDecField(dst, "h", t.high)
+		dst = binance.AppendDecField(dst, "l", t.low)
+		dst = binance.AppendDecField(dst, "c", c)
+		dst = binance.AppendDecField(dst, "w", (t.open+t.high+t.low+c)/4)
+		dst = binance.AppendDecField(dst, "v", t.vol)
+		dst = binance.AppendDecField(dst, "q", t.quote)
 		win := int64(86400e9)
 		switch g.window {
 		case "1h":
@@ -690,38 +634,38 @@ func (g *tickerGen) renderOne(dst []byte, t *tickerState, micro bool) []byte {
 		open := (g.wall - win) / 60e9 * 60e9 // aligned to a minute: the window may be up to 59,999 ms wider
 		dst = appendTSField(dst, "O", open, micro)
 		dst = appendTSField(dst, "C", g.wall, micro)
-		dst = appendIntField(dst, "F", t.first)
-		dst = appendIntField(dst, "L", t.last)
-		dst = appendIntField(dst, "n", t.last-t.first+1)
+		dst = binance.AppendIntField(dst, "F", t.first)
+		dst = binance.AppendIntField(dst, "L", t.last)
+		dst = binance.AppendIntField(dst, "n", t.last-t.first+1)
 		return append(dst, '}')
 	}
 	dst = appendHead(dst, "24hrTicker", g.wall, micro, t.sym)
-	dst = appendDecField(dst, "p", c-t.open)
+	dst = binance.AppendDecField(dst, "p", c-t.open)
 	dst = appendPct(dst, c, t.open)
-	dst = appendDecField(dst, "w", (t.open+t.high+t.low+c)/4)
-	dst = appendDecField(dst, "x", t.prev)
-	dst = appendDecField(dst, "c", c)
-	dst = appendDecField(dst, "Q", t.lastQty)
-	dst = appendDecField(dst, "b", t.bid)
-	dst = appendDecField(dst, "B", t.bidQty)
-	dst = appendDecField(dst, "a", t.ask)
-	dst = appendDecField(dst, "A", t.askQty)
-	dst = appendDecField(dst, "o", t.open)
-	dst = appendDecField(dst, "h", t.high)
-	dst = appendDecField(dst, "l", t.low)
-	dst = appendDecField(dst, "v", t.vol)
-	dst = appendDecField(dst, "q", t.quote)
+	dst = binance.AppendDecField(dst, "w", (t.open+t.high+t.low+c)/4)
+	dst = binance.AppendDecField(dst, "x", t.prev)
+	dst = binance.AppendDecField(dst, "c", c)
+	dst = binance.AppendDecField(dst, "Q", t.lastQty)
+	dst = binance.AppendDecField(dst, "b", t.bid)
+	dst = binance.AppendDecField(dst, "B", t.bidQty)
+	dst = binance.AppendDecField(dst, "a", t.ask)
+	dst = binance.AppendDecField(dst, "A", t.askQty)
+	dst = binance.AppendDecField(dst, "o", t.open)
+	dst = binance.AppendDecField(dst, "h", t.high)
+	dst = binance.AppendDecField(dst, "l", t.low)
+	dst = binance.AppendDecField(dst, "v", t.vol)
+	dst = binance.AppendDecField(dst, "q", t.quote)
 	dst = appendTSField(dst, "O", g.wall-86400e9, micro)
 	dst = appendTSField(dst, "C", g.wall, micro)
-	dst = appendIntField(dst, "F", t.first)
-	dst = appendIntField(dst, "L", t.last)
-	dst = appendIntField(dst, "n", t.last-t.first+1)
+	dst = binance.AppendIntField(dst, "F", t.first)
+	dst = binance.AppendIntField(dst, "L", t.last)
+	dst = binance.AppendIntField(dst, "n", t.last-t.first+1)
 	return append(dst, '}')
 }
 
 // appendPct appends the "P" field: change in percent with 3 decimals, quoted.
 func appendPct(dst []byte, c, o int64) []byte {
-	dst = appendKey(dst, "P")
+	dst = binance.AppendKey(dst, "P")
 	dst = append(dst, '"')
 	dst = strconv.AppendFloat(dst, float64(c-o)*100/float64(o), 'f', 3, 64)
 	return append(dst, '"')
@@ -747,8 +691,8 @@ func (g *avgPriceGen) step(r *rand.Rand, wall int64) bool {
 
 func (g *avgPriceGen) render(dst []byte, micro bool) []byte {
 	dst = appendHead(dst, "avgPrice", g.wall, micro, g.sym)
-	dst = appendStrField(dst, "i", "5m")
-	dst = appendDecField(dst, "w", g.avg)
+	dst = binance.AppendStrField(dst, "i", "5m")
+	dst = binance.AppendDecField(dst, "w", g.avg)
 	dst = appendTSField(dst, "T", g.tt, micro)
 	return append(dst, '}')
 }
@@ -769,8 +713,8 @@ func (g *refPriceGen) step(r *rand.Rand, wall int64) bool {
 
 func (g *refPriceGen) render(dst []byte, micro bool) []byte {
 	dst = append(dst, `{"e":"referencePrice"`...)
-	dst = appendStrField(dst, "s", g.sym)
-	dst = appendDecField(dst, "r", g.m.mid)
+	dst = binance.AppendStrField(dst, "s", g.sym)
+	dst = binance.AppendDecField(dst, "r", g.m.mid)
 	dst = appendTSField(dst, "t", g.wall, micro)
 	return append(dst, '}')
 }

@@ -78,7 +78,7 @@ type ticker24h struct {
 	Count              int64  `json:"count"`
 }
 
-func dec(v int64) string { return strings.Trim(string(appendDec(nil, v)), `"`) }
+func dec(v int64) string { return strings.Trim(string(binance.AppendDec(nil, v)), `"`) }
 
 // tickerOf is a plausible, deterministic 24 h ticker of sym.
 func (s *Server) tickerOf(sym string) ticker24h {
@@ -179,9 +179,9 @@ func (s *Server) serveDepth(w http.ResponseWriter, r *http.Request) {
 			if dir > 0 {
 				p += g.m.tick
 			}
-			ls[i] = level{p: max(p, g.m.tick), q: g.m.qty(lr)}
+			ls[i] = level{P: max(p, g.m.tick), Q: g.m.qty(lr)}
 		}
-		b = appendLevels(appendKey(b, key), ls)
+		b = binance.AppendLevels(binance.AppendKey(b, key), ls)
 	}
 	side("bids", -1)
 	side("asks", 1)
