@@ -53,7 +53,7 @@ type benchProfile struct {
 // defaultBench is the built-in profile, the same as profiles/bench.yaml.
 func defaultBench() benchProfile {
 	return benchProfile{Scenarios: firehose.Names(), Libs: transport.Names(), Paths: bench.LibPaths,
-		Runs: 5, BytesPerRun: "8MB", Seed: 1}
+		Runs: 5, BytesPerRun: "24MB", Seed: 1}
 }
 
 func loadBenchProfile(path string, explicit bool) (benchProfile, error) {
