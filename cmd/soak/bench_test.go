@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -166,5 +167,36 @@ func TestBenchBadInput(t *testing.T) {
 				t.Errorf("exit code %d, stderr %q: want 2 and one line", code, errb.String())
 			}
 		})
+	}
+}
+
+// TestBenchProfiles reads profiles/bench*.yaml: each is valid, and bench.yaml
+// is the built-in default.
+func TestBenchProfiles(t *testing.T) {
+	files, err := filepath.Glob("../../profiles/bench*.yaml")
+	if err != nil || len(files) < 2 {
+		t.Fatalf("bench profiles: %v (%v), want bench.yaml and bench-full.yaml", files, err)
+	}
+	for _, f := range files {
+		p, err := loadBenchProfile(f, true)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		cfg, _, err := benchConfig(p)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if len(cfg.Scenarios) != 6 || len(cfg.Libs) != 5 || len(cfg.Paths) != 3 || cfg.Runs != 5 {
+			t.Errorf("%s: %d scenarios, %d libraries, %d paths, %d runs; want the whole table, 5 runs", f, len(cfg.Scenarios), len(cfg.Libs), len(cfg.Paths), cfg.Runs)
+		}
+		if filepath.Base(f) == "bench.yaml" {
+			want, _, err := benchConfig(defaultBench())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprintf("%+v", cfg) != fmt.Sprintf("%+v", want) {
+				t.Errorf("profiles/bench.yaml differs from the built-in default:\n got %+v\nwant %+v", cfg, want)
+			}
+		}
 	}
 }
