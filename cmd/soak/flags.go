@@ -72,6 +72,34 @@ on each connection. Scenarios: aggTrade, kline, depth20, depth, tickerArr, mix.`
 		},
 		flags: func(fs *flagSet) any { return firehoseFlags(fs) },
 	},
+	"bench": {
+		synopsis: "soak bench [-profile FILE] [-scenarios LIST] [-libs LIBS] [-paths LIST] [-runs N] [-n N] [-rcvbuf SIZE] [-cpus LISTS] [-format table|gobench] [-out DIR]",
+		about: `Measure each library's throughput and CPU per message when the socket is full: per
+scenario a firehose in its own process, and per library × path (bare, full, decode) plus the
+library-free raw reader a client in its own process, one at a time, each reading until the
+close 1000. Every run's messages and bytes are checked against what the firehose sent; a run
+that differs is marked invalid and left out. -runs rounds after one warm-up round, library
+order alternating (ABCDE, EDCBA, ...): cells are medians with min–max, a library is called
+best only when its difference from the second is significant. Writes results.json, table.txt
+and bench.txt (Go benchmark lines for benchstat) into DIR/bench-<time>/.`,
+		examples: []example{
+			{"soak bench", "the default table (profiles/bench.yaml): 6 scenarios × 3 paths × 5 libraries + raw"},
+			{"soak bench -scenarios aggTrade -libs gorilla,gobwas -runs 3 -format gobench", "Go benchmark lines for benchstat"},
+			{"soak bench -profile profiles/bench-full.yaml", "the whole table with 40 MB per run"},
+			{"soak bench -scenarios depth -rcvbuf 128KiB", "depth diffs with SO_RCVBUF set to 128 KiB"},
+		},
+		flags: func(fs *flagSet) any { return benchFlags(fs) },
+	},
+	"benchclient": {
+		synopsis: "soak benchclient",
+		about:    `A client process of soak bench (internal): its spec as JSON on stdin, its result as one JSON line on stdout.`,
+		examples: []example{{"soak benchclient", "read the spec from stdin, run it, print the result"}},
+	},
+	"benchserver": {
+		synopsis: "soak benchserver",
+		about:    `The firehose process of soak bench (internal): its spec as JSON on stdin, its address as one JSON line on stdout; it serves until stdin closes.`,
+		examples: []example{{"soak benchserver", "serve the spec read from stdin"}},
+	},
 	"report": {
 		synopsis: "soak report [-o FILE] [-out DIR] [RUN_DIR|DB]",
 		about: `Write report.html beside a run's database (default RUN: the latest run under -out). A
@@ -185,6 +213,27 @@ func firehoseFlags(fs *flagSet) *firehoseArgs {
 		n:          fs.Int("n", 0, "`N` messages per connection (default: about 40 MB of the scenario's messages, 200,000 aggTrade)"),
 		conns:      fs.Int("conns", 1, "serve `N` connections, then exit (at most 10000)"),
 		seed:       fs.Int64("seed", 1, "random seed `N` of the generated values"),
+	}
+}
+
+// benchArgs are the flags of soak bench.
+type benchArgs struct {
+	profile, out, format, libs, scenarios, paths, rcvbuf, cpus *string
+	runs, n                                                    *int
+}
+
+func benchFlags(fs *flagSet) *benchArgs {
+	return &benchArgs{
+		profile:   fs.String("profile", "", "YAML profile `FILE` (default "+defaultBenchProfile+", or the built-in default when that file is absent)"),
+		out:       fs.String("out", "out", "make the bench directory in `DIR`"),
+		format:    fs.String("format", "table", "what to print: `FORMAT` table, or gobench (Go benchmark lines, for benchstat)"),
+		libs:      fs.String("libs", "", "comma-separated `LIBS`, overrides the profile"),
+		scenarios: fs.String("scenarios", "", "comma-separated firehose scenarios `LIST`: aggTrade, kline, depth20, depth, tickerArr, mix"),
+		paths:     fs.String("paths", "", "comma-separated client paths `LIST`: bare, full, decode"),
+		runs:      fs.Int("runs", 5, "`N` counted rounds (after one warm-up round)"),
+		n:         fs.Int("n", 0, "`N` messages per connection (default: the profile's bytes_per_run of each scenario's messages)"),
+		rcvbuf:    fs.String("rcvbuf", "", "SO_RCVBUF of the clients' sockets, a `SIZE` such as 128KiB (default: the kernel's autotuning)"),
+		cpus:      fs.String("cpus", "", "pin the firehose and the clients to CPU `LISTS` SERVER:CLIENT, such as 0:1 or 0-1:2-3"),
 	}
 }
 

@@ -44,6 +44,11 @@ var meanings = map[string]struct{ arg, meaning string }{
 	"scenario":       {"NAME", "the firehose's scenario"},
 	"n":              {"N", "how many messages per connection"},
 	"conns":          {"N", "how many connections are served"},
+	"scenarios":      {"LIST", "the firehose scenarios to bench, comma-separated"},
+	"paths":          {"LIST", "the client paths to bench, comma-separated"},
+	"runs":           {"N", "how many counted rounds"},
+	"rcvbuf":         {"SIZE", "the clients' SO_RCVBUF"},
+	"cpus":           {"LISTS", "the CPUs the firehose and the clients are pinned to"},
 }
 
 // flagUse is a flag as one subcommand declares it.

@@ -73,6 +73,7 @@ Usage:
   soak run    -http 127.0.0.1:8080 ...                    also serve the live view: the report at /, Prometheus /metrics
   soak serve  [-addr HOST:PORT] [-profile FILE]          run the Binance-like replay server on its own
   soak firehose [-scenario NAME] [-n N] [-conns N]       a server that never paces: N messages a connection, then close 1000
+  soak bench  [-scenarios LIST] [-libs LIBS] [-runs N]    throughput and CPU µs/msg per library on a firehose, with spread
   soak report [-o FILE] [RUN_DIR|DB]                     write report.html beside a run's database (default: the latest run)
   soak export [-format csv|json] [-dir DIR] [RUN]        write a run's tables as CSV or NDJSON files
   soak compare RUN_A RUN_B                               two runs' end tables side by side, with differences
@@ -98,6 +99,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return serveCmd(ctx, rest, stdin, stdout, stderr)
 	case "firehose":
 		return firehoseCmd(ctx, rest, stdout, stderr)
+	case "bench":
+		return benchCmd(ctx, rest, stdout, stderr)
+	case "benchclient":
+		return benchClientCmd(ctx, rest, stdin, stdout, stderr)
+	case "benchserver":
+		return benchServerCmd(ctx, rest, stdin, stdout, stderr)
 	case "report":
 		return reportCmd(ctx, rest, stdout, stderr)
 	case "synth":

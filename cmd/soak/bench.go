@@ -1,0 +1,389 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/wssoak/wssoak/internal/bench"
+	"github.com/wssoak/wssoak/internal/firehose"
+	"github.com/wssoak/wssoak/internal/metrics"
+	"github.com/wssoak/wssoak/internal/profile"
+	"github.com/wssoak/wssoak/internal/transport"
+	"github.com/wssoak/wssoak/internal/wire"
+)
+
+// defaultBenchProfile is read when -profile is not given and it exists.
+const defaultBenchProfile = "profiles/bench.yaml"
+
+// benchProfile is the YAML of a bench profile (profiles/bench.yaml documents every key).
+type benchProfile struct {
+	Scenarios   []string `yaml:"scenarios"`
+	Libs        []string `yaml:"libs"`
+	Paths       []string `yaml:"paths"`
+	Runs        int      `yaml:"runs"`
+	N           int      `yaml:"n"`
+	BytesPerRun string   `yaml:"bytes_per_run"`
+	Seed        uint64   `yaml:"seed"`
+	RcvBuf      string   `yaml:"rcvbuf"`
+	CPUs        string   `yaml:"cpus"`
+	Runtime     struct {
+		GOMAXPROCS int    `yaml:"gomaxprocs"`
+		GOGC       int    `yaml:"gogc"`
+		GOMEMLIMIT string `yaml:"gomemlimit"`
+	} `yaml:"worker_runtime"`
+}
+
+// defaultBench is the built-in profile, the same as profiles/bench.yaml.
+func defaultBench() benchProfile {
+	return benchProfile{Scenarios: firehose.Names(), Libs: transport.Names(), Paths: bench.LibPaths,
+		Runs: 5, BytesPerRun: "24MB", Seed: 1}
+}
+
+func loadBenchProfile(path string, explicit bool) (benchProfile, error) {
+	p := defaultBench()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if !explicit && errors.Is(err, fs.ErrNotExist) {
+			return p, nil
+		}
+		return p, usageError{fmt.Errorf("flag -profile: %w", err)}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&p); err != nil && !errors.Is(err, io.EOF) {
+		return p, usageError{fmt.Errorf("flag -profile: %s: %w", path, err)}
+	}
+	return p, nil
+}
+
+// benchCmd runs soak bench.
+func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fset := newFlagSet("bench", stdout, stderr)
+	a := benchFlags(fset)
+	if err := parseFlags(fset, args); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fset.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	path := *a.profile
+	if path == "" {
+		path = defaultBenchProfile
+	}
+	p, err := loadBenchProfile(path, *a.profile != "")
+	if err != nil {
+		return err
+	}
+	for name, dst := range map[string]*[]string{"scenarios": &p.Scenarios, "libs": &p.Libs, "paths": &p.Paths} {
+		if set[name] {
+			*dst = splitList(map[string]string{"scenarios": *a.scenarios, "libs": *a.libs, "paths": *a.paths}[name])
+		}
+	}
+	if set["runs"] {
+		p.Runs = *a.runs
+	}
+	if set["n"] {
+		p.N = *a.n
+	}
+	if set["rcvbuf"] {
+		p.RcvBuf = *a.rcvbuf
+	}
+	if set["cpus"] {
+		p.CPUs = *a.cpus
+	}
+	cfg, notes, err := benchConfig(p)
+	if err != nil {
+		return err
+	}
+	if *a.format != "table" && *a.format != "gobench" {
+		return usageError{fmt.Errorf("flag -format: %q is not a format: want table or gobench", *a.format)}
+	}
+	id := "bench-" + time.Now().UTC().Format("20060102-150405")
+	dir := filepath.Join(*a.out, id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usageError{fmt.Errorf("flag -out: %w", err)}
+	}
+	if err := writeProbe(dir); err != nil {
+		return usageError{fmt.Errorf("flag -out: %w", err)}
+	}
+	if cfg.Exe, err = os.Executable(); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	cfg.Progress = stderr
+	host, _ := metrics.HostInfo()
+	versions := map[string]string{}
+	for _, lib := range cfg.Libs {
+		if tr, err := transport.Lookup(lib); err == nil {
+			versions[lib] = tr.Module() + "@" + tr.Version()
+		}
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	results, runErr := bench.Run(ctx, cfg)
+	elapsed := time.Since(start)
+	table := bench.Summarize(cfg, results)
+	header := benchHeader(id, host, versions, cfg, results, notes, elapsed)
+	var tbuf, gbuf bytes.Buffer
+	table.Print(&tbuf, header)
+	if err := bench.WriteGobench(&gbuf, host, versions, results); err != nil {
+		return err
+	}
+	rec := struct {
+		ID       string            `json:"id"`
+		Host     map[string]string `json:"host"`
+		Versions map[string]string `json:"versions"`
+		Config   bench.Config      `json:"config"`
+		Elapsed  float64           `json:"elapsed_s"`
+		Results  []bench.Result    `json:"results"`
+	}{id, host, versions, cfg, elapsed.Seconds(), results}
+	rec.Config.Progress = nil
+	js, _ := json.MarshalIndent(rec, "", " ")
+	for name, b := range map[string][]byte{"results.json": js, "table.txt": tbuf.Bytes(), "bench.txt": gbuf.Bytes()} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+	}
+	if *a.format == "gobench" {
+		_, _ = stdout.Write(gbuf.Bytes())
+	} else {
+		_, _ = stdout.Write(tbuf.Bytes())
+		fmt.Fprintf(stdout, "\nresults: %s (results.json, table.txt, bench.txt for benchstat)\n", dir)
+	}
+	if runErr != nil {
+		return fmt.Errorf("bench: %w", runErr)
+	}
+	return nil
+}
+
+// writeProbe checks that dir takes a file.
+func writeProbe(dir string) error {
+	f, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	_ = f.Close()
+	return os.Remove(name)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// benchConfig checks a profile (flags applied) and makes the bench's config;
+// notes are what the header says about it (pinning skipped).
+func benchConfig(p benchProfile) (bench.Config, []string, error) {
+	var cfg bench.Config
+	var notes []string
+	if len(p.Scenarios) == 0 {
+		return cfg, nil, usageError{errors.New("flag -scenarios: no scenario: want names such as aggTrade,depth")}
+	}
+	for _, s := range p.Scenarios {
+		if _, err := firehose.Lookup(s); err != nil {
+			return cfg, nil, usageError{fmt.Errorf("flag -scenarios: %w", err)}
+		}
+	}
+	if len(p.Libs) == 0 {
+		return cfg, nil, usageError{errors.New("flag -libs: no library: want names such as gorilla,gobwas")}
+	}
+	for _, l := range p.Libs {
+		if _, err := transport.Lookup(l); err != nil {
+			return cfg, nil, usageError{fmt.Errorf("flag -libs: %w", err)}
+		}
+	}
+	for _, x := range p.Paths {
+		if !slices.Contains(bench.LibPaths, x) {
+			return cfg, nil, usageError{fmt.Errorf("flag -paths: unknown path %q (known: %s)", x, strings.Join(bench.LibPaths, ", "))}
+		}
+	}
+	if len(p.Paths) == 0 {
+		return cfg, nil, usageError{errors.New("flag -paths: no path: want bare, full or decode")}
+	}
+	if p.Runs < 1 || p.Runs > 1000 {
+		return cfg, nil, usageError{fmt.Errorf("flag -runs: %d is not a number of rounds: want 1 to 1000", p.Runs)}
+	}
+	if p.N < 0 {
+		return cfg, nil, usageError{fmt.Errorf("flag -n: %d is not a message count: want 1 or more (0: bytes_per_run)", p.N)}
+	}
+	cfg = bench.Config{Scenarios: p.Scenarios, Libs: p.Libs, Paths: p.Paths, Runs: p.Runs, N: p.N, Seed: p.Seed,
+		Runtime: wire.Runtime{GOMAXPROCS: p.Runtime.GOMAXPROCS, GOGC: p.Runtime.GOGC}}
+	if p.BytesPerRun != "" {
+		b, err := profile.ParseByteSize(p.BytesPerRun)
+		if err != nil || b < 1 {
+			return cfg, nil, usageError{fmt.Errorf("flag -profile: bytes_per_run %q: want a size such as 8MB", p.BytesPerRun)}
+		}
+		cfg.BytesPerRun = int64(b)
+	} else if p.N == 0 {
+		cfg.BytesPerRun = 41_000_000
+	}
+	if p.RcvBuf != "" {
+		b, err := profile.ParseByteSize(p.RcvBuf)
+		if err != nil || b < 0 || b > 1<<30 {
+			return cfg, nil, usageError{fmt.Errorf("flag -rcvbuf: %q is not a buffer size: want bytes or a size such as 128KiB (0: the kernel's autotuning)", p.RcvBuf)}
+		}
+		cfg.RcvBuf = int(b)
+	}
+	if p.Runtime.GOMEMLIMIT != "" {
+		b, err := profile.ParseByteSize(p.Runtime.GOMEMLIMIT)
+		if err != nil || b < 0 {
+			return cfg, nil, usageError{fmt.Errorf("flag -profile: worker_runtime.gomemlimit %q: want a size such as 512MiB", p.Runtime.GOMEMLIMIT)}
+		}
+		cfg.Runtime.GOMEMLIMIT = int64(b)
+	}
+	if p.Runtime.GOMAXPROCS < 0 || p.Runtime.GOGC < -1 {
+		return cfg, nil, usageError{errors.New("flag -profile: worker_runtime: gomaxprocs 0 or more, gogc -1 or more")}
+	}
+	if p.CPUs != "" {
+		srv, cli, err := parseCPUs(p.CPUs)
+		if err != nil {
+			return cfg, nil, usageError{fmt.Errorf("flag -cpus: %w", err)}
+		}
+		if missing := absentCPUs(append(slices.Clone(srv), cli...)); len(missing) > 0 {
+			notes = append(notes, fmt.Sprintf("-cpus %s: not pinned, this machine lacks CPU(s) %v", p.CPUs, missing))
+		} else {
+			cfg.ServerCPUs, cfg.ClientCPUs = srv, cli
+			notes = append(notes, fmt.Sprintf("pinned: firehose on CPU(s) %v, clients on %v", srv, cli))
+		}
+	}
+	return cfg, notes, nil
+}
+
+// parseCPUs reads "SERVER:CLIENT", each a taskset-style list such as 0 or 2-3,5.
+func parseCPUs(s string) (srv, cli []int, err error) {
+	a, b, ok := strings.Cut(s, ":")
+	if !ok {
+		return nil, nil, fmt.Errorf("%q: want SERVER:CLIENT CPU lists, such as 0:1 or 0-1:2-3", s)
+	}
+	if srv, err = cpuList(a); err == nil {
+		cli, err = cpuList(b)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%q: %w", s, err)
+	}
+	return srv, cli, nil
+}
+
+func cpuList(s string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err := strconv.Atoi(lo)
+		b := a
+		if err == nil && isRange {
+			b, err = strconv.Atoi(hi)
+		}
+		if err != nil || a < 0 || b < a || b > 1023 {
+			return nil, fmt.Errorf("%q is not a CPU list such as 0, 2-3 or 0,2", s)
+		}
+		for c := a; c <= b; c++ {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func absentCPUs(cpus []int) []int {
+	have := bench.UsableCPUs()
+	var out []int
+	for _, c := range cpus {
+		if !have[c] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func benchHeader(id string, host, versions map[string]string, cfg bench.Config, rs []bench.Result, notes []string, elapsed time.Duration) []string {
+	h := []string{fmt.Sprintf("soak bench %s: %d scenario(s) × %d path(s) × %d librar(ies) + raw, %d counted round(s) after a warm-up, %.0f s",
+		id, len(cfg.Scenarios), len(cfg.Paths), len(cfg.Libs), cfg.Runs, elapsed.Seconds())}
+	h = append(h, fmt.Sprintf("host: %s; %s logical CPUs; kernel %s; clocksource %s; governor %s; load %s; %s/%s %s",
+		orDash(host["cpu_model"]), orDash(host["cpu_logical"]), orDash(host["kernel"]), orDash(host["clocksource"]),
+		orDash(host["cpu_governor"]), orDash(host["load_at_start"]), runtime.GOOS, runtime.GOARCH, runtime.Version()))
+	rts := map[string]bool{}
+	for _, r := range rs {
+		rts[r.Runtime.String()] = true
+	}
+	h = append(h, "client runtime: "+strings.Join(slices.Sorted(mapsKeys(rts)), " | "))
+	rcv := "kernel default (autotuning)"
+	if cfg.RcvBuf > 0 {
+		rcv = fmt.Sprint(cfg.RcvBuf, " bytes")
+	}
+	nDesc := fmt.Sprintf("%d bytes of payload per run", cfg.BytesPerRun)
+	if cfg.N > 0 {
+		nDesc = fmt.Sprintf("%d messages per run", cfg.N)
+	}
+	h = append(h, fmt.Sprintf("%s; SO_RCVBUF %s", nDesc, rcv))
+	var vs []string
+	for _, lib := range cfg.Libs {
+		vs = append(vs, versions[lib])
+	}
+	h = append(h, "libraries: "+strings.Join(vs, ", "))
+	return append(h, notes...)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func mapsKeys(m map[string]bool) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// benchClientCmd is the hidden client process of soak bench: a ClientSpec
+// on stdin, one JSON result line on stdout.
+func benchClientCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fset := newFlagSet("benchclient", stdout, stderr)
+	if err := parseFlags(fset, args); err != nil {
+		return err
+	}
+	var spec bench.ClientSpec
+	if err := json.NewDecoder(stdin).Decode(&spec); err != nil {
+		return fmt.Errorf("benchclient: read spec: %w", err)
+	}
+	res := bench.RunClient(ctx, spec)
+	b, _ := json.Marshal(res)
+	_, err := fmt.Fprintf(stdout, "%s\n", b)
+	return err
+}
+
+// benchServerCmd is the hidden firehose process of soak bench.
+func benchServerCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fset := newFlagSet("benchserver", stdout, stderr)
+	if err := parseFlags(fset, args); err != nil {
+		return err
+	}
+	signal.Ignore(syscall.SIGINT) // the parent ends it (stdin)
+	return bench.Serve(stdin, stdout)
+}

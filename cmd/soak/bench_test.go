@@ -1,0 +1,202 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/wssoak/wssoak/internal/bench"
+)
+
+// benchDir returns the one bench directory under out.
+func benchDir(t *testing.T, out string) string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(out, "bench-*"))
+	if err != nil || len(m) != 1 {
+		t.Fatalf("bench directories under %s: %v (%v), want one", out, m, err)
+	}
+	return m[0]
+}
+
+// parseGobench reads Go benchmark lines with benchfmt and returns the
+// results' full names.
+func parseGobench(t *testing.T, text string) []string {
+	t.Helper()
+	r := benchfmt.NewReader(strings.NewReader(text), "bench.txt")
+	var names []string
+	for r.Scan() {
+		switch rec := r.Result().(type) {
+		case *benchfmt.Result:
+			if _, ok := rec.Value("msgs/s"); !ok {
+				t.Errorf("%s: no msgs/s value", rec.Name.Full())
+			}
+			if _, ok := rec.Value("cpu-µs/msg"); !ok {
+				t.Errorf("%s: no cpu-µs/msg value", rec.Name.Full())
+			}
+			names = append(names, string(rec.Name.Full()))
+		case *benchfmt.SyntaxError:
+			t.Errorf("benchfmt: %v", rec)
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+func TestBench(t *testing.T) {
+	out := t.TempDir()
+	stdout, stderr, err := runSoak(t, "bench", "-scenarios", "aggTrade,depth", "-libs", "gorilla,gobwas", "-runs", "2", "-n", "300", "-out", out)
+	if err != nil {
+		t.Fatalf("soak bench: %v\n%s", err, stderr)
+	}
+	head := ""
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(l, "scenario ") {
+			head = l
+			break
+		}
+	}
+	for _, col := range []string{"gorilla", "gobwas", "raw", "verdict"} {
+		if !strings.Contains(head, col) {
+			t.Errorf("table header %q lacks column %s:\n%s", head, col, stdout)
+		}
+	}
+	for _, sc := range []string{"aggTrade", "depth"} {
+		for _, p := range bench.LibPaths {
+			if !strings.Contains(stdout, "\n"+sc+strings.Repeat(" ", 10-len(sc))+p+" ") {
+				t.Errorf("table lacks the row %s %s:\n%s", sc, p, stdout)
+			}
+		}
+	}
+	for _, want := range []string{"firehose ceiling", "full / bare", "host: ", "client runtime: GOMAXPROCS="} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	dir := benchDir(t, out)
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Results []bench.Result `json:"results"`
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	// 2 scenarios × (3 paths × 2 libraries + raw + ceiling) × (2 rounds + the warm-up)
+	if len(rec.Results) != 2*8*3 {
+		t.Errorf("%d results, want %d", len(rec.Results), 2*8*3)
+	}
+	paths := map[string]int{}
+	for _, r := range rec.Results {
+		paths[r.Path]++
+		if !r.Valid || r.Messages != 300 || r.Messages != r.SentMessages || r.PayloadBytes != r.SentPayload {
+			t.Errorf("%s %s/%s round %d: valid %v (%s), received %d msgs %d bytes, sent %d %d",
+				r.Scenario, r.Lib, r.Path, r.Round, r.Valid, r.Invalid, r.Messages, r.PayloadBytes, r.SentMessages, r.SentPayload)
+		}
+	}
+	for _, p := range []string{"bare", "full", "decode", "raw", "ceiling"} {
+		if paths[p] == 0 {
+			t.Errorf("no run of path %s", p)
+		}
+	}
+	gb, err := os.ReadFile(filepath.Join(dir, "bench.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The counted runs: 2 scenarios × 8 cells × 2 rounds.
+	if names := parseGobench(t, string(gb)); len(names) != 2*8*2 {
+		t.Errorf("bench.txt: %d benchmark lines, want %d:\n%s", len(names), 2*8*2, gb)
+	}
+}
+
+func TestBenchGobench(t *testing.T) {
+	stdout, stderr, err := runSoak(t, "bench", "-scenarios", "kline", "-libs", "coder", "-paths", "bare", "-runs", "1", "-n", "100", "-format", "gobench", "-out", t.TempDir())
+	if err != nil {
+		t.Fatalf("soak bench: %v\n%s", err, stderr)
+	}
+	names := parseGobench(t, stdout)
+	want := []string{"Soak/scenario=kline/path=bare/lib=coder", "Soak/scenario=kline/path=raw/lib=raw", "Soak/scenario=kline/path=ceiling/lib=raw"}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("benchmarks %q, want %q", names, want)
+	}
+}
+
+func TestBenchBadInput(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		flag string
+	}{
+		{"unknown scenario", []string{"-scenarios", "aggTrade,bookDepth"}, "-scenarios"},
+		{"unknown library", []string{"-libs", "gorilla,nhooyr"}, "-libs"},
+		{"unknown path", []string{"-paths", "fast"}, "-paths"},
+		{"no runs", []string{"-runs", "0"}, "-runs"},
+		{"rcvbuf word", []string{"-rcvbuf", "banana"}, "-rcvbuf"},
+		{"cpus word", []string{"-cpus", "all"}, "-cpus"},
+		{"format", []string{"-format", "csv"}, "-format"},
+		{"out not a directory", []string{"-out", filepath.Join(file, "sub")}, "-out"},
+		{"profile missing", []string{"-profile", filepath.Join(t.TempDir(), "none.yaml")}, "-profile"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"bench", "-out", t.TempDir()}, tt.args...)
+			_, _, err := runSoak(t, args...)
+			var ue usageError
+			if !errors.As(err, &ue) {
+				t.Fatalf("soak %v: error %v, want a usage error", args, err)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "flag "+tt.flag+":") || strings.Contains(msg, "\n") {
+				t.Errorf("soak %v: error %q, want one line naming flag %s", args, msg, tt.flag)
+			}
+			var errb strings.Builder
+			if code := exitCode(err, &errb); code != 2 || strings.Count(errb.String(), "\n") != 1 {
+				t.Errorf("exit code %d, stderr %q: want 2 and one line", code, errb.String())
+			}
+		})
+	}
+}
+
+// TestBenchProfiles reads profiles/bench*.yaml: each is valid, and bench.yaml
+// is the built-in default.
+func TestBenchProfiles(t *testing.T) {
+	files, err := filepath.Glob("../../profiles/bench*.yaml")
+	if err != nil || len(files) < 2 {
+		t.Fatalf("bench profiles: %v (%v), want bench.yaml and bench-full.yaml", files, err)
+	}
+	for _, f := range files {
+		p, err := loadBenchProfile(f, true)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		cfg, _, err := benchConfig(p)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if len(cfg.Scenarios) != 6 || len(cfg.Libs) != 5 || len(cfg.Paths) != 3 || cfg.Runs != 5 {
+			t.Errorf("%s: %d scenarios, %d libraries, %d paths, %d runs; want the whole table, 5 runs", f, len(cfg.Scenarios), len(cfg.Libs), len(cfg.Paths), cfg.Runs)
+		}
+		if filepath.Base(f) == "bench.yaml" {
+			want, _, err := benchConfig(defaultBench())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprintf("%+v", cfg) != fmt.Sprintf("%+v", want) {
+				t.Errorf("profiles/bench.yaml differs from the built-in default:\n got %+v\nwant %+v", cfg, want)
+			}
+		}
+	}
+}

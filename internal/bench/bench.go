@@ -1,0 +1,228 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"slices"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/firehose"
+	"github.com/wssoak/wssoak/internal/wire"
+)
+
+// Config is one soak bench.
+type Config struct {
+	Exe          string   `json:"-"` // the soak binary: run as "benchserver" and "benchclient"
+	Scenarios    []string // firehose scenario names
+	Libs         []string // transport names
+	Paths        []string // of LibPaths
+	Runs         int      // counted rounds; one warm-up round more
+	N            int      // messages per run; 0: BytesPerRun of each scenario's payloads
+	BytesPerRun  int64    // payload bytes per run when N is 0
+	Seed         uint64
+	RcvBuf       int
+	ServerCPUs   []int // nil: not pinned
+	ClientCPUs   []int
+	Runtime      wire.Runtime
+	Progress     io.Writer `json:"-"` // a line per run; nil: none
+	ChildTimeout time.Duration
+}
+
+// MessagesFor returns the message count of a run of sc.
+func (c *Config) MessagesFor(sc firehose.Scenario) int {
+	if c.N > 0 {
+		return c.N
+	}
+	return max(10, int(c.BytesPerRun/int64(sc.Target)))
+}
+
+// Order is the library order of a round: as given in even rounds, reversed
+// in odd ones (ABCDE, EDCBA, ABCDE, …), so that no library always runs
+// first or last after the others warmed the machine.
+func Order(libs []string, round int) []string {
+	out := slices.Clone(libs)
+	if round%2 == 1 {
+		slices.Reverse(out)
+	}
+	return out
+}
+
+// Run runs the bench: per scenario a firehose process, and round by round
+// (round 0 the warm-up) every library × path, then raw and the ceiling, each
+// client in a process of its own, one at a time.
+func Run(ctx context.Context, cfg Config) ([]Result, error) {
+	if cfg.ChildTimeout == 0 {
+		cfg.ChildTimeout = 5 * time.Minute
+	}
+	var all []Result
+	for _, name := range cfg.Scenarios {
+		sc, err := firehose.Lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		rs, err := runScenario(ctx, cfg, sc)
+		all = append(all, rs...)
+		if err != nil {
+			return all, fmt.Errorf("scenario %s: %w", name, err)
+		}
+	}
+	return all, nil
+}
+
+func runScenario(ctx context.Context, cfg Config, sc firehose.Scenario) ([]Result, error) {
+	srv := exec.CommandContext(ctx, cfg.Exe, "benchserver")
+	stdin, err := srv.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("firehose process: %w", err)
+	}
+	stdout, err := srv.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("firehose process: %w", err)
+	}
+	var serr bytes.Buffer
+	srv.Stderr = &serr
+	if err := startPinned(srv, cfg.ServerCPUs); err != nil {
+		return nil, fmt.Errorf("start firehose process: %w", err)
+	}
+	defer func() {
+		_ = stdin.Close()
+		done := make(chan struct{})
+		go func() { _ = srv.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = srv.Process.Kill()
+			<-done
+		}
+	}()
+	spec, _ := json.Marshal(ServerSpec{Scenario: sc.Name, N: cfg.MessagesFor(sc), Seed: cfg.Seed})
+	if _, err := fmt.Fprintf(stdin, "%s\n", spec); err != nil {
+		return nil, fmt.Errorf("firehose process: %w", err)
+	}
+	line, err := bufio.NewReader(stdout).ReadBytes('\n')
+	var info ServerInfo
+	if err == nil {
+		err = json.Unmarshal(line, &info)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("firehose process: %w: %s", err, bytes.TrimSpace(serr.Bytes()))
+	}
+	var out []Result
+	for round := 0; round <= cfg.Runs; round++ {
+		type job struct{ lib, path string }
+		var jobs []job
+		for _, p := range cfg.Paths {
+			for _, lib := range Order(cfg.Libs, round) {
+				jobs = append(jobs, job{lib, p})
+			}
+		}
+		jobs = append(jobs, job{RawLib, PathRaw}, job{RawLib, PathCeiling})
+		for _, j := range jobs {
+			if err := ctx.Err(); err != nil {
+				return out, err
+			}
+			cs := ClientSpec{URL: info.URL, StatsURL: info.StatsURL, Lib: j.lib, Path: j.path, Streams: info.Streams,
+				RcvBuf: cfg.RcvBuf, Runtime: cfg.Runtime}
+			if j.path == PathCeiling {
+				cs.SkipBytes = info.WireBytes + 4 // the close frame 1000: a 2-byte header, a 2-byte code
+			}
+			r := runChild(ctx, cfg, cs)
+			r.Scenario, r.Round = sc.Name, round
+			check(ctx, &r, info)
+			out = append(out, r)
+			if cfg.Progress != nil {
+				state := "ok"
+				if !r.Valid {
+					state = "INVALID: " + r.Invalid
+				}
+				warm := ""
+				if round == 0 {
+					warm = " (warm-up)"
+				}
+				fmt.Fprintf(cfg.Progress, "round %d%s %s %s/%s: %d msgs in %.3f s, %.0f msgs/s, %.3f CPU µs/msg; %s\n",
+					round, warm, sc.Name, r.Lib, r.Path, r.Messages, float64(r.WallNS)/1e9, r.MsgsPerSec(), r.CPUPerMsg(), state)
+			}
+		}
+	}
+	return out, nil
+}
+
+// runChild runs one client process and returns its result.
+func runChild(ctx context.Context, cfg Config, cs ClientSpec) Result {
+	ctx, cancel := context.WithTimeout(ctx, cfg.ChildTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cfg.Exe, "benchclient")
+	spec, _ := json.Marshal(cs)
+	cmd.Stdin = bytes.NewReader(append(spec, '\n'))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	res := Result{Lib: cs.Lib, Path: cs.Path}
+	if err := startPinned(cmd, cfg.ClientCPUs); err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	werr := cmd.Wait()
+	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &res); err != nil {
+		res.Err = fmt.Sprintf("client process: %v (exit: %v): %s", err, werr, bytes.TrimSpace(stderr.Bytes()))
+	}
+	return res
+}
+
+// check compares the result with what the firehose says it sent on the
+// connection (the latest: clients run one at a time).
+func check(ctx context.Context, r *Result, info ServerInfo) {
+	st, err := fetchStats(ctx, info.StatsURL)
+	if err == nil && len(st.Conns) == 0 {
+		err = errors.New("no connection")
+	}
+	switch {
+	case r.Err != "":
+		r.Invalid = r.Err
+	case err != nil:
+		r.Invalid = "firehose stats: " + err.Error()
+	default:
+		c := st.Conns[len(st.Conns)-1]
+		r.SentMessages, r.SentPayload = int64(c.Messages), c.PayloadBytes
+		if r.Path == PathCeiling {
+			// Skip counts bytes, not messages: the bytes are the check.
+			if want := c.WireBytes + 4; r.PayloadBytes != want || c.Messages != info.N {
+				r.Invalid = fmt.Sprintf("read %d bytes, firehose wrote %d (+4 of close)", r.PayloadBytes, c.WireBytes)
+				break
+			}
+			r.Messages, r.PayloadBytes = int64(c.Messages), c.PayloadBytes
+		}
+		switch {
+		case r.Messages != int64(c.Messages) || r.PayloadBytes != c.PayloadBytes:
+			r.Invalid = fmt.Sprintf("received %d messages, %d bytes; firehose sent %d, %d", r.Messages, r.PayloadBytes, c.Messages, c.PayloadBytes)
+		case c.Messages != info.N:
+			r.Invalid = fmt.Sprintf("firehose sent %d of %d messages", c.Messages, info.N)
+		case r.Lost != 0 || r.Dup != 0:
+			r.Invalid = fmt.Sprintf("sequence accounting: %d lost, %d duplicates", r.Lost, r.Dup)
+		}
+	}
+	r.Valid = r.Invalid == ""
+}
+
+func fetchStats(ctx context.Context, url string) (firehose.Stats, error) {
+	var st firehose.Stats
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return st, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return st, err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return st, fmt.Errorf("decode stats: %w", err)
+	}
+	return st, nil
+}

@@ -1,0 +1,69 @@
+package bench
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestOrder(t *testing.T) {
+	libs := []string{"A", "B", "C", "D", "E"}
+	want := []string{"ABCDE", "EDCBA", "ABCDE", "EDCBA"}
+	for round, w := range want {
+		if got := strings.Join(Order(libs, round), ""); got != w {
+			t.Errorf("round %d: order %s, want %s", round, got, w)
+		}
+	}
+	if strings.Join(libs, "") != "ABCDE" {
+		t.Errorf("Order changed its argument: %v", libs)
+	}
+}
+
+func TestSignificant(t *testing.T) {
+	tests := []struct {
+		name string
+		a, b []float64
+		want bool
+	}{
+		{"apart", []float64{100, 101, 102, 103, 104}, []float64{120, 121, 122, 123, 124}, true},
+		{"interleaved", []float64{100, 102, 104, 106, 108}, []float64{101, 103, 105, 107, 109}, false},
+		{"same", []float64{5, 5, 5, 5, 5}, []float64{5, 5, 5, 5, 5}, false},
+		{"too few to tell", []float64{1, 2}, []float64{10, 20}, false}, // n=2+2: the U test cannot reach 0.05
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := slices.Clone(tt.a)
+			got, p := Significant(tt.a, tt.b)
+			if got != tt.want {
+				t.Errorf("Significant(%v, %v) = %v (p=%.3f), want %v", tt.a, tt.b, got, p, tt.want)
+			}
+			if !slices.Equal(a, tt.a) {
+				t.Errorf("Significant reordered its argument: %v", tt.a)
+			}
+		})
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	cfg := Config{Scenarios: []string{"aggTrade"}, Libs: []string{"gorilla"}, Paths: []string{PathBare}}
+	r := func(round int, wallMS int64, valid bool) Result {
+		return Result{Scenario: "aggTrade", Lib: "gorilla", Path: PathBare, Round: round, Messages: 1000, WallNS: wallMS * 1e6, UserNS: 1e6, Valid: valid}
+	}
+	rs := []Result{
+		r(0, 1, true),  // warm-up: left out
+		r(1, 10, true), // 100,000 msgs/s
+		r(2, 5, true),  // 200,000
+		r(3, 20, true), // 50,000
+		r(4, 1, false), // invalid: left out
+	}
+	c := Summarize(cfg, rs).Cell("aggTrade", PathBare, "gorilla")
+	if c == nil {
+		t.Fatal("no cell")
+	}
+	if c.Rate.N != 3 || c.Invalid != 1 || c.Rate.Median != 100000 || c.Rate.Min != 50000 || c.Rate.Max != 200000 {
+		t.Errorf("cell %+v, want 3 runs, 1 invalid, median 100000, min 50000, max 200000", c.Rate)
+	}
+	if c.CPU.Median != 1 {
+		t.Errorf("CPU µs/msg %v, want 1", c.CPU.Median)
+	}
+}

@@ -1,0 +1,208 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"runtime"
+	"runtime/debug"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/firehose/rawws"
+	"github.com/wssoak/wssoak/internal/transport"
+	"github.com/wssoak/wssoak/internal/wire"
+	"github.com/wssoak/wssoak/internal/worker"
+)
+
+// dialTimeout bounds a client's handshake.
+const dialTimeout = 10 * time.Second
+
+// counter is the bare path's handler: it only counts.
+type counter struct{ msgs, bytes int64 }
+
+func (c *counter) OnMessage(_ bool, p []byte) { c.msgs++; c.bytes += int64(len(p)) }
+func (c *counter) OnPing([]byte)              {}
+func (c *counter) OnPong([]byte)              {}
+
+// applyRuntime sets the Go runtime asked for (zero fields keep Go's default,
+// as a soak worker does) and returns what the process then runs with.
+func applyRuntime(r wire.Runtime) wire.Runtime {
+	if r.GOMAXPROCS > 0 {
+		runtime.GOMAXPROCS(r.GOMAXPROCS)
+	}
+	if r.GOGC != 0 {
+		debug.SetGCPercent(r.GOGC)
+	}
+	if r.GOMEMLIMIT > 0 {
+		debug.SetMemoryLimit(r.GOMEMLIMIT)
+	}
+	gc := debug.SetGCPercent(100)
+	debug.SetGCPercent(gc)
+	limit := debug.SetMemoryLimit(-1)
+	if limit == math.MaxInt64 {
+		limit = 0
+	}
+	return wire.Runtime{GOMAXPROCS: runtime.GOMAXPROCS(0), GOGC: gc, GOMEMLIMIT: limit}
+}
+
+// mark is the process's counters at one instant.
+type mark struct {
+	at             time.Time
+	user, sys, rss int64
+	syscr, rchar   int64
+	mallocs        uint64
+}
+
+func takeMark() (mark, error) {
+	var m mark
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms) // stops the world: before the clock is read
+	m.mallocs = ms.Mallocs
+	var err error
+	if m.syscr, m.rchar, err = procIO(); err != nil {
+		return m, err
+	}
+	if m.user, m.sys, m.rss, err = rusage(); err != nil {
+		return m, err
+	}
+	m.at = time.Now()
+	return m, nil
+}
+
+// RunClient is a client process: it dials spec.URL, reads until the close
+// 1000 the way spec.Path asks, and returns what it measured.
+func RunClient(ctx context.Context, spec ClientSpec) Result {
+	res := Result{Lib: spec.Lib, Path: spec.Path, Runtime: applyRuntime(spec.Runtime)}
+	if err := runClient(ctx, spec, &res); err != nil {
+		res.Err = err.Error()
+	}
+	return res
+}
+
+func runClient(ctx context.Context, spec ClientSpec, res *Result) error {
+	d := &transport.Dialer{RcvBuf: spec.RcvBuf, Timeout: dialTimeout}
+	var nc net.Conn
+	netDial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		nc = c
+		return c, err
+	}
+	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	if spec.Lib == RawLib {
+		return runRaw(dctx, spec, res, netDial, &nc)
+	}
+	tr, err := transport.Lookup(spec.Lib)
+	if err != nil {
+		return err
+	}
+	res.Version = tr.Version()
+	var h transport.Handler
+	var rp *worker.ReadPath
+	bare := &counter{}
+	var dec *decoder
+	switch spec.Path {
+	case PathBare:
+		h = bare
+	case PathFull, PathDecode:
+		if rp, err = worker.NewReadPath(tr, spec.Streams); err != nil {
+			return err
+		}
+		h = rp.Handler()
+		if spec.Path == PathDecode {
+			dec = &decoder{next: h}
+			h = dec
+		}
+	default:
+		return fmt.Errorf("unknown path %q", spec.Path)
+	}
+	conn, err := tr.Dial(dctx, transport.DialConfig{URL: spec.URL, NetDial: netDial, HandshakeTimeout: dialTimeout})
+	if err != nil {
+		return fmt.Errorf("dial: %w", err)
+	}
+	defer conn.Abort()
+	if rp != nil {
+		rp.SetClock(transport.ReadClockOf(nc))
+	}
+	if nc != nil {
+		res.RcvBuf, _ = transport.ReceiveBuffer(nc)
+	}
+	m0, err := takeMark()
+	if err != nil {
+		return err
+	}
+	runErr := conn.Run(h)
+	m1, err := takeMark()
+	if err != nil {
+		return err
+	}
+	res.record(m0, m1)
+	switch {
+	case rp != nil:
+		c := rp.Counts()
+		res.Messages, res.PayloadBytes, res.Lost, res.Dup = c.Messages, c.Bytes, c.Lost, c.Dup
+	default:
+		res.Messages, res.PayloadBytes = bare.msgs, bare.bytes
+	}
+	if dec != nil && dec.errs > 0 {
+		return fmt.Errorf("decode: %d messages did not decode", dec.errs)
+	}
+	var ce *transport.CloseError
+	if !errors.As(runErr, &ce) || ce.Code != 1000 {
+		return fmt.Errorf("read: %v, want close 1000", runErr)
+	}
+	return nil
+}
+
+// runRaw reads with rawws: every message counted (PathRaw), or the known
+// byte count skipped (PathCeiling).
+func runRaw(ctx context.Context, spec ClientSpec, res *Result, netDial func(context.Context, string, string) (net.Conn, error), nc *net.Conn) error {
+	c, err := rawws.Dial(ctx, spec.URL, rawws.Options{NetDial: netDial})
+	if err != nil {
+		return fmt.Errorf("dial: %w", err)
+	}
+	defer c.Close()
+	if *nc != nil {
+		res.RcvBuf, _ = transport.ReceiveBuffer(*nc)
+	}
+	m0, err := takeMark()
+	if err != nil {
+		return err
+	}
+	var counts rawws.Counts
+	var runErr error
+	switch spec.Path {
+	case PathRaw:
+		counts, runErr = c.Drain()
+	case PathCeiling:
+		counts, runErr = c.Skip(spec.SkipBytes)
+	default:
+		return fmt.Errorf("unknown path %q for %s", spec.Path, RawLib)
+	}
+	m1, err := takeMark()
+	if err != nil {
+		return err
+	}
+	res.record(m0, m1)
+	res.Messages, res.PayloadBytes = counts.Messages, counts.PayloadBytes
+	if spec.Path == PathCeiling {
+		res.PayloadBytes = counts.WireBytes // the parent checks it against the wire bytes sent
+	}
+	if runErr != nil {
+		return fmt.Errorf("read: %w", runErr)
+	}
+	if spec.Path == PathRaw && counts.CloseCode != 1000 {
+		return fmt.Errorf("read: close %d, want 1000", counts.CloseCode)
+	}
+	return nil
+}
+
+func (r *Result) record(m0, m1 mark) {
+	r.WallNS = int64(m1.at.Sub(m0.at))
+	r.UserNS, r.SysNS = m1.user-m0.user, m1.sys-m0.sys
+	r.Syscr, r.Rchar = m1.syscr-m0.syscr, m1.rchar-m0.rchar
+	r.MaxRSSKiB = m1.rss
+	r.Mallocs = m1.mallocs - m0.mallocs
+}

@@ -1,0 +1,63 @@
+package bench
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/wssoak/wssoak/internal/firehose"
+)
+
+// ServerSpec is what a firehose process is asked to serve (a JSON line on its stdin).
+type ServerSpec struct {
+	Scenario string `json:"scenario"`
+	N        int    `json:"n"`
+	Seed     uint64 `json:"seed"`
+}
+
+// ServerInfo is the firehose process's first line on stdout.
+type ServerInfo struct {
+	Addr         string   `json:"addr"`
+	URL          string   `json:"url"` // combined-stream URL
+	StatsURL     string   `json:"stats_url"`
+	Streams      []string `json:"streams"`
+	N            int      `json:"n"`
+	PayloadBytes int64    `json:"payload_bytes"`
+	WireBytes    int64    `json:"wire_bytes"`
+}
+
+// Serve is the firehose process: it reads its ServerSpec from in, serves
+// every connection until in reaches EOF, and prints its ServerInfo first.
+func Serve(in io.Reader, out io.Writer) error {
+	br := bufio.NewReader(in)
+	line, err := br.ReadBytes('\n')
+	if err != nil && len(line) == 0 {
+		return fmt.Errorf("read spec: %w", err)
+	}
+	var spec ServerSpec
+	if err := json.Unmarshal(line, &spec); err != nil {
+		return fmt.Errorf("read spec: %w", err)
+	}
+	sc, err := firehose.Lookup(spec.Scenario)
+	if err != nil {
+		return err
+	}
+	srv, err := firehose.New(firehose.Config{Scenario: sc, N: spec.N, Seed: spec.Seed})
+	if err != nil {
+		return fmt.Errorf("firehose: %w", err)
+	}
+	if err := srv.Listen("127.0.0.1:0"); err != nil {
+		return fmt.Errorf("firehose: %w", err)
+	}
+	defer srv.Close()
+	st := srv.Stats()
+	info := ServerInfo{Addr: srv.Addr(), URL: srv.URL(), StatsURL: "http://" + srv.Addr() + firehose.StatsPath,
+		Streams: sc.Streams, N: spec.N, PayloadBytes: st.PayloadBytes, WireBytes: st.WireBytes}
+	b, _ := json.Marshal(info)
+	if _, err := fmt.Fprintf(out, "%s\n", b); err != nil {
+		return fmt.Errorf("write info: %w", err)
+	}
+	_, _ = io.Copy(io.Discard, br) // until the parent closes stdin (or dies)
+	return nil
+}
