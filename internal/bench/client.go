@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"runtime"
-	"runtime/debug"
 	"time"
 
 	"github.com/wssoak/wssoak/internal/firehose/rawws"
 	"github.com/wssoak/wssoak/internal/transport"
-	"github.com/wssoak/wssoak/internal/wire"
 	"github.com/wssoak/wssoak/internal/worker"
 )
 
@@ -25,27 +22,6 @@ type counter struct{ msgs, bytes int64 }
 func (c *counter) OnMessage(_ bool, p []byte) { c.msgs++; c.bytes += int64(len(p)) }
 func (c *counter) OnPing([]byte)              {}
 func (c *counter) OnPong([]byte)              {}
-
-// applyRuntime sets the Go runtime asked for (zero fields keep Go's default,
-// as a soak worker does) and returns what the process then runs with.
-func applyRuntime(r wire.Runtime) wire.Runtime {
-	if r.GOMAXPROCS > 0 {
-		runtime.GOMAXPROCS(r.GOMAXPROCS)
-	}
-	if r.GOGC != 0 {
-		debug.SetGCPercent(r.GOGC)
-	}
-	if r.GOMEMLIMIT > 0 {
-		debug.SetMemoryLimit(r.GOMEMLIMIT)
-	}
-	gc := debug.SetGCPercent(100)
-	debug.SetGCPercent(gc)
-	limit := debug.SetMemoryLimit(-1)
-	if limit == math.MaxInt64 {
-		limit = 0
-	}
-	return wire.Runtime{GOMAXPROCS: runtime.GOMAXPROCS(0), GOGC: gc, GOMEMLIMIT: limit}
-}
 
 // mark is the process's counters at one instant.
 type mark struct {
@@ -74,7 +50,7 @@ func takeMark() (mark, error) {
 // RunClient is a client process: it dials spec.URL, reads until the close
 // 1000 the way spec.Path asks, and returns what it measured.
 func RunClient(ctx context.Context, spec ClientSpec) Result {
-	res := Result{Lib: spec.Lib, Path: spec.Path, Runtime: applyRuntime(spec.Runtime)}
+	res := Result{Lib: spec.Lib, Path: spec.Path, Runtime: spec.Runtime.Apply()}
 	if err := runClient(ctx, spec, &res); err != nil {
 		res.Err = err.Error()
 	}

@@ -150,7 +150,7 @@ func Run(ctx context.Context, lib string, in io.Reader, out io.Writer, log *slog
 	if err != nil {
 		return err
 	}
-	w.runtime = applyRuntime(plan.Runtime) // this process only: New also runs inside tests
+	w.runtime = plan.Runtime.Apply() // this process only: New also runs inside tests
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	eof := make(chan struct{})
@@ -224,7 +224,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.from = max(int64(time.Since(w.epoch)), 0) // before the goroutines that read it start
 	rt := w.runtime
 	if rt == (wire.Runtime{}) {
-		rt = currentRuntime() // a worker made by New alone (tests): what the process runs with
+		rt = wire.CurrentRuntime() // a worker made by New alone (tests): what the process runs with
 	}
 	if err := w.fw.Send(&wire.Frame{Type: wire.FrameHello, Lib: w.tr.Name(), Module: w.tr.Module(),
 		Version: w.tr.Version(), Pid: os.Getpid(), Go: runtime.Version(), Runtime: rt.String()}); err != nil {

@@ -1,17 +1,16 @@
-package worker
+package wire
 
 import (
 	"math"
 	"runtime"
 	"runtime/debug"
-
-	"github.com/wssoak/wssoak/internal/wire"
 )
 
-// applyRuntime sets the Go runtime the plan asks for (zero fields keep Go's
+// Apply sets the Go runtime of this process as r asks (zero fields keep Go's
 // default) and returns what the process then runs with, read back from the
-// runtime: the same for every library of a run, and recorded with it.
-func applyRuntime(r wire.Runtime) wire.Runtime {
+// runtime. A soak worker and a bench client call it once at their start, so
+// every library of a run is measured with the same runtime.
+func (r Runtime) Apply() Runtime {
 	if r.GOMAXPROCS > 0 {
 		runtime.GOMAXPROCS(r.GOMAXPROCS)
 	}
@@ -21,16 +20,16 @@ func applyRuntime(r wire.Runtime) wire.Runtime {
 	if r.GOMEMLIMIT > 0 {
 		debug.SetMemoryLimit(r.GOMEMLIMIT)
 	}
-	return currentRuntime()
+	return CurrentRuntime()
 }
 
-// currentRuntime reads the runtime's settings without changing them.
-func currentRuntime() wire.Runtime {
+// CurrentRuntime reads this process's runtime settings without changing them.
+func CurrentRuntime() Runtime {
 	gc := debug.SetGCPercent(100)
 	debug.SetGCPercent(gc)
 	limit := debug.SetMemoryLimit(-1) // a negative limit only reads it
 	if limit == math.MaxInt64 {
 		limit = 0 // none
 	}
-	return wire.Runtime{GOMAXPROCS: runtime.GOMAXPROCS(0), GOGC: gc, GOMEMLIMIT: limit}
+	return Runtime{GOMAXPROCS: runtime.GOMAXPROCS(0), GOGC: gc, GOMEMLIMIT: limit}
 }
