@@ -52,6 +52,17 @@ func SweepScenarios(sizes []int) ([]string, error) {
 	return out, nil
 }
 
+// human3 writes a rate with three significant digits: 2.64k, 190k, 1.23M.
+func human3(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.3gM", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.3gk", v/1e3)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
 // kb writes a byte count in decimal kB or MB.
 func kb(n float64) string {
 	if n >= 1e6 {
@@ -67,7 +78,7 @@ func (c *Cell) sweepText() string {
 	if c.Rate.N == 0 {
 		return fmt.Sprintf("INVALID (%d run(s))", c.Invalid)
 	}
-	s := fmt.Sprintf("%s %s–%s (%.1f µs) %.0f MB/s %.2f r/m", human(c.Rate.Median), human(c.Rate.Min), human(c.Rate.Max),
+	s := fmt.Sprintf("%s %s–%s (%.1f µs) %.0f MB/s %.2f r/m", human3(c.Rate.Median), human3(c.Rate.Min), human3(c.Rate.Max),
 		c.CPU.Median, c.MBps.Median, c.Reads.Median)
 	if c.Invalid > 0 {
 		s += fmt.Sprintf(" [%d invalid]", c.Invalid)
