@@ -107,9 +107,31 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if set["cpus"] {
 		p.CPUs = *a.cpus
 	}
+	var sizes []int
+	if set["sweep"] {
+		if set["scenarios"] {
+			return usageError{errors.New("flag -sweep: not with -scenarios: the sweep's scenarios are its sizes")}
+		}
+		if sizes, err = parseSweep(*a.sweep); err != nil {
+			return usageError{fmt.Errorf("flag -sweep: %w", err)}
+		}
+		if p.Scenarios, err = bench.SweepScenarios(sizes); err != nil {
+			return usageError{fmt.Errorf("flag -sweep: %s: %w", *a.sweep, err)}
+		}
+		if !set["paths"] {
+			p.Paths = []string{bench.PathBare}
+		}
+	}
 	cfg, notes, err := benchConfig(p)
 	if err != nil {
 		return err
+	}
+	if sizes != nil {
+		var ss []string
+		for _, n := range sizes {
+			ss = append(ss, fmt.Sprint(n))
+		}
+		notes = append(notes, fmt.Sprintf("message-size sweep %s: %d sizes (bytes) %s", *a.sweep, len(sizes), strings.Join(ss, ", ")))
 	}
 	if *a.format != "table" && *a.format != "gobench" {
 		return usageError{fmt.Errorf("flag -format: %q is not a format: want table or gobench", *a.format)}
@@ -141,7 +163,11 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	table := bench.Summarize(cfg, results)
 	header := benchHeader(id, host, versions, cfg, results, notes, elapsed)
 	var tbuf, gbuf bytes.Buffer
-	table.Print(&tbuf, header)
+	if sizes != nil {
+		table.PrintSweep(&tbuf, header)
+	} else {
+		table.Print(&tbuf, header)
+	}
 	if err := bench.WriteGobench(&gbuf, host, versions, results); err != nil {
 		return err
 	}
@@ -170,6 +196,26 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("bench: %w", runErr)
 	}
 	return nil
+}
+
+// parseSweep reads -sweep LO..HI, two sizes as a profile writes them (9KB,
+// 128KiB, 900000), and returns the sweep's sizes in log steps.
+func parseSweep(s string) ([]int, error) {
+	a, b, ok := strings.Cut(s, "..")
+	var lo, hi profile.ByteSize
+	var err error
+	if ok {
+		if lo, err = profile.ParseByteSize(a); err == nil {
+			hi, err = profile.ParseByteSize(b)
+		}
+	}
+	if !ok || err != nil || lo < 1 || hi < 1 {
+		return nil, fmt.Errorf("%q is not a size range: want LO..HI, such as 9KB..900KB", s)
+	}
+	if lo > hi || int64(hi) > 1<<40 {
+		return nil, fmt.Errorf("%s: want LO at most HI, such as 9KB..900KB", s)
+	}
+	return bench.SweepSizes(int(lo), int(hi))
 }
 
 // writeProbe checks that dir takes a file.

@@ -130,6 +130,58 @@ func TestBenchGobench(t *testing.T) {
 	}
 }
 
+// TestBenchSweep: a sweep of two sizes runs every client to the truth
+// (received == sent) and prints one row per size.
+func TestBenchSweep(t *testing.T) {
+	out := t.TempDir()
+	stdout, stderr, err := runSoak(t, "bench", "-sweep", "2KB..4KB", "-libs", "gorilla", "-runs", "1", "-n", "40", "-out", out)
+	if err != nil {
+		t.Fatalf("soak bench: %v\n%s", err, stderr)
+	}
+	var rows []string
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(l, "size ") && !strings.Contains(l, "gorilla") {
+			t.Errorf("sweep header %q lacks the gorilla column", l)
+		}
+		if strings.HasPrefix(l, "2.0 kB ") || strings.HasPrefix(l, "4.0 kB ") {
+			rows = append(rows, l)
+		}
+	}
+	if len(rows) != 2 || !strings.HasPrefix(rows[0], "2.0 kB ") || !strings.HasPrefix(rows[1], "4.0 kB ") {
+		t.Errorf("rows %q, want one for 2.0 kB and one for 4.0 kB:\n%s", rows, stdout)
+	}
+	for _, r := range rows {
+		if !strings.Contains(r, " bare ") || !strings.Contains(r, "MB/s") || !strings.Contains(r, "r/m") || strings.Contains(r, "INVALID") {
+			t.Errorf("row %q: want the bare path, MB/s and reads/msg, no invalid cell", r)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(benchDir(t, out), "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Results []bench.Result `json:"results"`
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	// 2 sizes × (gorilla bare + raw + ceiling) × (1 round + the warm-up)
+	if len(rec.Results) != 2*3*2 {
+		t.Errorf("%d results, want %d", len(rec.Results), 2*3*2)
+	}
+	scen := map[string]bool{}
+	for _, r := range rec.Results {
+		scen[r.Scenario] = true
+		if !r.Valid || r.Messages != 40 || r.Messages != r.SentMessages || r.PayloadBytes != r.SentPayload {
+			t.Errorf("%s %s/%s round %d: valid %v (%s), received %d msgs %d bytes, sent %d %d",
+				r.Scenario, r.Lib, r.Path, r.Round, r.Valid, r.Invalid, r.Messages, r.PayloadBytes, r.SentMessages, r.SentPayload)
+		}
+	}
+	if !scen["depth-2000B"] || !scen["depth-4000B"] || len(scen) != 2 {
+		t.Errorf("scenarios run %v, want depth-2000B and depth-4000B", scen)
+	}
+}
+
 func TestBenchBadInput(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
@@ -149,6 +201,12 @@ func TestBenchBadInput(t *testing.T) {
 		{"format", []string{"-format", "csv"}, "-format"},
 		{"out not a directory", []string{"-out", filepath.Join(file, "sub")}, "-out"},
 		{"profile missing", []string{"-profile", filepath.Join(t.TempDir(), "none.yaml")}, "-profile"},
+		{"sweep reversed", []string{"-sweep", "900KB..9KB"}, "-sweep"},
+		{"sweep word", []string{"-sweep", "banana"}, "-sweep"},
+		{"sweep one size", []string{"-sweep", "9KB"}, "-sweep"},
+		{"sweep too small", []string{"-sweep", "10B..9KB"}, "-sweep"},
+		{"sweep too large", []string{"-sweep", "9KB..17MiB"}, "-sweep"},
+		{"sweep and scenarios", []string{"-sweep", "9KB..900KB", "-scenarios", "depth"}, "-sweep"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

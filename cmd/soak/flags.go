@@ -73,7 +73,7 @@ on each connection. Scenarios: aggTrade, kline, depth20, depth, tickerArr, mix.`
 		flags: func(fs *flagSet) any { return firehoseFlags(fs) },
 	},
 	"bench": {
-		synopsis: "soak bench [-profile FILE] [-scenarios LIST] [-libs LIBS] [-paths LIST] [-runs N] [-n N] [-rcvbuf SIZE] [-cpus LISTS] [-format table|gobench] [-out DIR]",
+		synopsis: "soak bench [-profile FILE] [-scenarios LIST] [-libs LIBS] [-paths LIST] [-runs N] [-n N] [-rcvbuf SIZE] [-sweep RANGE] [-cpus LISTS] [-format table|gobench] [-out DIR]",
 		about: `Measure each library's throughput and CPU per message when the socket is full: per
 scenario a firehose in its own process, and per library × path (bare, full, decode) plus the
 library-free raw reader a client in its own process, one at a time, each reading until the
@@ -87,6 +87,7 @@ and bench.txt (Go benchmark lines for benchstat) into DIR/bench-<time>/.`,
 			{"soak bench -scenarios aggTrade -libs gorilla,gobwas -runs 3 -format gobench", "Go benchmark lines for benchstat"},
 			{"soak bench -profile profiles/bench-full.yaml", "the whole table with 40 MB per run"},
 			{"soak bench -scenarios depth -rcvbuf 128KiB", "depth diffs with SO_RCVBUF set to 128 KiB"},
+			{"soak bench -sweep 9KB..900KB -rcvbuf 128KiB", "the message-size sweep (7 sizes, bare path) with SO_RCVBUF 128 KiB"},
 		},
 		flags: func(fs *flagSet) any { return benchFlags(fs) },
 	},
@@ -218,8 +219,8 @@ func firehoseFlags(fs *flagSet) *firehoseArgs {
 
 // benchArgs are the flags of soak bench.
 type benchArgs struct {
-	profile, out, format, libs, scenarios, paths, rcvbuf, cpus *string
-	runs, n                                                    *int
+	profile, out, format, libs, scenarios, paths, rcvbuf, cpus, sweep *string
+	runs, n                                                           *int
 }
 
 func benchFlags(fs *flagSet) *benchArgs {
@@ -234,6 +235,7 @@ func benchFlags(fs *flagSet) *benchArgs {
 		n:         fs.Int("n", 0, "`N` messages per connection (default: the profile's bytes_per_run of each scenario's messages)"),
 		rcvbuf:    fs.String("rcvbuf", "", "SO_RCVBUF of the clients' sockets, a `SIZE` such as 128KiB (default: the kernel's autotuning)"),
 		cpus:      fs.String("cpus", "", "pin the firehose and the clients to CPU `LISTS` SERVER:CLIENT, such as 0:1 or 0-1:2-3"),
+		sweep:     fs.String("sweep", "", "a message-size sweep instead of the scenarios: depth diffs of payload sizes in log steps over the `RANGE` LO..HI, such as 9KB..900KB (paths default to bare)"),
 	}
 }
 

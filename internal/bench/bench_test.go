@@ -67,3 +67,34 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("CPU µs/msg %v, want 1", c.CPU.Median)
 	}
 }
+
+func TestSweepSizes(t *testing.T) {
+	tests := []struct {
+		lo, hi int
+		want   []int
+		err    bool
+	}{
+		{9000, 900_000, []int{9000, 19390, 41774, 90000, 193899, 417743, 900000}, false},
+		{2000, 4000, []int{2000, 4000}, false},
+		{5000, 5000, []int{5000}, false},
+		{1000, 10_000_000, nil, false}, // 7 sizes at most: checked below
+		{900_000, 9000, nil, true},
+		{0, 10, nil, true},
+	}
+	for _, tt := range tests {
+		got, err := SweepSizes(tt.lo, tt.hi)
+		if (err != nil) != tt.err {
+			t.Errorf("SweepSizes(%d, %d): error %v, want error %v", tt.lo, tt.hi, err, tt.err)
+			continue
+		}
+		if tt.err {
+			continue
+		}
+		if tt.want != nil && !slices.Equal(got, tt.want) {
+			t.Errorf("SweepSizes(%d, %d) = %v, want %v", tt.lo, tt.hi, got, tt.want)
+		}
+		if len(got) > MaxSweepSizes || got[0] != tt.lo || got[len(got)-1] != tt.hi || !slices.IsSorted(got) {
+			t.Errorf("SweepSizes(%d, %d) = %v: want at most %d sizes, sorted, from %d to %d", tt.lo, tt.hi, got, MaxSweepSizes, tt.lo, tt.hi)
+		}
+	}
+}

@@ -72,6 +72,14 @@ func (r Result) MsgsPerSec() float64 {
 	return float64(r.Messages) / (float64(r.WallNS) / 1e9)
 }
 
+// MBPerSec is the result's payload throughput, MB (10^6 bytes) per second.
+func (r Result) MBPerSec() float64 {
+	if r.WallNS <= 0 {
+		return 0
+	}
+	return float64(r.PayloadBytes) * 1e3 / float64(r.WallNS)
+}
+
 // CPUPerMsg is CPU µs (user + sys) per message.
 func (r Result) CPUPerMsg() float64 {
 	if r.Messages == 0 {

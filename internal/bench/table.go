@@ -46,6 +46,7 @@ type Cell struct {
 	Rate, CPU           Stat // msgs/s, CPU µs/msg
 	Reads, ReadBytes    Stat // reads/msg, bytes/read
 	RSS, Allocs         Stat // peak RSS KiB, allocs/msg
+	MBps                Stat // payload MB/s (10^6 bytes)
 	Invalid             int
 	rates, cpus         []float64
 }
@@ -84,6 +85,7 @@ func Summarize(cfg Config, rs []Result) *Table {
 		v["rb"] = append(v["rb"], r.BytesPerRead())
 		v["rss"] = append(v["rss"], float64(r.MaxRSSKiB))
 		v["allocs"] = append(v["allocs"], r.AllocsPerMsg())
+		v["mbps"] = append(v["mbps"], r.MBPerSec())
 	}
 	for k, c := range t.Cells {
 		v := vals[k]
@@ -91,6 +93,7 @@ func Summarize(cfg Config, rs []Result) *Table {
 		c.Rate, c.CPU = summarize(v["rate"]), summarize(v["cpu"])
 		c.Reads, c.ReadBytes = summarize(v["reads"]), summarize(v["rb"])
 		c.RSS, c.Allocs = summarize(v["rss"]), summarize(v["allocs"])
+		c.MBps = summarize(v["mbps"])
 		c.Rate.Invalid = c.Invalid
 	}
 	return t

@@ -54,7 +54,7 @@ func Prepare(sc Scenario, n int, seed uint64, combined bool) (*Batch, error) {
 	gens := make([]gen, len(sc.Streams))
 	var order []int
 	for i, name := range sc.Streams {
-		g, err := newGen(name, r)
+		g, err := newGen(sc, name, r)
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 		}

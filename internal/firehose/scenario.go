@@ -17,19 +17,20 @@ type Scenario struct {
 	Streams []string // stream names, in the order the messages cycle through them
 	Target  int      // aimed payload size in bytes (the mean over the messages)
 	About   string
+	Levels  int // depth diffs: levels a side; 0: the depth scenario's 145
 }
 
 // scenarios are the firehose's scenarios, in the order of the benchmark table.
 var scenarios = []Scenario{
-	{"aggTrade", []string{"btcusdt@aggTrade"}, 205, "aggTrade of one market, ~0.2 KB"},
-	{"kline", []string{"ethbtc@kline_1m"}, 307, "kline updates of one market, ~0.3 KB"},
+	{"aggTrade", []string{"btcusdt@aggTrade"}, 205, "aggTrade of one market, ~0.2 KB", 0},
+	{"kline", []string{"ethbtc@kline_1m"}, 307, "kline updates of one market, ~0.3 KB", 0},
 	// depth20 is the exception: 40 levels of 8-decimal strings take 1,120 bytes
 	// before any key, so a Binance-shaped depth20 cannot be the benchmark's
 	// 1.0 KB; this one, of a market with short prices, is the smallest there is.
-	{"depth20", []string{"ethbtc@depth20"}, 1200, "20-level partial book of one market, ~1.2 KB"},
-	{"depth", []string{"btcusdt@depth"}, 9318, "diff depth of one market, ~145 levels a side, ~9.1 KB"},
-	{"tickerArr", []string{"!ticker@arr"}, 464794, "!ticker@arr (retired by Binance, generated all the same), ~450 KB"},
-	{"mix", mixStreams(), 205, "trade, aggTrade, bookTicker and kline of 20 markets on one connection, ~0.2 KB"},
+	{"depth20", []string{"ethbtc@depth20"}, 1200, "20-level partial book of one market, ~1.2 KB", 0},
+	{"depth", []string{"btcusdt@depth"}, 9318, "diff depth of one market, ~145 levels a side, ~9.1 KB", 0},
+	{"tickerArr", []string{"!ticker@arr"}, 464794, "!ticker@arr (retired by Binance, generated all the same), ~450 KB", 0},
+	{"mix", mixStreams(), 205, "trade, aggTrade, bookTicker and kline of 20 markets on one connection, ~0.2 KB", 0},
 }
 
 // mixSymbols are the markets of the mix scenario.
@@ -63,12 +64,16 @@ func Names() []string {
 	return out
 }
 
-// Lookup returns the scenario called name.
+// Lookup returns the scenario called name: one of Names, or a sized one
+// (SizedName).
 func Lookup(name string) (Scenario, error) {
 	for _, s := range scenarios {
 		if s.Name == name {
 			return s, nil
 		}
+	}
+	if n, ok := sizedBytes(name); ok {
+		return Sized(n)
 	}
 	return Scenario{}, fmt.Errorf("unknown scenario %q (known: %s)", name, strings.Join(Names(), ", "))
 }
@@ -92,7 +97,7 @@ type gen interface {
 	next(dst []byte, wallMS int64) []byte
 }
 
-func newGen(name string, r *rand.Rand) (gen, error) {
+func newGen(sc Scenario, name string, r *rand.Rand) (gen, error) {
 	sym, kind, ok := strings.Cut(name, "@")
 	if !ok {
 		return nil, fmt.Errorf("stream %q: no kind", name)
@@ -113,7 +118,11 @@ func newGen(name string, r *rand.Rand) (gen, error) {
 	case "depth20":
 		return &partialGen{m: m, id: id * 10, levels: 20, r: r}, nil
 	case "depth":
-		return &diffGen{sym: strings.ToUpper(sym), m: m, u: id * 10, levels: 145, r: r}, nil
+		levels := 145
+		if sc.Levels > 0 {
+			levels = sc.Levels
+		}
+		return &diffGen{sym: strings.ToUpper(sym), m: m, u: id * 10, levels: levels, r: r}, nil
 	case "ticker@arr":
 		return newTickerArr(r), nil
 	}

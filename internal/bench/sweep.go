@@ -1,0 +1,127 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/wssoak/wssoak/internal/firehose"
+)
+
+// MaxSweepSizes is how many sizes a sweep runs at most.
+const MaxSweepSizes = 7
+
+// SweepSizes returns the payload sizes of a sweep from lo to hi bytes, both
+// included, in equal log steps: three a decade (2, 7 at most), one size when
+// lo equals hi.
+func SweepSizes(lo, hi int) ([]int, error) {
+	if lo < 1 || hi < lo {
+		return nil, errors.New("want LO..HI with LO at most HI")
+	}
+	if lo == hi {
+		return []int{lo}, nil
+	}
+	ratio := float64(hi) / float64(lo)
+	k := min(MaxSweepSizes, max(2, int(math.Round(3*math.Log10(ratio)))+1))
+	out := make([]int, 0, k)
+	for i := range k {
+		s := int(math.Round(float64(lo) * math.Pow(ratio, float64(i)/float64(k-1))))
+		if i == k-1 {
+			s = hi
+		}
+		if len(out) == 0 || s > out[len(out)-1] {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// SweepScenarios returns the sized firehose scenarios of sizes.
+func SweepScenarios(sizes []int) ([]string, error) {
+	var out []string
+	for _, s := range sizes {
+		sc, err := firehose.Sized(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sc.Name)
+	}
+	return out, nil
+}
+
+// human3 writes a rate with three significant digits: 2.64k, 190k, 1.23M.
+func human3(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.3gM", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.3gk", v/1e3)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+// kb writes a byte count in decimal kB or MB.
+func kb(n float64) string {
+	if n >= 1e6 {
+		return fmt.Sprintf("%.2f MB", n/1e6)
+	}
+	return fmt.Sprintf("%.1f kB", n/1e3)
+}
+
+func (c *Cell) sweepText() string {
+	if c == nil {
+		return "-"
+	}
+	if c.Rate.N == 0 {
+		return fmt.Sprintf("INVALID (%d run(s))", c.Invalid)
+	}
+	s := fmt.Sprintf("%s %s–%s (%.1f µs) %.0f MB/s %.2f r/m", human3(c.Rate.Median), human3(c.Rate.Min), human3(c.Rate.Max),
+		c.CPU.Median, c.MBps.Median, c.Reads.Median)
+	if c.Invalid > 0 {
+		s += fmt.Sprintf(" [%d invalid]", c.Invalid)
+	}
+	return s
+}
+
+// PrintSweep writes a message-size sweep: the header, then one row per size
+// (× path), one column per library and raw, each cell
+// "median msgs/s min–max (median CPU µs/msg) MB/s reads/msg", and the
+// firehose's ceiling in MB/s.
+func (t *Table) PrintSweep(w io.Writer, header []string) {
+	for _, h := range header {
+		fmt.Fprintln(w, h)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "size\tlevels\tpath\t%s\t%s\tceiling\tverdict\n", strings.Join(t.Libs, "\t"), RawLib)
+	for _, name := range t.Scenarios {
+		size, levels := name, "-"
+		if sc, err := firehose.Lookup(name); err == nil {
+			size, levels = kb(float64(sc.Target)), fmt.Sprint(sc.Levels)
+		}
+		for i, p := range t.Paths {
+			row := []string{size, levels, p}
+			for _, lib := range t.Libs {
+				row = append(row, t.Cell(name, p, lib).sweepText())
+			}
+			raw, ceil := "", ""
+			if i == 0 {
+				raw = t.Cell(name, PathRaw, RawLib).sweepText()
+				if c := t.Cell(name, PathCeiling, RawLib); c != nil && c.Rate.N > 0 {
+					ceil = fmt.Sprintf("%.0f MB/s", c.MBps.Median)
+				} else {
+					ceil = "-"
+				}
+			}
+			row = append(row, raw, ceil, t.best(name, p))
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
+		}
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(w, "\nsize: the payload aimed at (a depth diff of btcusdt with levels a side, combined-stream form).")
+	fmt.Fprintln(w, "cells: median msgs/s, min–max over the counted runs, (median CPU µs/msg), median payload MB/s, median read syscalls per message.")
+	fmt.Fprintln(w, "ceiling: the firehose into a reader that only counts bytes, median payload MB/s.")
+}
