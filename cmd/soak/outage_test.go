@@ -150,12 +150,14 @@ func TestRunOutages(t *testing.T) {
 	}
 	// Detection after the instant the server applied the fault (from its fault
 	// log, not the planned instant, which a busy server may pass late): a close
-	// or a reset at once (≤ 1 s: one read, delayed only by scheduling on a busy
-	// machine); half-open by the pong timeout, 1 s after the last pong (0.7–1.3 s,
-	// plus margin); zombie by the silence watchdog, 1.5 s after the last message
-	// (1.3–1.7 s, plus margin). The causes tell the mechanisms apart.
+	// or a reset at once (one read); half-open by the pong timeout, 1 s after
+	// the last pong (0.7–1.3 s); zombie by the silence watchdog, 1.5 s after the
+	// last message (1.3–1.7 s). The causes tell the mechanisms apart and the
+	// lower bounds say no mechanism fired early; the upper bounds only say
+	// "promptly", with room for a loaded machine's scheduling (a worker or its
+	// timers descheduled for a second or two must not fail the run's check).
 	want := "[depth/1001 server_close depth/1006 abnormal depth/1006 pong_timeout depth/1006 stall_abort]"
-	bounds := [][2]float64{{0, 1}, {0, 1}, {0.6, 2.0}, {1.2, 2.5}}
+	bounds := [][2]float64{{0, 2.5}, {0, 2.5}, {0.6, 3.5}, {1.2, 4}}
 	for _, lib := range libs {
 		a := per[lib]
 		slices.Sort(a.durs)
