@@ -12,6 +12,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/wssoak/wssoak/internal/bench"
+	"github.com/wssoak/wssoak/internal/store"
 )
 
 // benchDir returns the one bench directory under out.
@@ -106,6 +107,28 @@ func TestBench(t *testing.T) {
 	for _, p := range []string{"bare", "full", "decode", "raw", "ceiling"} {
 		if paths[p] == 0 {
 			t.Errorf("no run of path %s", p)
+		}
+	}
+	// soak.db: a run of kind bench holding the same results.
+	db, err := store.OpenReadOnly(filepath.Join(dir, "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if k, err := db.Kind(); err != nil || k != store.KindBench {
+		t.Errorf("soak.db kind %q, %v; want bench", k, err)
+	}
+	if run, err := db.Run(); err != nil || run.ID != filepath.Base(dir) || run.Settings["version gorilla"] == "" || len(run.Host) == 0 {
+		t.Errorf("soak.db run %+v, %v: want the bench's id, host and versions", run, err)
+	}
+	rows, err := db.BenchResults()
+	if err != nil || len(rows) != len(rec.Results) {
+		t.Fatalf("soak.db: %d bench results, %v; want %d", len(rows), err, len(rec.Results))
+	}
+	for i, w := range rows {
+		if r := rec.Results[i]; bench.FromRow(w).MsgsPerSec() != r.MsgsPerSec() || w.Scenario != r.Scenario || w.Lib != r.Lib ||
+			w.Path != r.Path || w.Round != r.Round || w.Runtime != r.Runtime.String() {
+			t.Errorf("soak.db result %d %+v, results.json %+v", i, w, r)
 		}
 	}
 	gb, err := os.ReadFile(filepath.Join(dir, "bench.txt"))
