@@ -187,7 +187,11 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("bench: %w", err)
 		}
 	}
-	if err := writeBenchDB(filepath.Join(dir, "soak.db"), id, host, versions, rec.Config, start, elapsed, runErr, results); err != nil {
+	sweep := ""
+	if sizes != nil {
+		sweep = *a.sweep
+	}
+	if err := writeBenchDB(filepath.Join(dir, "soak.db"), id, sweep, host, versions, rec.Config, start, elapsed, runErr, results); err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
 	if *a.format == "gobench" {
@@ -440,9 +444,9 @@ func benchServerCmd(_ context.Context, args []string, stdin io.Reader, stdout, s
 
 // writeBenchDB records the bench in its directory's soak.db: a run of kind
 // bench (the host, the libraries' versions and the configuration in its
-// settings) and every client run, so that report, export and compare read
+// settings, and the -sweep argument of a sweep) and every client run, so that report, export and compare read
 // it as they read a soak.
-func writeBenchDB(path, id string, host, versions map[string]string, cfg bench.Config, start time.Time, elapsed time.Duration,
+func writeBenchDB(path, id, sweep string, host, versions map[string]string, cfg bench.Config, start time.Time, elapsed time.Duration,
 	runErr error, results []bench.Result) error {
 	db, err := store.Open(path)
 	if err != nil {
@@ -451,6 +455,9 @@ func writeBenchDB(path, id string, host, versions map[string]string, cfg bench.C
 	settings := map[string]string{}
 	for lib, v := range versions {
 		settings["version "+lib] = v
+	}
+	if sweep != "" {
+		settings["sweep"] = sweep
 	}
 	cj, _ := json.Marshal(cfg)
 	settings["config"] = string(cj)

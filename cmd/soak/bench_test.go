@@ -131,6 +131,14 @@ func TestBench(t *testing.T) {
 			t.Errorf("soak.db result %d %+v, results.json %+v", i, w, r)
 		}
 	}
+	// soak report renders the bench page.
+	if out, stderr, err := runSoak(t, "report", dir); err != nil || !strings.Contains(out, "report.html") {
+		t.Fatalf("soak report %s: %v\n%s%s", dir, err, out, stderr)
+	}
+	if page, err := os.ReadFile(filepath.Join(dir, "report.html")); err != nil || !strings.Contains(string(page), "soak bench: "+filepath.Base(dir)) ||
+		!strings.Contains(string(page), `soak.draw("s1-bench_cpu_per_msg"`) {
+		t.Errorf("report.html is not the bench page with its charts (%v)", err)
+	}
 	gb, err := os.ReadFile(filepath.Join(dir, "bench.txt"))
 	if err != nil {
 		t.Fatal(err)
