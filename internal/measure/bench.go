@@ -1,5 +1,11 @@
 package measure
 
+import (
+	"slices"
+
+	"github.com/wssoak/wssoak/internal/store"
+)
+
 // BenchRun is one client run of soak bench as its measures read it.
 type BenchRun struct {
 	Messages, PayloadBytes int64
@@ -55,4 +61,79 @@ func per(a, b float64) float64 {
 		return 0
 	}
 	return a / b
+}
+
+// Spread is the median, min and max of a cell's counted runs (NaN when it
+// has none).
+type Spread struct{ Median, Min, Max float64 }
+
+// SpreadOf summarizes vs.
+func SpreadOf(vs []float64) Spread {
+	if len(vs) == 0 {
+		return Spread{nan, nan, nan}
+	}
+	s := slices.Sorted(slices.Values(vs))
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return Spread{m, s[0], s[len(s)-1]}
+}
+
+// BenchCell is one column of bench results, Dims{Scenario, Path, Lib}: its
+// counted runs (valid, after the warm-up round) summarized per measure of
+// Bench (by id), and how many counted runs were invalid.
+type BenchCell struct {
+	Dims
+	Runs, Invalid int
+	Payload       float64 // mean payload bytes a message over the counted runs
+	Values        map[string]Spread
+}
+
+// BenchRunOf is a stored result as the bench measures read it.
+func BenchRunOf(r store.BenchResult) BenchRun {
+	return BenchRun{Messages: r.Msgs, PayloadBytes: r.Bytes, WallNS: r.WallNS, UserNS: r.UserNS, SysNS: r.SysNS,
+		Syscr: r.Syscr, Rchar: r.Rchar, MaxRSSKiB: r.MaxRSSKiB, Mallocs: r.Mallocs}
+}
+
+// BenchCells summarizes a bench's stored results into its cells, in the
+// order they first ran.
+func BenchCells(rs []store.BenchResult) []*BenchCell {
+	var out []*BenchCell
+	byKey := map[Dims]*BenchCell{}
+	values := map[Dims]map[string][]float64{}
+	payload := map[Dims][2]int64{}
+	for _, r := range rs {
+		k := Dims{Scenario: r.Scenario, Path: r.Path, Lib: r.Lib}
+		c := byKey[k]
+		if c == nil {
+			c = &BenchCell{Dims: k}
+			byKey[k], values[k] = c, map[string][]float64{}
+			out = append(out, c)
+		}
+		switch {
+		case r.Round == 0:
+			continue
+		case !r.Valid:
+			c.Invalid++
+			continue
+		}
+		c.Runs++
+		br := BenchRunOf(r)
+		for _, m := range Bench {
+			values[k][m.ID] = append(values[k][m.ID], m.Run(br))
+		}
+		p := payload[k]
+		payload[k] = [2]int64{p[0] + r.Bytes, p[1] + r.Msgs}
+	}
+	for _, c := range out {
+		c.Values = map[string]Spread{}
+		for _, m := range Bench {
+			c.Values[m.ID] = SpreadOf(values[c.Dims][m.ID])
+		}
+		if p := payload[c.Dims]; p[1] > 0 {
+			c.Payload = float64(p[0]) / float64(p[1])
+		}
+	}
+	return out
 }

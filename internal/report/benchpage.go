@@ -41,44 +41,20 @@ const benchCeiling = "ceiling"
 // benchMeasures are the measures the bar charts show, by catalogue id.
 var benchMeasures = []string{"bench_msg_rate", "bench_cpu_per_msg"}
 
-// spread is the median, min and max of a cell's counted runs.
-type spread struct{ Median, Min, Max float64 }
-
-func spreadOf(vs []float64) spread {
-	if len(vs) == 0 {
-		return spread{math.NaN(), math.NaN(), math.NaN()}
-	}
-	s := slices.Sorted(slices.Values(vs))
-	m := s[len(s)/2]
-	if len(s)%2 == 0 {
-		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
-	}
-	return spread{m, s[0], s[len(s)-1]}
-}
-
-// benchCell is one scenario × path × library: its counted runs (valid, after
-// the warm-up) summarized per measure (by id), and its invalid runs.
-type benchCell struct {
-	measure.Dims
-	Runs, Invalid int
-	Payload       float64 // mean payload bytes a message
-	Values        map[string]spread
-}
-
 // benchData is a bench database read for the page.
 type benchData struct {
 	Run       store.Run
 	Scenarios []string // in the order they ran
 	Paths     []string // in the order they ran, the ceiling last
 	Libs      []string // in the order they ran
-	Cells     map[string]*benchCell
+	Cells     map[measure.Dims]*measure.BenchCell
 	Sweep     string // the -sweep argument, "" when the bench was not one
 }
 
-func cellKey(sc, path, lib string) string { return sc + "/" + path + "/" + lib }
-
 // Cell returns the cell of scenario sc, path p and library lib, or nil.
-func (d *benchData) Cell(sc, p, lib string) *benchCell { return d.Cells[cellKey(sc, p, lib)] }
+func (d *benchData) Cell(sc, p, lib string) *measure.BenchCell {
+	return d.Cells[measure.Dims{Scenario: sc, Path: p, Lib: lib}]
+}
 
 // readBench reads a bench database.
 func readBench(db *store.DB) (*benchData, error) {
@@ -90,49 +66,17 @@ func readBench(db *store.DB) (*benchData, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &benchData{Run: run, Cells: map[string]*benchCell{}, Sweep: run.Settings["sweep"]}
-	values := map[string]map[string][]float64{}
-	payload := map[string][2]int64{}
-	for _, r := range rs {
-		add := func(list *[]string, v string) {
-			if !slices.Contains(*list, v) {
-				*list = append(*list, v)
-			}
+	d := &benchData{Run: run, Cells: map[measure.Dims]*measure.BenchCell{}, Sweep: run.Settings["sweep"]}
+	add := func(list *[]string, v string) {
+		if !slices.Contains(*list, v) {
+			*list = append(*list, v)
 		}
-		add(&d.Scenarios, r.Scenario)
-		add(&d.Paths, r.Path)
-		add(&d.Libs, r.Lib)
-		k := cellKey(r.Scenario, r.Path, r.Lib)
-		c := d.Cells[k]
-		if c == nil {
-			c = &benchCell{Dims: measure.Dims{Scenario: r.Scenario, Path: r.Path, Lib: r.Lib}}
-			d.Cells[k] = c
-			values[k] = map[string][]float64{}
-		}
-		if r.Round == 0 {
-			continue
-		}
-		if !r.Valid {
-			c.Invalid++
-			continue
-		}
-		c.Runs++
-		br := measure.BenchRun{Messages: r.Msgs, PayloadBytes: r.Bytes, WallNS: r.WallNS, UserNS: r.UserNS, SysNS: r.SysNS,
-			Syscr: r.Syscr, Rchar: r.Rchar, MaxRSSKiB: r.MaxRSSKiB, Mallocs: r.Mallocs}
-		for _, m := range measure.Bench {
-			values[k][m.ID] = append(values[k][m.ID], m.Run(br))
-		}
-		p := payload[k]
-		payload[k] = [2]int64{p[0] + r.Bytes, p[1] + r.Msgs}
 	}
-	for k, c := range d.Cells {
-		c.Values = map[string]spread{}
-		for _, m := range measure.Bench {
-			c.Values[m.ID] = spreadOf(values[k][m.ID])
-		}
-		if p := payload[k]; p[1] > 0 {
-			c.Payload = float64(p[0]) / float64(p[1])
-		}
+	for _, c := range measure.BenchCells(rs) {
+		add(&d.Scenarios, c.Scenario)
+		add(&d.Paths, c.Path)
+		add(&d.Libs, c.Lib)
+		d.Cells[c.Dims] = c
 	}
 	if i := slices.Index(d.Paths, benchCeiling); i >= 0 {
 		d.Paths = append(slices.Delete(d.Paths, i, i+1), benchCeiling)
