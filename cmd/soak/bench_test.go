@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -138,6 +139,19 @@ func TestBench(t *testing.T) {
 	if page, err := os.ReadFile(filepath.Join(dir, "report.html")); err != nil || !strings.Contains(string(page), "soak bench: "+filepath.Base(dir)) ||
 		!strings.Contains(string(page), `soak.draw("s1-bench_cpu_per_msg"`) {
 		t.Errorf("report.html is not the bench page with its charts (%v)", err)
+	}
+	// soak export writes bench_results; soak compare puts two benches side
+	// by side (the same twice: no difference) and refuses a bench against a soak.
+	if out, stderr, err := runSoak(t, "export", dir); err != nil || !strings.Contains(out, "bench_results.csv\t48 rows") {
+		t.Errorf("soak export %s: %v\n%s%s", dir, err, out, stderr)
+	}
+	if out, stderr, err := runSoak(t, "compare", dir, dir); err != nil || !regexp.MustCompile(`\naggTrade +bare +gorilla `).MatchString(out) ||
+		!strings.Contains(out, "+0.0 %") {
+		t.Errorf("soak compare of a bench with itself: %v\n%s%s", err, out, stderr)
+	}
+	soakDir := writeKindDB(t, t.TempDir(), "20261202-010000", store.KindSoak)
+	if _, _, err := runSoak(t, "compare", dir, soakDir); err == nil || !strings.Contains(err.Error(), "is a bench and") {
+		t.Errorf("soak compare of a bench and a soak: %v, want a usage error", err)
 	}
 	gb, err := os.ReadFile(filepath.Join(dir, "bench.txt"))
 	if err != nil {
