@@ -25,6 +25,7 @@ import (
 	"github.com/wssoak/wssoak/internal/firehose"
 	"github.com/wssoak/wssoak/internal/metrics"
 	"github.com/wssoak/wssoak/internal/profile"
+	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/transport"
 	"github.com/wssoak/wssoak/internal/wire"
 )
@@ -186,11 +187,18 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("bench: %w", err)
 		}
 	}
+	sweep := ""
+	if sizes != nil {
+		sweep = *a.sweep
+	}
+	if err := writeBenchDB(filepath.Join(dir, "soak.db"), id, sweep, host, versions, rec.Config, start, elapsed, runErr, results); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
 	if *a.format == "gobench" {
 		_, _ = stdout.Write(gbuf.Bytes())
 	} else {
 		_, _ = stdout.Write(tbuf.Bytes())
-		fmt.Fprintf(stdout, "\nresults: %s (results.json, table.txt, bench.txt for benchstat)\n", dir)
+		fmt.Fprintf(stdout, "\nresults: %s (soak.db, results.json, table.txt, bench.txt for benchstat)\n", dir)
 	}
 	if runErr != nil {
 		return fmt.Errorf("bench: %w", runErr)
@@ -432,4 +440,37 @@ func benchServerCmd(_ context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	signal.Ignore(syscall.SIGINT) // the parent ends it (stdin)
 	return bench.Serve(stdin, stdout)
+}
+
+// writeBenchDB records the bench in its directory's soak.db: a run of kind
+// bench (the host, the libraries' versions and the configuration in its
+// settings, and the -sweep argument of a sweep) and every client run, so that report, export and compare read
+// it as they read a soak.
+func writeBenchDB(path, id, sweep string, host, versions map[string]string, cfg bench.Config, start time.Time, elapsed time.Duration,
+	runErr error, results []bench.Result) error {
+	db, err := store.Open(path)
+	if err != nil {
+		return err
+	}
+	settings := map[string]string{}
+	for lib, v := range versions {
+		settings["version "+lib] = v
+	}
+	if sweep != "" {
+		settings["sweep"] = sweep
+	}
+	cj, _ := json.Marshal(cfg)
+	settings["config"] = string(cj)
+	status := "done"
+	if runErr != nil {
+		status = "failed: " + runErr.Error()
+	}
+	run := store.Run{ID: id, Name: "bench", Target: "firehose", Status: status, GoVersion: runtime.Version(),
+		Started: start, Ended: start.Add(elapsed), Host: host, Settings: settings}
+	rows := make([]store.BenchResult, len(results))
+	for i, r := range results {
+		rows[i] = r.Row()
+	}
+	err = errors.Join(db.CreateRun(run), db.SetKind(store.KindBench), db.WriteBenchResults(rows))
+	return errors.Join(err, db.Close())
 }

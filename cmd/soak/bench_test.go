@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/wssoak/wssoak/internal/bench"
+	"github.com/wssoak/wssoak/internal/store"
 )
 
 // benchDir returns the one bench directory under out.
@@ -107,6 +109,49 @@ func TestBench(t *testing.T) {
 		if paths[p] == 0 {
 			t.Errorf("no run of path %s", p)
 		}
+	}
+	// soak.db: a run of kind bench holding the same results.
+	db, err := store.OpenReadOnly(filepath.Join(dir, "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if k, err := db.Kind(); err != nil || k != store.KindBench {
+		t.Errorf("soak.db kind %q, %v; want bench", k, err)
+	}
+	if run, err := db.Run(); err != nil || run.ID != filepath.Base(dir) || run.Settings["version gorilla"] == "" || len(run.Host) == 0 {
+		t.Errorf("soak.db run %+v, %v: want the bench's id, host and versions", run, err)
+	}
+	rows, err := db.BenchResults()
+	if err != nil || len(rows) != len(rec.Results) {
+		t.Fatalf("soak.db: %d bench results, %v; want %d", len(rows), err, len(rec.Results))
+	}
+	for i, w := range rows {
+		if r := rec.Results[i]; bench.FromRow(w).MsgsPerSec() != r.MsgsPerSec() || w.Scenario != r.Scenario || w.Lib != r.Lib ||
+			w.Path != r.Path || w.Round != r.Round || w.Runtime != r.Runtime.String() {
+			t.Errorf("soak.db result %d %+v, results.json %+v", i, w, r)
+		}
+	}
+	// soak report renders the bench page.
+	if out, stderr, err := runSoak(t, "report", dir); err != nil || !strings.Contains(out, "report.html") {
+		t.Fatalf("soak report %s: %v\n%s%s", dir, err, out, stderr)
+	}
+	if page, err := os.ReadFile(filepath.Join(dir, "report.html")); err != nil || !strings.Contains(string(page), "soak bench: "+filepath.Base(dir)) ||
+		!strings.Contains(string(page), `soak.draw("s1-bench_cpu_per_msg"`) {
+		t.Errorf("report.html is not the bench page with its charts (%v)", err)
+	}
+	// soak export writes bench_results; soak compare puts two benches side
+	// by side (the same twice: no difference) and refuses a bench against a soak.
+	if out, stderr, err := runSoak(t, "export", dir); err != nil || !strings.Contains(out, "bench_results.csv\t48 rows") {
+		t.Errorf("soak export %s: %v\n%s%s", dir, err, out, stderr)
+	}
+	if out, stderr, err := runSoak(t, "compare", dir, dir); err != nil || !regexp.MustCompile(`\naggTrade +bare +gorilla `).MatchString(out) ||
+		!strings.Contains(out, "+0.0 %") {
+		t.Errorf("soak compare of a bench with itself: %v\n%s%s", err, out, stderr)
+	}
+	soakDir := writeKindDB(t, t.TempDir(), "20261202-010000", store.KindSoak)
+	if _, _, err := runSoak(t, "compare", dir, soakDir); err == nil || !strings.Contains(err.Error(), "is a bench and") {
+		t.Errorf("soak compare of a bench and a soak: %v, want a usage error", err)
 	}
 	gb, err := os.ReadFile(filepath.Join(dir, "bench.txt"))
 	if err != nil {

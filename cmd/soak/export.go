@@ -44,7 +44,10 @@ func exportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	for _, t := range export.Tables {
+	for _, t := range slices.Concat(export.Tables, export.BenchTables) {
+		if _, ok := counts[t]; !ok {
+			continue
+		}
 		fmt.Fprintf(stdout, "%s\t%d rows\n", filepath.Join(dir, export.File(t, *a.format)), counts[t])
 	}
 	return nil

@@ -48,6 +48,9 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	if isBench(dbPath) { // the bench page: no thresholds to judge
+		return writeReport(ctx, stdout, dbPath, htmlPath, report.Options{})
+	}
 	running := run.Status == "running"
 	// A finished run is judged against its profile's thresholds: by the
 	// verdicts soak run stored, else checked now (and stored when the
@@ -72,15 +75,9 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			opts.Verdicts = vs
 		}
 	}
-	t0 := time.Now()
-	if err := report.WriteFile(ctx, dbPath, htmlPath, opts); err != nil {
+	if err := writeReport(ctx, stdout, dbPath, htmlPath, opts); err != nil {
 		return err
 	}
-	st, err := os.Stat(htmlPath)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "report: %s (%.1f MB, %s)\n", htmlPath, float64(st.Size())/1e6, time.Since(t0).Round(time.Millisecond))
 	if verdicts == nil && run.Status == "interrupted" {
 		return interruptedError{run.ID} // as soak run exited
 	}
@@ -124,4 +121,18 @@ func saveVerdicts(dbPath string, vs []store.Verdict) error {
 		return err
 	}
 	return db.Close()
+}
+
+// writeReport renders the database at dbPath into htmlPath and says where.
+func writeReport(ctx context.Context, stdout io.Writer, dbPath, htmlPath string, opts report.Options) error {
+	t0 := time.Now()
+	if err := report.WriteFile(ctx, dbPath, htmlPath, opts); err != nil {
+		return err
+	}
+	st, err := os.Stat(htmlPath)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "report: %s (%.1f MB, %s)\n", htmlPath, float64(st.Size())/1e6, time.Since(t0).Round(time.Millisecond))
+	return nil
 }

@@ -5,12 +5,16 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+
+	"github.com/wssoak/wssoak/internal/store"
 )
 
 // runDB resolves a RUN_DIR|DB argument to a database path: a soak.db file, a
-// run directory holding one, or "" for the latest run under outDir (run
+// run directory holding one, or "" for the latest soak run under outDir (run
 // directories are named by their UTC start time, so the greatest name is the
-// latest).
+// latest). A bench's directory (soak bench: out/bench-<time>, its soak.db of
+// kind bench) is never the latest run: it is read when given explicitly.
 func runDB(arg, outDir string) (string, error) {
 	if arg == "" {
 		dbs, err := filepath.Glob(filepath.Join(outDir, "*", "soak.db"))
@@ -18,7 +22,13 @@ func runDB(arg, outDir string) (string, error) {
 			return "", usageError{fmt.Errorf("no run found under %s: give a run directory or a soak.db", outDir)}
 		}
 		slices.Sort(dbs)
-		return dbs[len(dbs)-1], nil
+		for i := len(dbs) - 1; i >= 0; i-- {
+			if !isBench(dbs[i]) {
+				return dbs[i], nil
+			}
+		}
+		return "", usageError{fmt.Errorf("no soak run found under %s, only benches: give a bench's directory (%s) to read it",
+			outDir, filepath.Dir(dbs[len(dbs)-1]))}
 	}
 	fi, err := os.Stat(arg)
 	if err != nil {
@@ -43,4 +53,20 @@ func oneArg(name string, args []string) (string, error) {
 		return args[0], nil
 	}
 	return "", usageError{fmt.Errorf("%s: want at most one RUN_DIR or DB, got %d arguments", name, len(args))}
+}
+
+// isBench says whether the database at path is a bench's: its directory is
+// named bench-<time>, or its run is of kind bench. A database that cannot be
+// read is not one (the command that opens it says why it cannot).
+func isBench(path string) bool {
+	if strings.HasPrefix(filepath.Base(filepath.Dir(path)), "bench-") {
+		return true
+	}
+	db, err := store.OpenReadOnly(path)
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	k, err := db.Kind()
+	return err == nil && k == store.KindBench
 }

@@ -326,3 +326,49 @@ func TestReadOnlyRun(t *testing.T) {
 		t.Errorf("report of a read-only copy with a -wal and no -shm: exit %d, %q; want exit 1 saying that the WAL cannot be read in a read-only directory", code, stderr)
 	}
 }
+
+// writeKindDB writes a database of one run of the given kind in out/name.
+func writeKindDB(t *testing.T, out, name, kind string) string {
+	t.Helper()
+	dir := filepath.Join(out, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(filepath.Join(dir, "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateRun(store.Run{ID: name, Name: name, Status: "done"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetKind(kind); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestLatestRunIsASoak: under one -out, a soak and newer benches (one named
+// bench-<time>, one renamed but of kind bench): the latest run is the soak;
+// a bench is read when given; with only benches, no latest run, and the
+// error says how to read one.
+func TestLatestRunIsASoak(t *testing.T) {
+	out := t.TempDir()
+	soak := writeKindDB(t, out, "20261202-010000", store.KindSoak)
+	b1 := writeKindDB(t, out, "bench-20261202-020000", store.KindBench)
+	writeKindDB(t, out, "zz-renamed-bench", store.KindBench)
+	if got, err := runDB("", out); err != nil || got != filepath.Join(soak, "soak.db") {
+		t.Errorf("latest run %q, %v; want the soak %s", got, err, soak)
+	}
+	if got, err := runDB(b1, out); err != nil || got != filepath.Join(b1, "soak.db") {
+		t.Errorf("bench given: %q, %v; want its soak.db", got, err)
+	}
+	only := t.TempDir()
+	writeKindDB(t, only, "bench-20261202-020000", store.KindBench)
+	var ue usageError
+	if got, err := runDB("", only); !errors.As(err, &ue) || !strings.Contains(err.Error(), "only benches") {
+		t.Errorf("only benches: %q, %v; want a usage error saying so", got, err)
+	}
+}

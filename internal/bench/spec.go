@@ -4,6 +4,8 @@
 package bench
 
 import (
+	"github.com/wssoak/wssoak/internal/measure"
+	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
@@ -64,50 +66,48 @@ type Result struct {
 	Invalid      string `json:"invalid,omitempty"` // why not
 }
 
-// MsgsPerSec is the result's throughput.
-func (r Result) MsgsPerSec() float64 {
-	if r.WallNS <= 0 {
-		return 0
-	}
-	return float64(r.Messages) / (float64(r.WallNS) / 1e9)
+// measured is the result as the bench measures (internal/measure) read it.
+func (r Result) measured() measure.BenchRun {
+	return measure.BenchRun{Messages: r.Messages, PayloadBytes: r.PayloadBytes, WallNS: r.WallNS, UserNS: r.UserNS,
+		SysNS: r.SysNS, Syscr: r.Syscr, Rchar: r.Rchar, MaxRSSKiB: r.MaxRSSKiB, Mallocs: r.Mallocs}
 }
+
+// Value is the result's value of the bench measure id (measure.Bench).
+func (r Result) Value(id string) float64 { return measure.BenchValue(id, r.measured()) }
+
+// MsgsPerSec is the result's throughput.
+func (r Result) MsgsPerSec() float64 { return r.Value("bench_msg_rate") }
 
 // MBPerSec is the result's payload throughput, MB (10^6 bytes) per second.
-func (r Result) MBPerSec() float64 {
-	if r.WallNS <= 0 {
-		return 0
-	}
-	return float64(r.PayloadBytes) * 1e3 / float64(r.WallNS)
-}
+func (r Result) MBPerSec() float64 { return r.Value("bench_mb_rate") }
 
 // CPUPerMsg is CPU µs (user + sys) per message.
-func (r Result) CPUPerMsg() float64 {
-	if r.Messages == 0 {
-		return 0
-	}
-	return float64(r.UserNS+r.SysNS) / 1e3 / float64(r.Messages)
-}
+func (r Result) CPUPerMsg() float64 { return r.Value("bench_cpu_per_msg") }
 
 // ReadsPerMsg is read syscalls per message.
-func (r Result) ReadsPerMsg() float64 {
-	if r.Messages == 0 {
-		return 0
-	}
-	return float64(r.Syscr) / float64(r.Messages)
-}
+func (r Result) ReadsPerMsg() float64 { return r.Value("bench_reads_per_msg") }
 
 // BytesPerRead is bytes per read syscall.
-func (r Result) BytesPerRead() float64 {
-	if r.Syscr == 0 {
-		return 0
-	}
-	return float64(r.Rchar) / float64(r.Syscr)
-}
+func (r Result) BytesPerRead() float64 { return r.Value("bench_bytes_per_read") }
 
 // AllocsPerMsg is heap allocations per message.
-func (r Result) AllocsPerMsg() float64 {
-	if r.Messages == 0 {
-		return 0
-	}
-	return float64(r.Mallocs) / float64(r.Messages)
+func (r Result) AllocsPerMsg() float64 { return r.Value("bench_allocs_per_msg") }
+
+// Row is the result as the store records it.
+func (r Result) Row() store.BenchResult {
+	return store.BenchResult{Scenario: r.Scenario, Path: r.Path, Lib: r.Lib, Version: r.Version, Round: r.Round,
+		Valid: r.Valid, Reason: r.Invalid, Err: r.Err, Msgs: r.Messages, Bytes: r.PayloadBytes,
+		SentMsgs: r.SentMessages, SentBytes: r.SentPayload, WallNS: r.WallNS, UserNS: r.UserNS, SysNS: r.SysNS,
+		Syscr: r.Syscr, Rchar: r.Rchar, MaxRSSKiB: r.MaxRSSKiB, Mallocs: r.Mallocs, Lost: r.Lost, Dup: r.Dup,
+		RcvBuf: r.RcvBuf, Runtime: r.Runtime.String()}
+}
+
+// FromRow is a result read back from the store (the runtime settings as
+// their text only: Result.Runtime stays zero).
+func FromRow(w store.BenchResult) Result {
+	return Result{Scenario: w.Scenario, Path: w.Path, Lib: w.Lib, Version: w.Version, Round: w.Round,
+		Valid: w.Valid, Invalid: w.Reason, Err: w.Err, Messages: w.Msgs, PayloadBytes: w.Bytes,
+		SentMessages: w.SentMsgs, SentPayload: w.SentBytes, WallNS: w.WallNS, UserNS: w.UserNS, SysNS: w.SysNS,
+		Syscr: w.Syscr, Rchar: w.Rchar, MaxRSSKiB: w.MaxRSSKiB, Mallocs: w.Mallocs, Lost: w.Lost, Dup: w.Dup,
+		RcvBuf: w.RcvBuf}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/wssoak/wssoak/internal/measure"
 	"golang.org/x/perf/benchmath"
 )
 
@@ -177,7 +178,8 @@ func (t *Table) Print(w io.Writer, header []string) {
 		}
 	}
 	_ = tw.Flush()
-	fmt.Fprintln(w, "\ncells: median msgs/s, min–max over the counted runs, (median CPU µs/msg, user+sys of the client process).")
+	fmt.Fprintf(w, "\ncells: median %s, min–max over the counted runs, (median %s, user+sys of the client process).\n",
+		measure.BenchByID("bench_msg_rate").Title, measure.BenchByID("bench_cpu_per_msg").Title)
 	fmt.Fprintln(w, "S: server-limited, within 5× of the firehose's ceiling; the number is then the firehose's as much as the library's.")
 	fmt.Fprintln(w, "\nfirehose ceiling (the firehose into a reader that only counts bytes):")
 	limited := 0

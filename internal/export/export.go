@@ -37,10 +37,22 @@ var Columns = map[string][]string{
 	"host_samples":  {"t_unix_ms", "run_s", "load1", "load5", "load15", "cpu_pct", "steal_pct", "iowait_pct", "mem_used_bytes", "mem_avail_bytes"},
 	"summary":       {"ord", "id", "metric", "lib", "value", "num", "num_unit"},
 	"clock_samples": {"t_unix_ms", "run_s", "synced", "state", "status", "esterror_us", "maxerror_us"},
+	// A bench's client runs (soak bench), the warm-up round included; the
+	// last columns are the bench measures (measure.Bench) of the run.
+	"bench_results": {"scenario", "path", "lib", "version", "round", "warmup", "valid", "reason", "err",
+		"msgs", "payload_bytes", "sent_msgs", "sent_payload_bytes", "wall_ns", "user_cpu_ns", "sys_cpu_ns",
+		"read_syscalls", "read_bytes", "maxrss_kib", "mallocs", "lost", "dup", "rcvbuf_bytes", "runtime",
+		"msgs_per_s", "mb_per_s", "cpu_us_per_msg", "reads_per_msg", "bytes_per_read", "allocs_per_msg"},
 }
 
 // Tables is the order in which Write writes the tables.
 var Tables = []string{"samples", "stream_samples", "events", "host_samples", "clock_samples", "summary"}
+
+// BenchTables is what Write writes for a bench's database.
+var BenchTables = []string{"bench_results"}
+
+// benchColumns are the measure of each last column of bench_results.
+var benchColumns = []string{"bench_msg_rate", "bench_mb_rate", "bench_cpu_per_msg", "bench_reads_per_msg", "bench_bytes_per_read", "bench_allocs_per_msg"}
 
 // File returns the file name of a table in a format.
 func File(table, format string) string {
@@ -51,7 +63,8 @@ func File(table, format string) string {
 }
 
 // Write exports every table of db into dir (created if missing) in format
-// ("csv" or "json") and returns the number of rows written per table.
+// ("csv" or "json") and returns the number of rows written per table: Tables
+// for a soak, BenchTables for a bench.
 func Write(db *store.DB, dir, format string) (map[string]int64, error) {
 	if format != "csv" && format != "json" {
 		return nil, fmt.Errorf("unknown format %q: want csv or json", format)
@@ -63,9 +76,17 @@ func Write(db *store.DB, dir, format string) (map[string]int64, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create export dir: %w", err)
 	}
+	kind, err := db.Kind()
+	if err != nil {
+		return nil, err
+	}
+	tables := Tables
+	if kind == store.KindBench {
+		tables = BenchTables
+	}
 	start := run.Started
 	counts := map[string]int64{}
-	for _, table := range Tables {
+	for _, table := range tables {
 		n, err := writeTable(db, filepath.Join(dir, File(table, format)), format, table, start)
 		if err != nil {
 			return counts, fmt.Errorf("export %s: %w", table, err)
@@ -101,6 +122,35 @@ func unixMs(t time.Time) int64 { return t.UnixMilli() }
 
 func fill(db *store.DB, table string, w *rowWriter, start time.Time) error {
 	switch table {
+	case "bench_results":
+		rs, err := db.BenchResults()
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			w.str(r.Scenario)
+			w.str(r.Path)
+			w.str(r.Lib)
+			w.str(r.Version)
+			w.int(int64(r.Round))
+			w.bool(r.Round == 0)
+			w.bool(r.Valid)
+			w.str(r.Reason)
+			w.str(r.Err)
+			for _, v := range []int64{r.Msgs, r.Bytes, r.SentMsgs, r.SentBytes, r.WallNS, r.UserNS, r.SysNS, r.Syscr, r.Rchar,
+				r.MaxRSSKiB, int64(r.Mallocs), r.Lost, r.Dup, int64(r.RcvBuf)} {
+				w.int(v)
+			}
+			w.str(r.Runtime)
+			br := measure.BenchRunOf(r)
+			for _, id := range benchColumns {
+				w.float(measure.BenchValue(id, br), -1)
+			}
+			if err := w.end(); err != nil {
+				return err
+			}
+		}
+		return nil
 	case "samples":
 		return db.EachSample(func(x *store.Sample) error {
 			w.int(unixMs(x.TS))

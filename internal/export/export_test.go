@@ -7,9 +7,11 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -272,7 +274,7 @@ func TestREADMEDefinesEveryColumn(t *testing.T) {
 		t.Fatal("README has no Export section")
 	}
 	sec, _, _ = strings.Cut(sec, "\n## ")
-	for _, table := range Tables {
+	for _, table := range slices.Concat(Tables, BenchTables) {
 		if !strings.Contains(sec, "`"+table+"`") {
 			t.Errorf("README's Export section does not name the table %s", table)
 		}
@@ -309,4 +311,92 @@ func BenchmarkWriteDB(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// TestWriteBench: a bench's database exports as bench_results only, a row
+// per client run with its measures, in CSV and NDJSON alike.
+func TestWriteBench(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "soak.db")
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateRun(store.Run{ID: "bench-x", Name: "bench", Status: "done", Started: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetKind(store.KindBench); err != nil {
+		t.Fatal(err)
+	}
+	rs := []store.BenchResult{
+		{Scenario: "aggTrade", Path: "bare", Lib: "gws", Version: "v1.4", Round: 0, Valid: true, Msgs: 1000, Bytes: 200_000, WallNS: 5e8,
+			UserNS: 3e6, SysNS: 1e6, Syscr: 50, Rchar: 210_000, Mallocs: 2000, Runtime: "GOMAXPROCS=2 GOGC=100 GOMEMLIMIT=off"},
+		{Scenario: "aggTrade", Path: "bare", Lib: "gws", Round: 1, Reason: "received 999, sent 1000", Msgs: 999, WallNS: 1e9, Runtime: "x, \"y\""},
+	}
+	if err := db.WriteBenchResults(rs); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range Formats {
+		dir := t.TempDir()
+		counts, err := Write(db, dir, format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(counts) != 1 || counts["bench_results"] != 2 {
+			t.Errorf("%s: counts %v, want bench_results only, 2 rows", format, counts)
+		}
+		if _, err := os.Stat(filepath.Join(dir, File("samples", format))); err == nil {
+			t.Errorf("%s: a bench exported soak tables", format)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, File("bench_results", format)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows []map[string]string
+		cols := Columns["bench_results"]
+		if format == "csv" {
+			recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(recs[0], ",") != strings.Join(cols, ",") {
+				t.Errorf("header %v", recs[0])
+			}
+			for _, rec := range recs[1:] {
+				m := map[string]string{}
+				for i, c := range cols {
+					m[c] = rec[i]
+				}
+				rows = append(rows, m)
+			}
+		} else {
+			for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				var obj map[string]any
+				dec := json.NewDecoder(strings.NewReader(line))
+				dec.UseNumber()
+				if err := dec.Decode(&obj); err != nil {
+					t.Fatal(err)
+				}
+				m := map[string]string{}
+				for k, v := range obj {
+					m[k] = fmt.Sprint(v)
+				}
+				if len(obj) != len(cols) {
+					t.Errorf("json line has %d keys, want %d", len(obj), len(cols))
+				}
+				rows = append(rows, m)
+			}
+		}
+		if len(rows) != 2 {
+			t.Fatalf("%s: %d rows", format, len(rows))
+		}
+		for col, want := range map[string]string{"warmup": "1", "valid": "1", "msgs_per_s": "2000", "cpu_us_per_msg": "4",
+			"bytes_per_read": "4200", "allocs_per_msg": "2", "mb_per_s": "0.4", "version": "v1.4", "wall_ns": "500000000"} {
+			if rows[0][col] != want {
+				t.Errorf("%s: row 1 %s = %q, want %q", format, col, rows[0][col], want)
+			}
+		}
+		if rows[1]["warmup"] != "0" || rows[1]["valid"] != "0" || rows[1]["reason"] != "received 999, sent 1000" || rows[1]["msgs_per_s"] != "999" {
+			t.Errorf("%s: row 2 %v", format, rows[1])
+		}
+	}
 }

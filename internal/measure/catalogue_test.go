@@ -122,3 +122,33 @@ func TestP99(t *testing.T) {
 		t.Errorf("p99 of none = %v", got)
 	}
 }
+
+// TestBenchCatalogue: every bench measure has an id of its own (none shared
+// with the soak's), a title, a unit, a direction and a formula.
+func TestBenchCatalogue(t *testing.T) {
+	seen := map[string]bool{}
+	for _, m := range Bench {
+		switch {
+		case m.ID == "" || m.Title == "" || m.Unit == "" || m.Run == nil:
+			t.Errorf("bench measure %+v incomplete", m)
+		case m.Better != Higher && m.Better != Lower && m.Better != NoRank:
+			t.Errorf("%s: direction %q", m.ID, m.Better)
+		case seen[m.ID] || ByID(m.ID) != nil:
+			t.Errorf("id %q repeats", m.ID)
+		}
+		seen[m.ID] = true
+		if BenchByID(m.ID) != m {
+			t.Errorf("BenchByID(%q)", m.ID)
+		}
+	}
+	r := BenchRun{Messages: 1000, PayloadBytes: 200000, WallNS: 5e8, UserNS: 3e6, SysNS: 1e6, Syscr: 50, Rchar: 210000, Mallocs: 2000, MaxRSSKiB: 8000}
+	for id, want := range map[string]float64{"bench_msg_rate": 2000, "bench_mb_rate": 0.4, "bench_cpu_per_msg": 4,
+		"bench_reads_per_msg": 0.05, "bench_bytes_per_read": 4200, "bench_allocs_per_msg": 2, "bench_peak_rss": 8000} {
+		if got := BenchValue(id, r); got != want {
+			t.Errorf("%s = %v, want %v", id, got, want)
+		}
+	}
+	if got := BenchValue("bench_cpu_per_msg", BenchRun{}); got != 0 {
+		t.Errorf("a run without messages: CPU µs/msg %v, want 0", got)
+	}
+}

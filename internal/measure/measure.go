@@ -53,6 +53,8 @@ type Measure struct {
 	// Value computes the measure for one column from what the streaming
 	// pass collected; nil for a measure only the live view has.
 	Value func(c *column) Cell
+	// Run computes a bench measure (Bench) for one client run.
+	Run func(r BenchRun) float64
 }
 
 // Cell is a measure's value for one column: its text as the table shows it

@@ -117,6 +117,18 @@ func TestReportInBrowser(t *testing.T) {
 		}
 	})
 
+	// A bench (and a sweep): every bar chart drew its bars and each
+	// library's whiskers (soak.whisker made a graphic per point), the sweep
+	// its lines.
+	for _, sweep := range []string{"", "300..30000"} {
+		t.Run("bench "+sweep, func(t *testing.T) {
+			s := openBench(ctx, t, b, benchDB(t, sweep))
+			for _, p := range b.problems(s) {
+				t.Errorf("browser: %s", p)
+			}
+		})
+	}
+
 	// A run that has just started: charts without rows still come up
 	// (empty datasets), without an error.
 	t.Run("no data yet", func(t *testing.T) {
@@ -230,6 +242,103 @@ func openReport(ctx context.Context, t *testing.T, b *browser, dbPath string) st
 		for i, name := range c.lines {
 			if got.Counts[i] != c.rows {
 				t.Errorf("chart %s series %s: echarts holds %d points, the dataset %d rows", c.id, name, got.Counts[i], c.rows)
+			}
+		}
+	}
+	return s
+}
+
+// openBench renders the bench database at dbPath, opens its page in a new
+// tab and checks that each chart drew: colored pixels in its plot area,
+// every bar and line point echarts holds, and a graphic for every whisker.
+func openBench(ctx context.Context, t *testing.T, b *browser, dbPath string) string {
+	t.Helper()
+	htmlPath, html := renderFile(t, dbPath)
+	ids, js := benchOptions(t, dbPath, html)
+	type series struct {
+		Type string
+		Data []json.RawMessage
+	}
+	want := map[string][]series{}
+	for i, j := range js {
+		var o struct{ Series []series }
+		if err := json.Unmarshal(j, &o); err != nil {
+			t.Fatal(err)
+		}
+		want[ids[i]] = o.Series
+	}
+	s, err := b.newPage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"Runtime.enable", "Log.enable", "Page.enable", "Network.enable"} {
+		if _, err := b.call(ctx, s, m, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.call(ctx, s, "Page.navigate", map[string]any{"url": "file://" + htmlPath}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.waitEvent(ctx, s, "Page.loadEventFired"); err != nil {
+		t.Fatal(err)
+	}
+	const probe = `new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
+	  const out = {charts: {}, plots: document.querySelectorAll('.plot').length};
+	  for (const [id, c] of Object.entries(window.soakCharts || {})) {
+	    const el = document.getElementById('chart-' + id);
+	    const canvas = el.querySelector('canvas');
+	    const r = c.getModel().getComponent('grid').coordinateSystem.getRect();
+	    const k = canvas.width / el.clientWidth;
+	    const img = canvas.getContext('2d').getImageData(Math.round(r.x * k), Math.round(r.y * k), Math.round(r.width * k), Math.round(r.height * k)).data;
+	    let colored = 0;
+	    for (let i = 0; i < img.length; i += 4) {
+	      if (img[i + 3] !== 0 && Math.max(img[i], img[i + 1], img[i + 2]) - Math.min(img[i], img[i + 1], img[i + 2]) > 60) colored++;
+	    }
+	    out.charts[id] = {colored, series: c.getModel().getSeries().map(s => {
+	      const d = s.getData();
+	      let drawn = 0;
+	      for (let i = 0; i < d.count(); i++) if (d.getItemGraphicEl(i)) drawn++;
+	      return [s.subType, d.count(), drawn];
+	    })};
+	  }
+	  done(JSON.stringify(out));
+	})))`
+	var res struct {
+		Plots  int `json:"plots"`
+		Charts map[string]struct {
+			Colored int
+			Series  [][3]any
+		} `json:"charts"`
+	}
+	if err := b.eval(ctx, s, probe, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Plots != len(ids) || len(res.Charts) != len(ids) {
+		t.Errorf("%d plot containers and %d charts drawn, want %d", res.Plots, len(res.Charts), len(ids))
+	}
+	for _, id := range ids {
+		got, ok := res.Charts[id]
+		if !ok {
+			t.Errorf("chart %s was not created", id)
+			continue
+		}
+		if got.Colored < 50 {
+			t.Errorf("chart %s: %d colored pixels in its plot area: nothing drawn", id, got.Colored)
+		}
+		if len(got.Series) != len(want[id]) {
+			t.Errorf("chart %s: %d series, want %d", id, len(got.Series), len(want[id]))
+			continue
+		}
+		for i, w := range want[id] {
+			g := got.Series[i]
+			points := 0
+			for _, d := range w.Data {
+				if !strings.Contains(string(d), `"-"`) {
+					points++
+				}
+			}
+			if g[0] != w.Type || g[2] != float64(points) {
+				t.Errorf("chart %s series %d: %v (type, points, drawn), want %s with %d drawn", id, i, g, w.Type, points)
 			}
 		}
 	}

@@ -62,7 +62,18 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 
 // Render writes the HTML report of the run in db to w. It only reads db, so
 // it may run on a read-only connection while the run goes on.
+//
+// A bench's database (soak bench) is rendered as the bench page.
 func Render(ctx context.Context, db *store.DB, w io.Writer, opts Options) error {
+	if kind, err := db.Kind(); err != nil {
+		return err
+	} else if kind == store.KindBench {
+		now := opts.Now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		return renderBench(db, w, now)
+	}
 	p, err := build(db, opts.Verdicts)
 	if err != nil {
 		return err

@@ -4,7 +4,7 @@ import "slices"
 
 // migrations[i] brings a database from user_version i to i+1. Append only:
 // a released step is never edited.
-var migrations = []string{schemaV1, schemaV2, schemaStalls, schemaTruth, schemaVerdictSkip, schemaClock, schemaNotSampled, schemaSummaryID, schemaSignals, schemaRuntime}
+var migrations = []string{schemaV1, schemaV2, schemaStalls, schemaTruth, schemaVerdictSkip, schemaClock, schemaNotSampled, schemaSummaryID, schemaSignals, schemaRuntime, schemaBench}
 
 // schemaVersion is the user_version of a database created by this binary.
 var schemaVersion = len(migrations)
@@ -208,3 +208,42 @@ const schemaRuntime = `ALTER TABLE workers ADD COLUMN runtime TEXT NOT NULL DEFA
 
 // runtimeVersion is the first version with workers.runtime (by position).
 var runtimeVersion = slices.Index(migrations, schemaRuntime) + 1
+
+// schemaBench: a database of soak bench (out/<bench-id>/soak.db). runs.kind
+// says what the database holds ('soak', every database before it, or
+// 'bench'); bench_results holds one row per client run of the bench, the
+// warm-up round (round 0) included, in the order they ran.
+const schemaBench = `
+ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'soak';
+
+CREATE TABLE bench_results (
+	seq           INTEGER PRIMARY KEY, -- the order the runs ran in
+	scenario      TEXT NOT NULL,
+	path          TEXT NOT NULL,
+	lib           TEXT NOT NULL,
+	version       TEXT NOT NULL,
+	round         INTEGER NOT NULL, -- 0: the warm-up, not counted
+	valid         INTEGER NOT NULL,
+	reason        TEXT NOT NULL,    -- why not valid
+	err           TEXT NOT NULL,
+	msgs          INTEGER NOT NULL,
+	bytes         INTEGER NOT NULL, -- payload bytes
+	sent_msgs     INTEGER NOT NULL,
+	sent_bytes    INTEGER NOT NULL,
+	wall_ns       INTEGER NOT NULL,
+	user_ns       INTEGER NOT NULL,
+	sys_ns        INTEGER NOT NULL,
+	syscr         INTEGER NOT NULL,
+	rchar         INTEGER NOT NULL,
+	maxrss_kib    INTEGER NOT NULL,
+	mallocs       INTEGER NOT NULL,
+	lost          INTEGER NOT NULL,
+	dup           INTEGER NOT NULL,
+	rcvbuf        INTEGER NOT NULL,
+	runtime       TEXT NOT NULL     -- GOMAXPROCS=… GOGC=… GOMEMLIMIT=…
+);
+`
+
+// benchVersion is the first version with runs.kind and bench_results (by
+// position).
+var benchVersion = slices.Index(migrations, schemaBench) + 1
