@@ -103,11 +103,11 @@ and bench.txt (Go benchmark lines for benchstat) into DIR/bench-<time>/.`,
 	},
 	"report": {
 		synopsis: "soak report [-o FILE] [-out DIR] [RUN_DIR|DB]",
-		about: `Write report.html beside a run's database (default RUN: the latest run under -out). A
-finished run is checked against its profile's thresholds: exit code 3 when a library broke
-one, 4 when the run was interrupted.`,
+		about: `Write report.html beside a run's database (default RUN: the latest soak run under
+-out; a bench directory when given, for its bench page). A finished soak is checked against
+its profile's thresholds: exit code 3 when a library broke one, 4 when the run was interrupted.`,
 		examples: []example{
-			{"soak report", "the report of the latest run under out/"},
+			{"soak report", "the report of the latest soak run under out/"},
 			{"soak report -o /tmp/report.html out/20261201-233000-local", "that run's report, written to /tmp/report.html"},
 		},
 		args:  1,
@@ -116,9 +116,10 @@ one, 4 when the run was interrupted.`,
 	"export": {
 		synopsis: "soak export [-format csv|json] [-dir DIR] [-out DIR] [RUN_DIR|DB]",
 		about: `Write a run's tables (samples, stream_samples, events, host_samples, clock_samples,
-summary) as CSV or NDJSON files, one per table (default RUN: the latest run under -out).`,
+summary) as CSV or NDJSON files, one per table (default RUN: the latest soak run under -out);
+a bench directory when given: its bench_results.`,
 		examples: []example{
-			{"soak export", "the latest run's tables as CSV files in its run directory"},
+			{"soak export", "the latest soak run's tables as CSV files in its run directory"},
 			{"soak export -format json -dir /tmp/ndjson out/20261201-233000-local", "that run's tables as NDJSON files in /tmp/ndjson"},
 		},
 		args:  1,
@@ -247,7 +248,7 @@ type reportArgs struct {
 func reportFlags(fs *flagSet) *reportArgs {
 	return &reportArgs{
 		o:   fs.String("o", "", "write the report to `FILE` (default: report.html beside the database)"),
-		out: fs.String("out", "out", "look for the latest run in `DIR` when no RUN is given"),
+		out: fs.String("out", "out", "look for the latest soak run in `DIR` when no RUN is given"),
 	}
 }
 
@@ -260,7 +261,7 @@ func exportFlags(fs *flagSet) *exportArgs {
 	a := &exportArgs{
 		format: fs.String("format", "csv", "file `FORMAT`: csv, or json (one JSON object per line, *.ndjson)"),
 		dir:    fs.String("dir", "", "write the files into `DIR` (default: the run directory)"),
-		out:    fs.String("out", "out", "look for the latest run in `DIR` when no RUN is given"),
+		out:    fs.String("out", "out", "look for the latest soak run in `DIR` when no RUN is given"),
 	}
 	fs.renamed("o", "dir")
 	return a

@@ -74,7 +74,7 @@ Usage:
   soak serve  [-addr HOST:PORT] [-profile FILE]          run the Binance-like replay server on its own
   soak firehose [-scenario NAME] [-n N] [-conns N]       a server that never paces: N messages a connection, then close 1000
   soak bench  [-scenarios LIST] [-libs LIBS] [-runs N]    throughput and CPU µs/msg per library on a firehose, with spread
-  soak report [-o FILE] [RUN_DIR|DB]                     write report.html beside a run's database (default: the latest run)
+  soak report [-o FILE] [RUN_DIR|DB]                     write report.html beside a run's database (default: the latest soak run)
   soak export [-format csv|json] [-dir DIR] [RUN]        write a run's tables as CSV or NDJSON files
   soak compare RUN_A RUN_B                               two runs' end tables side by side, with differences
 
