@@ -159,8 +159,14 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
+	hs := metrics.NewHost()
+	_, hsErr := hs.Sample() // the CPU counters at the start: steal and busy over the bench, below
 	results, runErr := bench.Run(ctx, cfg)
 	elapsed := time.Since(start)
+	if s, err := hs.Sample(); err == nil && hsErr == nil {
+		host["steal_during"] = fmt.Sprintf("%.1f %%", s.StealPct)
+		host["cpu_busy_during"] = fmt.Sprintf("%.1f %%", s.CPUPct)
+	}
 	table := bench.Summarize(cfg, results)
 	header := benchHeader(id, host, versions, cfg, results, notes, elapsed)
 	var tbuf, gbuf bytes.Buffer
@@ -373,9 +379,9 @@ func absentCPUs(cpus []int) []int {
 func benchHeader(id string, host, versions map[string]string, cfg bench.Config, rs []bench.Result, notes []string, elapsed time.Duration) []string {
 	h := []string{fmt.Sprintf("soak bench %s: %d scenario(s) × %d path(s) × %d librar(ies) + raw, %d counted round(s) after a warm-up, %.0f s",
 		id, len(cfg.Scenarios), len(cfg.Paths), len(cfg.Libs), cfg.Runs, elapsed.Seconds())}
-	h = append(h, fmt.Sprintf("host: %s; %s logical CPUs; kernel %s; clocksource %s; governor %s; load %s; %s/%s %s",
+	h = append(h, fmt.Sprintf("host: %s; %s logical CPUs; kernel %s; clocksource %s; governor %s; load %s; steal %s of all CPUs during the bench; %s/%s %s",
 		orDash(host["cpu_model"]), orDash(host["cpu_logical"]), orDash(host["kernel"]), orDash(host["clocksource"]),
-		orDash(host["cpu_governor"]), orDash(host["load_at_start"]), runtime.GOOS, runtime.GOARCH, runtime.Version()))
+		orDash(host["cpu_governor"]), orDash(host["load_at_start"]), orDash(host["steal_during"]), runtime.GOOS, runtime.GOARCH, runtime.Version()))
 	rts := map[string]bool{}
 	for _, r := range rs {
 		rts[r.Runtime.String()] = true

@@ -82,6 +82,10 @@ func TestBench(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}
+	// the CPU stolen by the hypervisor over the bench, from /proc/stat before and after
+	if !regexp.MustCompile(`steal [0-9]+\.[0-9] % of all CPUs during the bench`).MatchString(stdout) {
+		t.Errorf("the header does not say the steal during the bench:\n%s", stdout)
+	}
 	dir := benchDir(t, out)
 	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	if err != nil {
