@@ -180,7 +180,7 @@ func build(db *store.DB, checked []store.Verdict) (*page, error) {
 		p.Verdicts = append(p.Verdicts, verdictRow{Lib: v.Lib, Threshold: v.Threshold, Text: verdict.Format(v), Broken: v.Broken, Skipped: v.Skipped()})
 	}
 	libs := tbl.Libs
-	slices.SortStableFunc(p.Workers, func(a, b store.Worker) int { return cmp.Compare(rank(a.Lib), rank(b.Lib)) })
+	slices.SortStableFunc(p.Workers, func(a, b store.Worker) int { return cmp.Compare(measure.Rank(a.Lib), measure.Rank(b.Lib)) })
 	p.Data = pageData{StartMs: run.Started.UnixMilli()}
 	libIdx := map[string]int{}
 	for i, l := range libs {
@@ -757,7 +757,7 @@ func streamTables(libs []string, run store.Run, streams []store.StreamSample, ev
 			groupRecon[[2]string{e.Group, e.Lib}]++
 		}
 	}
-	groups := planGroups(run.Settings["plan"])
+	groups := measure.PlanGroups(run.Settings["plan"])
 	for _, s := range streams {
 		if !slices.Contains(groups, s.Group) {
 			groups = append(groups, s.Group)
@@ -767,7 +767,7 @@ func streamTables(libs []string, run store.Run, streams []store.StreamSample, ev
 		if i := slices.Index(libs, l); i >= 0 {
 			return i
 		}
-		return len(libs) + rank(l)
+		return len(libs) + measure.Rank(l)
 	}
 	ss := slices.Clone(streams)
 	slices.SortStableFunc(ss, func(a, b store.StreamSample) int {
@@ -976,7 +976,7 @@ func tableFromRows(run store.Run, rows []store.SummaryRow) *Table {
 			t.Libs = append(t.Libs, r.Lib)
 		}
 	}
-	slices.SortStableFunc(t.Libs, func(a, b string) int { return cmp.Compare(rank(a), rank(b)) })
+	slices.SortStableFunc(t.Libs, func(a, b string) int { return cmp.Compare(measure.Rank(a), measure.Rank(b)) })
 	byOrd := map[int]int{} // ord → index in t.Rows
 	for _, r := range rows {
 		li := slices.Index(t.Libs, r.Lib)

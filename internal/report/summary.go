@@ -59,12 +59,6 @@ func TableOf(r *measure.Results) *Table {
 	return t
 }
 
-// rank is a library's column position.
-func rank(lib string) int { return measure.Rank(lib) }
-
-// planGroups returns the connection group names in plan order.
-func planGroups(planJSON string) []string { return measure.PlanGroups(planJSON) }
-
 // WriteText prints the table with aligned columns.
 func (t *Table) WriteText(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

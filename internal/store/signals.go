@@ -45,10 +45,8 @@ func (s *DB) signals() bool { return !s.readOnly || s.version >= signalsVersion 
 // those as not measured when it does not.
 func (s *DB) HasSignals() bool { return s.signals() }
 
-// col is column when the database has schemaSignals' columns, else old (an
-// SQL constant standing for "not recorded").
 // colSince is column in a database of version v or later (or one this
-// program writes), else old.
+// program writes), else old (an SQL constant standing for "not recorded").
 func (s *DB) colSince(v int, column, old string) string {
 	if !s.readOnly || s.version >= v {
 		return column
@@ -56,12 +54,8 @@ func (s *DB) colSince(v int, column, old string) string {
 	return old
 }
 
-func (s *DB) col(column, old string) string {
-	if s.signals() {
-		return column
-	}
-	return old
-}
+// col is colSince for schemaSignals' columns.
+func (s *DB) col(column, old string) string { return s.colSince(signalsVersion, column, old) }
 
 // faultOf is the fault kind of event e as read: the events.fault column, or,
 // in a database without it (before schemaSignals, opened read-only), the

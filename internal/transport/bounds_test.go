@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/endpoint"
 	"github.com/wssoak/wssoak/internal/transport"
 )
 
@@ -30,7 +31,7 @@ func TestCAFileBounded(t *testing.T) {
 		if _, err := os.Stat(file); err != nil {
 			continue
 		}
-		err := transport.AppendCAFile(x509.NewCertPool(), file)
+		err := endpoint.AppendCAFile(x509.NewCertPool(), file)
 		if want := "ca file " + file + ": larger than 4 MiB"; err == nil || err.Error() != want {
 			t.Errorf("AppendCAFile(%s) = %v, want %s", file, err, want)
 		}
@@ -63,7 +64,7 @@ func TestProxyAnswerBounded(t *testing.T) {
 			}
 		}
 	}()
-	p, err := transport.ParseProxy("http://" + ln.Addr().String())
+	p, err := endpoint.ParseProxy("http://" + ln.Addr().String())
 	mustOK(t, err)
 	d := &transport.Dialer{Proxy: p, Timeout: 30 * time.Second}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -8,6 +8,8 @@ import (
 	"net"
 	"syscall"
 	"time"
+
+	"github.com/wssoak/wssoak/internal/endpoint"
 )
 
 // Dialer is the one TCP dialer shared by every adapter (DialConfig.NetDial = d.DialContext),
@@ -101,7 +103,7 @@ func TLSConfig(caFiles []string, serverName string) (*tls.Config, error) {
 		pool = x509.NewCertPool()
 	}
 	for _, f := range caFiles {
-		if err := AppendCAFile(pool, f); err != nil {
+		if err := endpoint.AppendCAFile(pool, f); err != nil {
 			return nil, err
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -27,15 +26,6 @@ type tunnel endpoint.Proxy
 
 // String is the proxy URL with the password masked, as Proxy's.
 func (p *tunnel) String() string { return (*Proxy)(p).String() }
-
-// ParseProxy is endpoint.ParseProxy.
-func ParseProxy(raw string) (*Proxy, error) { return endpoint.ParseProxy(raw) }
-
-// Mask is endpoint.Mask: every password in s replaced by ****.
-func Mask(s string) string { return endpoint.Mask(s) }
-
-// AppendCAFile is endpoint.AppendCAFile.
-func AppendCAFile(pool *x509.CertPool, file string) error { return endpoint.AppendCAFile(pool, file) }
 
 // dial connects to the proxy with nd and opens a tunnel to addr (host:port). ctx bounds the
 // whole of it: TCP connect, TLS to an https proxy, and the proxy's handshake. tlsCfg

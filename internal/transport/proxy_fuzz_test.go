@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wssoak/wssoak/internal/endpoint"
 	"github.com/wssoak/wssoak/internal/transport"
 )
 
@@ -59,7 +60,7 @@ func FuzzParseProxy(f *testing.F) {
 		if strings.Count(raw, secretMark) != 1 || strings.HasPrefix(pass, "//") {
 			t.Skip()
 		}
-		p, err := transport.ParseProxy(raw)
+		p, err := endpoint.ParseProxy(raw)
 		if err != nil {
 			if msg := err.Error(); strings.Contains(msg, secretMark) || strings.ContainsAny(msg, "\r\n") || !strings.Contains(msg, "proxy URL") {
 				t.Fatalf("ParseProxy(%q): error %q: want one line naming the proxy URL, without the password", raw, msg)
@@ -67,11 +68,11 @@ func FuzzParseProxy(f *testing.F) {
 		} else {
 			checkParsed(t, raw, p)
 		}
-		m := transport.Mask(raw)
+		m := endpoint.Mask(raw)
 		if !strings.ContainsFunc(pass, endsPassword) && strings.Contains(m, secretMark) {
 			t.Fatalf("Mask(%q) = %q shows the password %q", raw, m, pass)
 		}
-		if mm := transport.Mask(m); mm != m {
+		if mm := endpoint.Mask(m); mm != m {
 			t.Fatalf("Mask is not idempotent: %q, then %q", m, mm)
 		}
 	})
@@ -93,7 +94,7 @@ func checkParsed(t *testing.T, raw string, p *transport.Proxy) {
 	if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
 		t.Fatalf("ParseProxy(%q): address %q is not host:port", raw, p.Addr)
 	}
-	q, err := transport.ParseProxy(p.String())
+	q, err := endpoint.ParseProxy(p.String())
 	if err != nil {
 		t.Fatalf("ParseProxy(%q) printed %q, which does not parse: %v", raw, p, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/wssoak/wssoak/internal/cert"
+	"github.com/wssoak/wssoak/internal/endpoint"
 	"github.com/wssoak/wssoak/internal/replay"
 	"github.com/wssoak/wssoak/internal/transport"
 	"github.com/wssoak/wssoak/internal/transport/proxytest"
@@ -103,7 +104,7 @@ func (w *proxyWorld) lastSNI() string {
 
 func mustProxy(t *testing.T, raw string) *transport.Proxy {
 	t.Helper()
-	p, err := transport.ParseProxy(raw)
+	p, err := endpoint.ParseProxy(raw)
 	mustOK(t, err)
 	return p
 }
@@ -309,7 +310,7 @@ func TestParseProxy(t *testing.T) {
 		{"https://proxy.example", "https", "proxy.example:443", "", "", "https://proxy.example"},
 		{"http://u:@h:80", "http", "h:80", "u", "", "http://u@h:80"},
 	} {
-		p, err := transport.ParseProxy(tc.raw)
+		p, err := endpoint.ParseProxy(tc.raw)
 		if err != nil {
 			t.Errorf("%s: %v", tc.raw, err)
 			continue
@@ -344,7 +345,7 @@ func TestParseProxy(t *testing.T) {
 		{"socks5://u:secret@h\n", "malformed proxy URL: want"},
 		{"socks5://u:secret@h#\n", "malformed proxy URL: want"},
 	} {
-		_, err := transport.ParseProxy(tc.raw)
+		_, err := endpoint.ParseProxy(tc.raw)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want %q", tc.raw, err, tc.want)
 			continue
@@ -379,7 +380,7 @@ func TestMask(t *testing.T) {
 		{`{"stream":"btcusdt@trade"}`, `{"stream":"btcusdt@trade"}`},
 		{"time=10:00:00 user@host", "time=10:00:00 user@host"},
 	} {
-		if got := transport.Mask(tc.in); got != tc.want {
+		if got := endpoint.Mask(tc.in); got != tc.want {
 			t.Errorf("Mask(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
