@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"syscall"
 )
 
 // procIO reads syscr and rchar of /proc/self/io.
@@ -30,13 +29,4 @@ func procIO() (syscr, rchar int64, err error) {
 		}
 	}
 	return syscr, rchar, nil
-}
-
-// rusage returns user and system CPU ns and the peak RSS (KiB) of this process.
-func rusage() (user, sys, maxRSS int64, err error) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, 0, 0, fmt.Errorf("getrusage: %w", err)
-	}
-	return ru.Utime.Nano(), ru.Stime.Nano(), ru.Maxrss, nil
 }
