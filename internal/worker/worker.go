@@ -34,14 +34,13 @@ import (
 
 // Worker runs one library's connections for a plan.
 type Worker struct {
-	plan    *wire.Plan
-	runtime wire.Runtime // the Go runtime this process runs with (Run sets it from the plan)
-	tr      transport.Transport
-	dialer  *transport.Dialer // one per worker: socket options, proxy
-	tls     *tls.Config       // trust for a wss target and an https proxy
-	fw      *wire.FrameWriter
-	log     *slog.Logger
-	epoch   time.Time // plan.Start on this process's monotonic clock
+	plan   *wire.Plan
+	tr     transport.Transport
+	dialer *transport.Dialer // one per worker: socket options, proxy
+	tls    *tls.Config       // trust for a wss target and an https proxy
+	fw     *wire.FrameWriter
+	log    *slog.Logger
+	epoch  time.Time // plan.Start on this process's monotonic clock
 	// from is where this process's silences start, ns since epoch: the
 	// window's start (0), or the instant Run began for a worker started inside
 	// the window (restarted, or by a resume), which knows nothing of before.
@@ -150,7 +149,7 @@ func Run(ctx context.Context, lib string, in io.Reader, out io.Writer, log *slog
 	if err != nil {
 		return err
 	}
-	w.runtime = plan.Runtime.Apply() // this process only: New also runs inside tests
+	plan.Runtime.Apply() // this process only: New also runs inside tests
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	eof := make(chan struct{})
@@ -222,12 +221,8 @@ func New(plan *wire.Plan, tr transport.Transport, out io.Writer, log *slog.Logge
 // sends the final frames.
 func (w *Worker) Run(ctx context.Context) error {
 	w.from = max(int64(time.Since(w.epoch)), 0) // before the goroutines that read it start
-	rt := w.runtime
-	if rt == (wire.Runtime{}) {
-		rt = wire.CurrentRuntime() // a worker made by New alone (tests): what the process runs with
-	}
 	if err := w.fw.Send(&wire.Frame{Type: wire.FrameHello, Lib: w.tr.Name(), Module: w.tr.Module(),
-		Version: w.tr.Version(), Pid: os.Getpid(), Go: runtime.Version(), Runtime: rt.String()}); err != nil {
+		Version: w.tr.Version(), Pid: os.Getpid(), Go: runtime.Version(), Runtime: wire.CurrentRuntime().String()}); err != nil {
 		return err
 	}
 	evDone := make(chan struct{})
