@@ -36,7 +36,7 @@ func chatBenchFlags(fs *flagSet) *chatBenchArgs {
 		libs:       fs.String("libs", strings.Join(chat.Libs, ","), "comma-separated server libraries `LIBS`"),
 		clients:    fs.String("clients", "16,32,64", "comma-separated room sizes `LIST`: N clients per room"),
 		runs:       fs.Int("runs", 5, "`N` counted rounds after one warm-up round (library order alternating)"),
-		deliveries: fs.Int64("deliveries", 300_000, "`N` deliveries per run (whole load rounds of N×N×per-round)"),
+		deliveries: fs.Int64("deliveries", 100_000, "`N` deliveries per run (whole load rounds of N×N×per-round)"),
 		perRound:   fs.Int("per-round", 1, "`N` messages each client sends per load round"),
 		queue:      fs.Int("queue", chat.DefaultQueue, "`N` messages a connection may have queued; a client past it is dropped with close 1008"),
 		cpus:       fs.String("cpus", "", "pin the servers and the load client to CPU `LISTS` SERVER:CLIENT, such as 0:1 (default 0:1 when the machine has both; none: not pinned)"),

@@ -51,6 +51,7 @@ type ChatResult struct {
 	ServerUserNS     int64  `json:"server_user_ns"`
 	ServerSysNS      int64  `json:"server_sys_ns"`
 	ServerMaxRSSKiB  int64  `json:"server_max_rss_kib"`
+	ServerWrites     int64  `json:"server_writes"` // write syscalls (syscw; the stats' own answers included)
 	Drops            int64  `json:"drops"`
 	Err              string `json:"err,omitempty"`
 	Valid            bool   `json:"valid"`
@@ -82,6 +83,22 @@ func (r ChatResult) ClientCPUPerDelivery() float64 {
 		return 0
 	}
 	return float64(r.Client.UserNS+r.Client.SysNS) / 1e3 / float64(r.Client.Deliveries)
+}
+
+// ServerWritesPerDelivery is the server's write syscalls per delivery.
+func (r ChatResult) ServerWritesPerDelivery() float64 {
+	if r.Client.Deliveries == 0 {
+		return 0
+	}
+	return float64(r.ServerWrites) / float64(r.Client.Deliveries)
+}
+
+// ClientReadsPerDelivery is the load client's socket reads per delivery.
+func (r ChatResult) ClientReadsPerDelivery() float64 {
+	if r.Client.Deliveries == 0 {
+		return 0
+	}
+	return float64(r.Client.Reads) / float64(r.Client.Deliveries)
 }
 
 // chatServer is a running chat server process.
@@ -238,6 +255,7 @@ func checkChat(r *ChatResult) {
 		r.ServerDeliveries = b.Deliveries - a.Deliveries
 		r.ServerUserNS, r.ServerSysNS = b.UserNS-a.UserNS, b.SysNS-a.SysNS
 		r.ServerMaxRSSKiB = b.MaxRSSKiB
+		r.ServerWrites = b.Syscw - a.Syscw
 		r.Drops = b.Drops - a.Drops
 		want := int64(c.N) * int64(c.N) * int64(c.PerRound) * int64(c.Rounds)
 		switch {
@@ -263,6 +281,7 @@ type ChatCell struct {
 	ClientCPU            Stat // client CPU µs/delivery
 	RSS                  Stat // server peak RSS KiB
 	P50, P99             Stat // µs
+	Writes, Reads        Stat // server writes per delivery, client reads per delivery
 	Invalid              int
 	rates                []float64
 }
@@ -307,6 +326,8 @@ func SummarizeChat(cfg ChatConfig, rs []ChatResult) *ChatTable {
 		v["rss"] = append(v["rss"], float64(r.ServerMaxRSSKiB))
 		v["p50"] = append(v["p50"], r.Client.P50us)
 		v["p99"] = append(v["p99"], r.Client.P99us)
+		v["writes"] = append(v["writes"], r.ServerWritesPerDelivery())
+		v["reads"] = append(v["reads"], r.ClientReadsPerDelivery())
 	}
 	for k, c := range t.Cells {
 		v := vals[k]
@@ -314,6 +335,7 @@ func SummarizeChat(cfg ChatConfig, rs []ChatResult) *ChatTable {
 		c.Rate, c.ServerCPU = summarize(v["rate"]), summarize(v["scpu"])
 		c.ServerPct, c.ClientPct, c.ClientCPU = summarize(v["spct"]), summarize(v["cpct"]), summarize(v["ccpu"])
 		c.RSS, c.P50, c.P99 = summarize(v["rss"]), summarize(v["p50"]), summarize(v["p99"])
+		c.Writes, c.Reads = summarize(v["writes"]), summarize(v["reads"])
 		c.Rate.Invalid = c.Invalid
 	}
 	return t
@@ -349,7 +371,7 @@ func (t *ChatTable) Print(w io.Writer, header []string) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "N\tlibrary\tdeliveries/s (min–max)\tserver CPU µs/delivery\tserver CPU\tpeak RSS\tp50\tp99\tclient CPU µs/delivery\tclient CPU\tlimit")
+	fmt.Fprintln(tw, "N\tlibrary\tdeliveries/s (min–max)\tserver CPU µs/delivery\tserver CPU\tpeak RSS\tp50\tp99\tclient CPU µs/delivery\tclient CPU\tlimit\tserver writes/delivery\tclient reads/delivery")
 	for _, n := range t.Clients {
 		for _, lib := range t.Libs {
 			c := t.Cell(lib, n)
@@ -357,16 +379,17 @@ func (t *ChatTable) Print(w io.Writer, header []string) {
 			case c == nil:
 				continue
 			case c.Rate.N == 0:
-				fmt.Fprintf(tw, "%d\t%s\tINVALID (%d run(s))\t\t\t\t\t\t\t\t\n", n, lib, c.Invalid)
+				fmt.Fprintf(tw, "%d\t%s\tINVALID (%d run(s))\t\t\t\t\t\t\t\t\t\t\n", n, lib, c.Invalid)
 				continue
 			}
 			inv := ""
 			if c.Invalid > 0 {
 				inv = fmt.Sprintf(" [%d invalid]", c.Invalid)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s %s–%s%s\t%.3f\t%.0f %%\t%.0f MiB\t%s\t%s\t%.3f\t%.0f %%\t%s\n", n, lib,
+			fmt.Fprintf(tw, "%d\t%s\t%s %s–%s%s\t%.3f\t%.0f %%\t%.0f MiB\t%s\t%s\t%.3f\t%.0f %%\t%s\t%.3f\t%.3f\n", n, lib,
 				human(c.Rate.Median), human(c.Rate.Min), human(c.Rate.Max), inv, c.ServerCPU.Median, c.ServerPct.Median,
-				c.RSS.Median/1024, micros(c.P50.Median), micros(c.P99.Median), c.ClientCPU.Median, c.ClientPct.Median, c.Limit())
+				c.RSS.Median/1024, micros(c.P50.Median), micros(c.P99.Median), c.ClientCPU.Median, c.ClientPct.Median, c.Limit(),
+				c.Writes.Median, c.Reads.Median)
 		}
 	}
 	_ = tw.Flush()
@@ -376,7 +399,8 @@ func (t *ChatTable) Print(w io.Writer, header []string) {
 	}
 	fmt.Fprintln(w, "\ncells: medians over the counted runs; deliveries/s = broadcasts received by the clients per second of the timed part")
 	fmt.Fprintln(w, "(every client has \"ready\" → the last round's last delivery); CPU from each process's getrusage over that part,")
-	fmt.Fprintln(w, "in µs per delivery and in % of one core; limit: the side whose CPU was busier. Every run's client deliveries")
+	fmt.Fprintln(w, "in µs per delivery and in % of one core; limit: the side whose CPU was busier; writes and reads: syscalls per delivery")
+	fmt.Fprintln(w, "(the server's syscw of /proc/self/io, the load client's socket reads). Every run's client deliveries")
 	fmt.Fprintln(w, "equal the server's own count of writes, exactly, or the run is INVALID and left out.")
 }
 

@@ -49,6 +49,7 @@ type LoadResult struct {
 	P50us      float64 `json:"p50_us"` // broadcast latency: send instant to receipt at each client
 	P99us      float64 `json:"p99_us"`
 	MaxUs      float64 `json:"max_us"`
+	Reads      int64   `json:"reads"` // read syscalls of the clients' sockets over the timed part
 	// The server's own counts at the start and the end of the timed part.
 	ServerStart *Stats `json:"server_start,omitempty"`
 	ServerEnd   *Stats `json:"server_end,omitempty"`
@@ -83,8 +84,11 @@ type loadConn struct {
 	last  []int64       // by sender: the last sequence number received
 	lat   *metrics.Latency
 	n     int64 // deliveries
-	err   error
-	done  chan struct{}
+	// The socket's read calls when ready came and when the latest round
+	// ended (published by close(ready) and the round's channel send).
+	readsReady, readsRound int64
+	err                    error
+	done                   chan struct{}
 }
 
 // loadRun is a load run's shared state.
@@ -214,6 +218,9 @@ func RunLoad(ctx context.Context, cfg LoadConfig) (LoadResult, error) {
 	lat := metrics.NewLatency()
 	for _, lc := range conns {
 		res.Deliveries += atomic.LoadInt64(&lc.n)
+		if cfg.Rounds > 0 {
+			res.Reads += lc.readsRound - lc.readsReady
+		}
 		lat.Merge(lc.lat)
 	}
 	s := lat.Snapshot()
@@ -286,6 +293,7 @@ func (lc *loadConn) readLoop(lr *loadRun) error {
 	if string(m.Payload) != Ready {
 		return fmt.Errorf("first message %q, want %q", trim(m.Payload), Ready)
 	}
+	lc.readsReady = lc.c.Counts().Reads
 	close(lc.ready)
 	var inRound int64
 	reads := int64(-1)
@@ -318,6 +326,7 @@ func (lc *loadConn) readLoop(lr *loadRun) error {
 		atomic.AddInt64(&lc.n, 1)
 		if inRound++; inRound == lc.want {
 			inRound = 0
+			lc.readsRound = lc.c.Counts().Reads
 			lc.round <- lc.idx
 		}
 	}

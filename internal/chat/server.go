@@ -7,8 +7,10 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,6 +50,8 @@ type Stats struct {
 	UserNS     int64    `json:"user_ns"` // the process's getrusage
 	SysNS      int64    `json:"sys_ns"`
 	MaxRSSKiB  int64    `json:"max_rss_kib"`
+	Syscw      int64    `json:"syscw"` // the process's write syscalls (/proc/self/io; 0 where it has none)
+	Wchar      int64    `json:"wchar"` // and the bytes they wrote
 	Goroutines int      `json:"goroutines"`
 }
 
@@ -148,6 +152,7 @@ func (s *Server) Stats(settle time.Duration) Stats {
 	r.mu.RUnlock()
 	user, sys, rss := metrics.Rusage()
 	st.UserNS, st.SysNS, st.MaxRSSKiB = int64(math.Round(user*1e9)), int64(math.Round(sys*1e9)), rss/1024
+	st.Syscw, st.Wchar = procWrites()
 	return st
 }
 
@@ -179,6 +184,28 @@ func newHTTP(s *Server, ws http.HandlerFunc) *http.Server {
 	mux.HandleFunc("GET "+StatsPath, s.httpStats)
 	mux.HandleFunc("GET /{$}", ws)
 	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+}
+
+// procWrites reads syscw and wchar of /proc/self/io (zeros where it cannot).
+func procWrites() (syscw, wchar int64) {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ": ")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		switch k {
+		case "syscw":
+			syscw = n
+		case "wchar":
+			wchar = n
+		}
+	}
+	return syscw, wchar
 }
 
 // nameOf checks the name a client gave.
