@@ -341,13 +341,19 @@ func SummarizeChat(cfg ChatConfig, rs []ChatResult) *ChatTable {
 	return t
 }
 
-// Limit names the side that was the limit: the one whose CPU was busier
-// over the timed part (each side's % of one core; with both pinned to a
-// core of their own, a side near 100 % is the bottleneck).
+// busy is the CPU share (% of one core) at which a side is called the limit.
+const busy = 90
+
+// Limit names the side that was the limit: the busier one when it used at
+// least 90 % of a core over the timed part (each side pinned to a core of
+// its own, that side is the bottleneck), else "neither": both spent time
+// waiting for the other (wake-ups across CPUs, the machine's other load).
 func (c *ChatCell) Limit() string {
 	switch {
 	case c == nil || c.Rate.N == 0:
 		return "-"
+	case max(c.ClientPct.Median, c.ServerPct.Median) < busy:
+		return "neither"
 	case c.ClientPct.Median >= c.ServerPct.Median:
 		return "client"
 	}
@@ -399,7 +405,7 @@ func (t *ChatTable) Print(w io.Writer, header []string) {
 	}
 	fmt.Fprintln(w, "\ncells: medians over the counted runs; deliveries/s = broadcasts received by the clients per second of the timed part")
 	fmt.Fprintln(w, "(every client has \"ready\" → the last round's last delivery); CPU from each process's getrusage over that part,")
-	fmt.Fprintln(w, "in µs per delivery and in % of one core; limit: the side whose CPU was busier; writes and reads: syscalls per delivery")
+	fmt.Fprintln(w, "in µs per delivery and in % of one core; limit: the busier side when it used ≥ 90 % of a core, else neither; writes and reads: syscalls per delivery")
 	fmt.Fprintln(w, "(the server's syscw of /proc/self/io, the load client's socket reads). Every run's client deliveries")
 	fmt.Fprintln(w, "equal the server's own count of writes, exactly, or the run is INVALID and left out.")
 }
