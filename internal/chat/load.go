@@ -332,7 +332,8 @@ func (lc *loadConn) readLoop(lr *loadRun) error {
 	}
 }
 
-// parseDelivery reads "cI: SEQ[x...]" with I below n.
+// parseDelivery reads "cI: SEQ[x...]" with I below n, both in decimal
+// without leading zeros.
 func parseDelivery(p []byte, n int) (from int, seq int64, ok bool) {
 	if len(p) < 5 || p[0] != 'c' {
 		return 0, 0, false
@@ -344,10 +345,13 @@ func parseDelivery(p []byte, n int) (from int, seq int64, ok bool) {
 			return 0, 0, false
 		}
 	}
-	if i == 1 || i+2 >= len(p) || p[i] != ':' || p[i+1] != ' ' {
-		return 0, 0, false
+	if i == 1 || i+2 >= len(p) || p[i] != ':' || p[i+1] != ' ' || p[1] == '0' && i > 2 {
+		return 0, 0, false // no name, no ": ", or a leading zero
 	}
 	j := i + 2
+	if p[j] == '0' && j+1 < len(p) && p[j+1] >= '0' && p[j+1] <= '9' {
+		return 0, 0, false // a leading zero
+	}
 	for ; j < len(p) && p[j] >= '0' && p[j] <= '9'; j++ {
 		if seq > math.MaxInt64/10-1 {
 			return 0, 0, false
