@@ -162,7 +162,7 @@ func RunChat(ctx context.Context, cfg ChatConfig) ([]ChatResult, error) {
 		rs, err := runChatN(ctx, cfg, n)
 		all = append(all, rs...)
 		if err != nil {
-			return all, fmt.Errorf("N=%d: %w", n, err)
+			return all, fmt.Errorf("room of %d: %w", n, err)
 		}
 	}
 	return all, nil

@@ -5,7 +5,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"time"
 
 	"github.com/coder/websocket"
 )
@@ -69,14 +68,9 @@ func (k coderSink) write(b []byte) error {
 }
 func (k coderSink) flush() error { return nil }
 
-// kill closes with code; coder's Close waits for the peer's close up to 5 s,
-// so after 1 s the connection is closed without it.
+// kill closes with code in the background: coder's Close writes the close
+// frame (5 s at most) and waits for the peer's (5 s at most) before it closes
+// the connection, and its CloseNow waits for a Close under way.
 func (k coderSink) kill(code int, reason string) {
-	done := make(chan struct{})
-	go func() { _ = k.c.Close(websocket.StatusCode(code), reason); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(time.Second):
-		_ = k.c.CloseNow()
-	}
+	go func() { _ = k.c.Close(websocket.StatusCode(code), reason) }()
 }

@@ -47,6 +47,9 @@ const maxDroppedNames = 100
 // errRoomFull is a join to a room that already has N clients.
 var errRoomFull = errors.New("room full")
 
+// errClosing is a join to a room whose server is closing.
+var errClosing = errors.New("server closing")
+
 // msg is one outgoing message, shared by every connection it is queued on
 // and returned to the pool by the last one.
 type msg struct {
@@ -108,6 +111,7 @@ type Room struct {
 	mu      sync.RWMutex // broadcasts read-lock it; joins, leaves and ready lock it
 	members []*member
 	ready   bool
+	closed  bool // the server is closing: no more joins
 	dropped []string
 
 	readyMsg *msg
@@ -146,6 +150,9 @@ func (r *Room) newMember(name string, s sink, sched scheduler) *member {
 func (r *Room) join(m *member) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.closed {
+		return errClosing
+	}
 	if len(r.members) >= r.n {
 		r.rejected.Add(1)
 		return errRoomFull
@@ -173,6 +180,14 @@ func (r *Room) sendLocked(m *member, x *msg) {
 	if !m.push(x) {
 		r.inflight.Add(-1)
 	}
+}
+
+// close refuses every join from now on and returns the members.
+func (r *Room) close() []*member {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	return slices.Clone(r.members)
 }
 
 // leave removes m after its connection ended (not a drop).

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/wssoak/wssoak/internal/firehose/rawws"
 )
 
@@ -219,4 +221,46 @@ func TestSlowReaderDropped(t *testing.T) {
 func isConnEnd(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "connection reset") || strings.Contains(s, "without a close frame") || strings.Contains(s, "EOF")
+}
+
+// TestServerCloseLeaks: after a load run and Close, no goroutine of the
+// server (readers, writers, gws's queue, fasthttp's workers) is left, and a
+// server closed with clients still in the room ends them too.
+func TestServerCloseLeaks(t *testing.T) {
+	for _, lib := range Libs {
+		t.Run(lib, func(t *testing.T) {
+			ignore := goleak.IgnoreCurrent()
+			s, err := New(Config{Lib: lib, N: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Listen("127.0.0.1:0"); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if _, err := RunLoad(ctx, LoadConfig{URL: s.URL(), N: 4, Rounds: 3}); err != nil {
+				t.Fatal(err)
+			}
+			// Two clients stay connected while the server closes.
+			a, b := dialClient(t, s, "a"), dialClient(t, s, "b")
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []*rawws.Conn{a, b} {
+				for {
+					if _, err := c.Next(false); err != nil {
+						break // closed by the server
+					}
+				}
+				_ = c.Conn.Close()
+			}
+			http.DefaultClient.CloseIdleConnections()
+			goleak.VerifyNone(t, ignore,
+				// fasthttp's: the date updater is one per process, for good; the
+				// worker pool's cleaner returns after its sleep (10 s) once stopped.
+				goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
+				goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"))
+		})
+	}
 }

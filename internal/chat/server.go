@@ -119,10 +119,7 @@ func (s *Server) URL() string { return "ws://" + s.Addr() + "/" }
 // Close stops listening and closes the connections.
 func (s *Server) Close() error {
 	err := s.impl.close()
-	s.room.mu.RLock()
-	ms := slices.Clone(s.room.members)
-	s.room.mu.RUnlock()
-	for _, m := range ms {
+	for _, m := range s.room.close() {
 		s.room.leave(m)
 		m.sink.kill(CloseGoingAway, "server closing")
 	}
