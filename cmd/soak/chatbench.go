@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -33,7 +34,7 @@ type chatBenchArgs struct {
 func chatBenchFlags(fs *flagSet) *chatBenchArgs {
 	return &chatBenchArgs{
 		side:       fs.String("side", "server", "`SIDE` measured: server (the libraries as chat servers)"),
-		libs:       fs.String("libs", strings.Join(chat.Libs, ","), "comma-separated server libraries `LIBS`"),
+		libs:       fs.String("libs", strings.Join(chat.Libs, ","), "comma-separated server libraries `LIBS` (default: the five, and "+chat.NodeLib+" when node and its ws package are installed)"),
 		clients:    fs.String("clients", "16,32,64", "comma-separated room sizes `LIST`: N clients per room"),
 		runs:       fs.Int("runs", 5, "`N` counted rounds after one warm-up round (library order alternating)"),
 		deliveries: fs.Int64("deliveries", 100_000, "`N` deliveries per run (whole load rounds of N×N×per-round)"),
@@ -42,6 +43,15 @@ func chatBenchFlags(fs *flagSet) *chatBenchArgs {
 		cpus:       fs.String("cpus", "", "pin the servers and the load client to CPU `LISTS` SERVER:CLIENT, such as 0:1 (default 0:1 when the machine has both; none: not pinned)"),
 		out:        fs.String("out", "out", "make the bench directory in `DIR`"),
 	}
+}
+
+// nodeVersion is what node --version prints.
+func nodeVersion(node string) string {
+	out, err := exec.Command(node, "--version").Output()
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // serverSide reports whether soak bench's arguments ask for -side server.
@@ -71,9 +81,24 @@ func chatBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usageError{fmt.Errorf("flag -side: %q: want server (soak bench without -side measures the clients)", *a.side)}
 	}
 	cfg := bench.ChatConfig{Runs: *a.runs, Deliveries: *a.deliveries, PerRound: *a.perRound, Queue: *a.queue, Progress: stderr}
-	for _, l := range splitList(*a.libs) {
-		if !slices.Contains(chat.Libs, l) {
-			return usageError{fmt.Errorf("flag -libs: unknown library %q (known: %s)", l, strings.Join(chat.Libs, ", "))}
+	var notes []string
+	node, script, nodeErr := chat.NodeServer(".")
+	libs := splitList(*a.libs)
+	if !set["libs"] {
+		if nodeErr == nil {
+			libs = append(libs, chat.NodeLib)
+		} else {
+			notes = append(notes, fmt.Sprintf("no %s reference row: %v", chat.NodeLib, nodeErr))
+		}
+	}
+	for _, l := range libs {
+		switch {
+		case l == chat.NodeLib && nodeErr != nil:
+			return usageError{fmt.Errorf("flag -libs: %s: %w", l, nodeErr)}
+		case l == chat.NodeLib:
+			cfg.Node, cfg.NodeScript = node, script
+		case !slices.Contains(chat.Libs, l):
+			return usageError{fmt.Errorf("flag -libs: unknown library %q (known: %s, %s)", l, strings.Join(chat.Libs, ", "), chat.NodeLib)}
 		}
 		cfg.Libs = append(cfg.Libs, l)
 	}
@@ -100,7 +125,6 @@ func chatBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	case cfg.Queue < 1 || cfg.Queue > 1<<20:
 		return usageError{fmt.Errorf("flag -queue: %d is not a queue length: want 1 to %d", cfg.Queue, 1<<20)}
 	}
-	var notes []string
 	switch {
 	case *a.cpus == "none":
 		notes = append(notes, "not pinned (-cpus none): servers and load client share every CPU")
@@ -160,6 +184,9 @@ func chatBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Sprintf("room protocol of Bun's chat bench; per run ≥ %d deliveries in rounds of N×N×%d (each client sends %d, every client receives all); queue %d a connection",
 			cfg.Deliveries, cfg.PerRound, cfg.PerRound, cfg.Queue),
 		"load client: one process, a library-free RFC 6455 reader/writer (rawws) per connection, one clock reading per socket read",
+	}
+	if cfg.Node != "" {
+		header = append(header, fmt.Sprintf("%s: Node's ws package (%s, node %s), the reference row", chat.NodeLib, chat.NodeDir, nodeVersion(cfg.Node)))
 	}
 	header = append(header, notes...)
 	var tbuf bytes.Buffer

@@ -20,16 +20,18 @@ import (
 
 // ChatConfig is soak bench -side server: the libraries as chat servers.
 type ChatConfig struct {
-	Exe        string   `json:"-"` // the soak binary: run as "chatserver" and "chatload"
-	Libs       []string // of chat.Libs
-	Clients    []int    // room sizes N
-	Runs       int      // counted rounds; one warm-up round more
-	Deliveries int64    // deliveries per run (rounds of N×N×PerRound, at least one)
-	PerRound   int      // messages each client sends per round
-	Queue      int      // the servers' per-connection queue
-	ServerCPUs []int    // nil: not pinned
-	ClientCPUs []int
-	Progress   io.Writer `json:"-"`
+	Exe  string   `json:"-"` // the soak binary: run as "chatserver" and "chatload"
+	Libs []string // of chat.Libs, and chat.NodeLib
+	// Node and NodeScript run the chat.NodeLib server (chat.NodeServer).
+	Node, NodeScript string
+	Clients          []int // room sizes N
+	Runs             int   // counted rounds; one warm-up round more
+	Deliveries       int64 // deliveries per run (rounds of N×N×PerRound, at least one)
+	PerRound         int   // messages each client sends per round
+	Queue            int   // the servers' per-connection queue
+	ServerCPUs       []int // nil: not pinned
+	ClientCPUs       []int
+	Progress         io.Writer `json:"-"`
 	// ChildTimeout bounds a load process; 0: 2 minutes.
 	ChildTimeout time.Duration
 }
@@ -114,6 +116,10 @@ type chatServer struct {
 func startChatServer(ctx context.Context, cfg ChatConfig, lib string, n int) (*chatServer, error) {
 	cmd := exec.CommandContext(ctx, cfg.Exe, "chatserver", "-lib", lib, "-n", strconv.Itoa(n),
 		"-queue", strconv.Itoa(max(cfg.Queue, 1)), "-addr", "127.0.0.1:0")
+	if lib == chat.NodeLib {
+		cmd = exec.CommandContext(ctx, cfg.Node, cfg.NodeScript, "-n", strconv.Itoa(n),
+			"-queue", strconv.Itoa(max(cfg.Queue, 1)), "-addr", "127.0.0.1:0")
+	}
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.StdoutPipe()
