@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"io"
 	"log/slog"
 	"reflect"
@@ -30,11 +31,14 @@ func hotSlot(t testing.TB) *slot {
 }
 
 // aggTrades builds n combined aggTrade frames with consecutive ids.
-func aggTrades(n int) [][]byte {
+func aggTrades(n int) [][]byte { return aggTradesFrom(n, 100000) }
+
+// aggTradesFrom is aggTrades with ids from first.
+func aggTradesFrom(n int, first int64) [][]byte {
 	out := make([][]byte, n)
 	e := time.Now().UnixMicro()
 	for i := range out {
-		id := strconv.Itoa(100000 + i)
+		id := strconv.FormatInt(first+int64(i), 10)
 		out[i] = []byte(`{"stream":"btcusdt@aggTrade","data":{"e":"aggTrade","E":` + strconv.FormatInt(e, 10) + `,"s":"BTCUSDT","a":` + id +
 			`,"p":"67123.45000000","q":"0.00123000","f":` + id + `,"l":` + id + `,"T":1784563200122,"m":true,"M":true}}`)
 	}
@@ -189,17 +193,49 @@ func BenchmarkOnMessageOnePerRead(b *testing.B) { benchOnMessage(b, 1) }
 
 func benchOnMessage(b *testing.B, perRead int) {
 	s := hotSlot(b)
-	s.clock = new(transport.ReadClock)
+	s.hook(new(transport.ReadClock))
 	// A library hands over its (reused, cache-warm) read buffer; a small ring
-	// of messages keeps them warm likewise. Ids repeat every 64 messages, which
-	// the sequence check counts as duplicates after the first round.
-	msgs := aggTrades(64)
+	// of messages keeps them warm likewise. Before a message's turn comes
+	// again, its id ("a") goes up by the ring's size, in place: every id is
+	// the next one, as from a server that loses nothing.
+	const ring = 64
+	const first = 1e12 // room for 10¹² messages
+	msgs := aggTradesFrom(ring, first)
+	at := make([]int, ring) // index of the last digit of "a"'s value
+	for i, m := range msgs {
+		at[i] = bytes.Index(m, []byte(`"a":`)) + len(`"a":`) + len("1000000000000") - 1
+	}
 	b.ReportAllocs()
 	b.SetBytes(int64(len(msgs[0])))
 	for i := 0; b.Loop(); i++ {
 		if i%perRead == 0 {
+			s.flush() // the read clock's BeforeRead hook, as before a socket read
 			s.clock.Stamp(time.Now())
 		}
-		s.OnMessage(true, msgs[i&63])
+		m := msgs[i%ring]
+		if i >= ring {
+			addDecimal(m[:at[i%ring]+1], ring)
+		}
+		s.OnMessage(true, m)
+	}
+	b.StopTimer()
+	s.flush()
+	sb := s.byName["btcusdt@aggTrade"]
+	if sb.lost.Load()+sb.dup.Load()+sb.ooo.Load() != 0 || sb.msgs.Load() != int64(b.N) {
+		b.Fatalf("msgs %d of %d, lost %d, dup %d, out of order %d", sb.msgs.Load(), b.N, sb.lost.Load(), sb.dup.Load(), sb.ooo.Load())
+	}
+}
+
+// addDecimal adds d to the decimal number at the end of p, in place; the
+// number must not grow a digit.
+func addDecimal(p []byte, d int) {
+	for i := len(p) - 1; d > 0; i-- {
+		v := int(p[i]-'0') + d%10
+		d /= 10
+		if v >= 10 {
+			v -= 10
+			d++
+		}
+		p[i] = byte('0' + v)
 	}
 }
