@@ -118,8 +118,10 @@ func runScenario(ctx context.Context, cfg Config, sc firehose.Scenario) ([]Resul
 	for round := 0; round <= cfg.Runs; round++ {
 		type job struct{ lib, path string }
 		var jobs []job
-		for _, p := range cfg.Paths {
-			for _, lib := range Order(cfg.Libs, round) {
+		// A library's paths run back to back, so its full − bare pairs
+		// within a round see the same state of the machine.
+		for _, lib := range Order(cfg.Libs, round) {
+			for _, p := range Order(cfg.Paths, round) {
 				jobs = append(jobs, job{lib, p})
 			}
 		}

@@ -50,6 +50,7 @@ type Cell struct {
 	MBps                Stat // payload MB/s (10^6 bytes)
 	Invalid             int
 	rates, cpus         []float64
+	cpuByRound          map[int]float64 // CPU µs/msg of each valid counted run
 }
 
 // Table is the bench's results, summarized.
@@ -79,6 +80,10 @@ func Summarize(cfg Config, rs []Result) *Table {
 			c.Invalid++
 			continue
 		}
+		if c.cpuByRound == nil {
+			c.cpuByRound = map[int]float64{}
+		}
+		c.cpuByRound[r.Round] = r.CPUPerMsg()
 		v := vals[k]
 		v["rate"] = append(v["rate"], r.MsgsPerSec())
 		v["cpu"] = append(v["cpu"], r.CPUPerMsg())
@@ -204,7 +209,8 @@ func (t *Table) Print(w io.Writer, header []string) {
 		fmt.Fprintln(w, "  On a machine with few cores the firehose and the client share them, and the loopback copy bounds the server")
 		fmt.Fprintln(w, "  at a small multiple of the fastest library: the small-message rows measure both ends (use -cpus on a larger machine).")
 	}
-	fmt.Fprintln(w, "\nharness cost per library: full / bare (CPU µs/msg ratio) and full − bare (µs/msg):")
+	fmt.Fprintln(w, "\nharness cost per library: full / bare (ratio of the median CPU µs/msg), and full − bare (µs/msg) paired by round:")
+	fmt.Fprintln(w, "the median of the rounds' differences, min–max; ~ where full and bare do not differ significantly:")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "scenario\t%s\n", strings.Join(t.Libs, "\t"))
 	for _, sc := range t.Scenarios {
@@ -215,7 +221,12 @@ func (t *Table) Print(w io.Writer, header []string) {
 				row = append(row, "-")
 				continue
 			}
-			row = append(row, fmt.Sprintf("%.2f× %+.3f µs", f.CPU.Median/b.CPU.Median, f.CPU.Median-b.CPU.Median))
+			d, sig, _ := t.HarnessCost(sc, lib)
+			mark := ""
+			if !sig {
+				mark = " ~"
+			}
+			row = append(row, fmt.Sprintf("%.2f× %+.3f µs (%+.3f…%+.3f)%s", f.CPU.Median/b.CPU.Median, d.Median, d.Min, d.Max, mark))
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
@@ -244,6 +255,28 @@ func (c *Cell) why() string {
 		return "-"
 	}
 	return fmt.Sprintf("%.3f r/m %.0fKiB/r %.0fMiB %.2f a/m", c.Reads.Median, c.ReadBytes.Median/1024, c.RSS.Median/1024, c.Allocs.Median)
+}
+
+// HarnessCost is full − bare CPU µs/msg of a library on a scenario, paired
+// by round (the two ran back to back): the median of the rounds' differences
+// with their min–max, and whether full and bare differ significantly. N is 0
+// when no round has both.
+func (t *Table) HarnessCost(sc, lib string) (Stat, bool, float64) {
+	b, f := t.Cell(sc, PathBare, lib), t.Cell(sc, PathFull, lib)
+	if b == nil || f == nil {
+		return Stat{}, false, 1
+	}
+	var diffs []float64
+	for round, fc := range f.cpuByRound {
+		if bc, ok := b.cpuByRound[round]; ok {
+			diffs = append(diffs, fc-bc)
+		}
+	}
+	if len(diffs) == 0 {
+		return Stat{}, false, 1
+	}
+	sig, p := Significant(f.cpus, b.cpus)
+	return summarize(diffs), sig, p
 }
 
 // ceiling returns the median ceiling msgs/s of a scenario, 0 if unknown.
