@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/binance"
+	"github.com/wssoak/wssoak/internal/codec"
 	"github.com/wssoak/wssoak/internal/endpoint"
 	"github.com/wssoak/wssoak/internal/metrics"
 	"github.com/wssoak/wssoak/internal/transport"
@@ -38,6 +39,7 @@ type Worker struct {
 	tr     transport.Transport
 	dialer *transport.Dialer // one per worker: socket options, proxy
 	tls    *tls.Config       // trust for a wss target and an https proxy
+	enc    codec.Encoding    // the plan's: asked for by subprotocol
 	fw     *wire.FrameWriter
 	log    *slog.Logger
 	epoch  time.Time // plan.Start on this process's monotonic clock
@@ -69,6 +71,7 @@ type sub struct {
 	slot   *slot
 	stall  time.Duration
 	prefix []byte // binance.CombinedPrefix of the stream
+	mpref  []byte // binance.MsgpackPrefix of the stream, when the plan asks for a binary encoding
 
 	msgs, bytes             atomic.Int64
 	lastSeen, maxSilence    atomic.Int64 // ns on the worker's monotonic clock since epoch
@@ -191,6 +194,11 @@ func New(plan *wire.Plan, tr transport.Transport, out io.Writer, log *slog.Logge
 	}
 	w.monoOff = transport.MonoOrigin(w.epoch)
 	var err error
+	if plan.Encoding != "" {
+		if w.enc, err = codec.Parse(plan.Encoding); err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+	}
 	w.dialer = &transport.Dialer{RcvBuf: plan.RcvBuf, Timeout: plan.HandshakeTimeout}
 	if plan.Proxy != "" {
 		if w.dialer.Proxy, err = endpoint.ParseProxy(plan.Proxy); err != nil {
@@ -209,6 +217,9 @@ func New(plan *wire.Plan, tr transport.Transport, out io.Writer, log *slog.Logge
 				return nil, fmt.Errorf("slot %d: %w", ps.ID, err)
 			}
 			sb := &sub{st: st, rule: st.Seq(), slot: s, stall: stallAfter(plan, st), prefix: binance.CombinedPrefix(name)}
+			if w.enc.Binary() {
+				sb.mpref = binance.MsgpackPrefix(name)
+			}
 			s.subs = append(s.subs, sb)
 			s.byName[name] = sb
 		}
@@ -420,7 +431,10 @@ func incNonZero(a *atomic.Int64, d int64) {
 // A message's receive time is the end of the socket read that delivered its
 // last byte (the connection's ReadClock): one clock reading per read serves
 // every message that arrived in it, and no later processing delays it.
-func (s *slot) OnMessage(_ bool, p []byte) {
+//
+// Text messages are JSON; binary ones msgpack or packed (the encoding the
+// plan asked for; control replies and serverShutdown stay JSON text).
+func (s *slot) OnMessage(text bool, p []byte) {
 	if s.w.tap != nil {
 		s.w.tap(s.Slot.ID, p)
 	}
@@ -440,11 +454,19 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 	var data []byte
 	var ok bool
 	if sb != nil {
-		data, ok = binance.SplitPrefixed(p, sb.prefix)
+		if text {
+			data, ok = binance.SplitPrefixed(p, sb.prefix)
+		} else {
+			data, ok = binance.SplitPrefixedMsgpack(p, sb.mpref)
+		}
 	}
 	if !ok {
 		var name []byte
-		name, data, ok = binance.SplitCombined(p)
+		if text {
+			name, data, ok = binance.SplitCombined(p)
+		} else {
+			name, data, ok = binance.SplitCombinedMsgpack(p)
+		}
 		sb = nil
 		if ok {
 			sb = s.byName[string(name)]
@@ -453,7 +475,7 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 	if sb == nil {
 		// A control reply (counted for the slot, not for a stream), or an
 		// unwrapped event such as serverShutdown.
-		if bytes.Contains(p, serverShutdown) {
+		if text && bytes.Contains(p, serverShutdown) {
 			s.w.emit(wire.Event{Kind: wire.EventServerShutdown, Slot: s.Slot.ID, Group: s.Slot.Group})
 		}
 		return
@@ -469,7 +491,13 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 	}
 	sb.lastSeen.Store(mono)
 	var f binance.Fields
-	if !binance.Scan(data, sb.st.Kind, &f) {
+	var scanned bool
+	if text {
+		scanned = binance.Scan(data, sb.st.Kind, &f)
+	} else {
+		scanned = binance.ScanMsgpack(data, sb.st.Kind, &f)
+	}
+	if !scanned {
 		if sb.fresh {
 			s.back(sb, 0)
 		}
@@ -665,6 +693,7 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 		TLS:              w.tls,
 		HandshakeTimeout: w.plan.HandshakeTimeout,
 		ReadLimit:        w.plan.ReadLimit,
+		Subprotocols:     codec.Subprotocols(w.enc),
 	}
 	if w.plan.Local {
 		cfg.Header = http.Header{wire.TagHeader: {wire.Tag{Lib: w.tr.Name(), Slot: s.Slot.ID, Attempt: attempt}.String()}}
@@ -718,7 +747,7 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	s.ctl.reset()
 	s.lastPong.Store(int64(now.Sub(w.epoch)))
 	s.connMono.Store(int64(now.Sub(w.epoch)))
-	ev.Kind, ev.Detail, ev.DurMs = wire.EventConnected, "", ms(now.Sub(t0))
+	ev.Kind, ev.Detail, ev.DurMs = wire.EventConnected, negotiated(conn), ms(now.Sub(t0))
 	w.emit(ev)
 	w.connsUp.Add(1)
 	defer w.connsUp.Add(-1)
@@ -905,4 +934,13 @@ func (s *slot) subscribe(conn transport.Conn, done <-chan struct{}) {
 	d := time.Since(t0)
 	s.subscribed.Store(int64(d))
 	s.w.emit(wire.Event{Kind: wire.EventSubscribed, Slot: s.Slot.ID, Group: s.Slot.Group, DurMs: ms(d)})
+}
+
+// negotiated is the connected event's detail: the subprotocol the server
+// answered, if any ("subprotocol soak.msgpack.v1").
+func negotiated(c transport.Conn) string {
+	if sp := transport.SubprotocolOf(c); sp != "" {
+		return "subprotocol " + sp
+	}
+	return ""
 }
