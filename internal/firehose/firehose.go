@@ -140,6 +140,16 @@ func (s *Server) batch(combined bool, enc codec.Encoding) (*Batch, error) {
 	return e.b, e.err
 }
 
+// WireBytes returns the bytes of the N frames in the combined form and
+// encoding enc (the close frame excluded), encoding the batch if need be.
+func (s *Server) WireBytes(enc codec.Encoding) (int64, error) {
+	b, err := s.batch(true, enc)
+	if err != nil {
+		return 0, err
+	}
+	return int64(len(b.Wire())), nil
+}
+
 // offered returns the subprotocols a handshake request offers.
 func offered(r *http.Request) []string {
 	var out []string

@@ -71,7 +71,7 @@ type sub struct {
 	slot   *slot
 	stall  time.Duration
 	prefix []byte // binance.CombinedPrefix of the stream
-	mpref  []byte // binance.MsgpackPrefix of the stream, when the plan asks for a binary encoding
+	mpref  []byte // binance.MsgpackPrefix of the stream (binary messages)
 
 	msgs, bytes             atomic.Int64
 	lastSeen, maxSilence    atomic.Int64 // ns on the worker's monotonic clock since epoch
@@ -216,10 +216,8 @@ func New(plan *wire.Plan, tr transport.Transport, out io.Writer, log *slog.Logge
 			if err != nil {
 				return nil, fmt.Errorf("slot %d: %w", ps.ID, err)
 			}
-			sb := &sub{st: st, rule: st.Seq(), slot: s, stall: stallAfter(plan, st), prefix: binance.CombinedPrefix(name)}
-			if w.enc.Binary() {
-				sb.mpref = binance.MsgpackPrefix(name)
-			}
+			sb := &sub{st: st, rule: st.Seq(), slot: s, stall: stallAfter(plan, st), prefix: binance.CombinedPrefix(name),
+				mpref: binance.MsgpackPrefix(name)}
 			s.subs = append(s.subs, sb)
 			s.byName[name] = sb
 		}

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wssoak/wssoak/internal/binance"
 	"github.com/wssoak/wssoak/internal/codec"
 	"github.com/wssoak/wssoak/internal/transport"
 	"github.com/wssoak/wssoak/internal/wire"
@@ -206,13 +205,9 @@ func benchOnMessage(b *testing.B, perRead int) {
 	}
 }
 
-// binarySlot is hotSlot as a plan asking for a binary encoding sets it up,
-// with msgs, aggTrades in JSON, transcoded to e.
+// binarySlot is hotSlot with n aggTrades in JSON, transcoded to e.
 func binarySlot(t testing.TB, e codec.Encoding, n int) (*slot, [][]byte) {
 	s := hotSlot(t)
-	for name, sb := range s.byName {
-		sb.mpref = binance.MsgpackPrefix(name)
-	}
 	var out [][]byte
 	for _, p := range aggTrades(n) {
 		m, err := codec.Append(nil, p, e)
