@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/tinylib/msgp/msgp"
@@ -293,6 +294,28 @@ func TestSizes(t *testing.T) {
 		}
 		avg := func(e codec.Encoding) float64 { return float64(sum[e]) / float64(len(ps)) }
 		t.Logf("%-10s %9.0f %9.0f %9.0f", name, avg(codec.JSON), avg(codec.Msgpack), avg(codec.Packed))
+		if name == "mix" { // by kind
+			kinds := map[string]*[4]int{}
+			var order []string
+			for _, p := range ps {
+				var w struct{ Stream string }
+				_ = json.Unmarshal(p, &w)
+				_, k, _ := strings.Cut(w.Stream, "@")
+				if kinds[k] == nil {
+					kinds[k] = &[4]int{}
+					order = append(order, k)
+				}
+				for _, e := range codec.Encodings() {
+					out, _ := codec.Append(nil, p, e)
+					kinds[k][e] += len(out)
+				}
+				kinds[k][3]++
+			}
+			for _, k := range order {
+				c := kinds[k]
+				t.Logf("  %-8s %9.0f %9.0f %9.0f", k, float64(c[0])/float64(c[3]), float64(c[1])/float64(c[3]), float64(c[2])/float64(c[3]))
+			}
+		}
 		if sum[codec.Packed] > sum[codec.Msgpack] {
 			t.Errorf("%s: packed %d bytes > msgpack %d", name, sum[codec.Packed], sum[codec.Msgpack])
 		}
