@@ -21,7 +21,7 @@ import (
 type Config struct {
 	Exe          string   `json:"-"` // the soak binary: run as "benchserver" and "benchclient"
 	Scenarios    []string // firehose scenario names
-	Encodings    []string // codec names, each a row per scenario (Label); nil: json only, rows named by scenario
+	Encodings    []string // codec names, each a row per scenario (EncodingLabel); nil: json only, rows named by scenario
 	Libs         []string // transport names
 	Paths        []string // of LibPaths
 	Runs         int      // counted rounds; one warm-up round more
@@ -36,7 +36,7 @@ type Config struct {
 	ChildTimeout time.Duration
 }
 
-// Rows returns the table's rows: Label of every scenario × encoding.
+// Rows returns the table's rows: EncodingLabel of every scenario × encoding.
 func (c *Config) Rows() []string {
 	if len(c.Encodings) == 0 {
 		return slices.Clone(c.Scenarios)
@@ -44,7 +44,7 @@ func (c *Config) Rows() []string {
 	var out []string
 	for _, sc := range c.Scenarios {
 		for _, e := range c.Encodings {
-			out = append(out, Label(sc, e))
+			out = append(out, EncodingLabel(sc, e))
 		}
 	}
 	return out
@@ -164,7 +164,7 @@ func runScenario(ctx context.Context, cfg Config, sc firehose.Scenario) ([]Resul
 				cs.SkipBytes = wb + 4 // the close frame 1000: a 2-byte header, a 2-byte code
 			}
 			r := runChild(ctx, cfg, cs)
-			r.Scenario, r.Encoding, r.Round = Label(sc.Name, j.enc), j.enc, round
+			r.Scenario, r.Encoding, r.Round = EncodingLabel(sc.Name, j.enc), j.enc, round
 			check(ctx, &r, info)
 			out = append(out, r)
 			if cfg.Progress != nil {

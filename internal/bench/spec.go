@@ -41,7 +41,7 @@ type ClientSpec struct {
 // end of the handshake (the firehose writes its first frame right after its
 // 101) to the close 1000.
 type Result struct {
-	Scenario     string       `json:"scenario"` // with -encodings, the row: scenario-encoding (Label)
+	Scenario     string       `json:"scenario"` // with -encodings, the row: scenario-encoding (EncodingLabel)
 	Encoding     string       `json:"encoding,omitempty"`
 	Lib          string       `json:"lib"`
 	Version      string       `json:"version,omitempty"` // the library's module version linked in
@@ -69,19 +69,19 @@ type Result struct {
 	Invalid      string `json:"invalid,omitempty"` // why not
 }
 
-// WirePerMsg is the bytes on the wire per message the firehose sent (frame
+// SentWirePerMsg is the bytes on the wire per message the firehose sent (frame
 // headers included; the close frame excluded).
-func (r Result) WirePerMsg() float64 {
+func (r Result) SentWirePerMsg() float64 {
 	if r.SentMessages == 0 {
 		return 0
 	}
 	return float64(r.SentWire) / float64(r.SentMessages)
 }
 
-// Label is the table row of a scenario read in an encoding: the scenario's
+// EncodingLabel is the table row of a scenario read in an encoding: the scenario's
 // name alone when the bench has no encoding dimension (enc ""), else
 // "<scenario>-<encoding>", such as depth20-msgpack.
-func Label(scenario, enc string) string {
+func EncodingLabel(scenario, enc string) string {
 	if enc == "" {
 		return scenario
 	}

@@ -48,7 +48,7 @@ type Cell struct {
 	Reads, ReadBytes    Stat // reads/msg, bytes/read
 	RSS, Allocs         Stat // peak RSS KiB, allocs/msg
 	MBps                Stat // payload MB/s (10^6 bytes)
-	Wire                Stat // bytes on the wire per message (frames as the firehose wrote them)
+	SentWire            Stat // bytes on the wire per message (frames as the firehose wrote them)
 	Invalid             int
 	rates, cpus         []float64
 }
@@ -94,7 +94,7 @@ func Summarize(cfg Config, rs []Result) *Table {
 		v["rss"] = append(v["rss"], float64(r.MaxRSSKiB))
 		v["allocs"] = append(v["allocs"], r.AllocsPerMsg())
 		v["mbps"] = append(v["mbps"], r.MBPerSec())
-		v["wire"] = append(v["wire"], r.WirePerMsg())
+		v["sentwire"] = append(v["sentwire"], r.SentWirePerMsg())
 	}
 	for k, c := range t.Cells {
 		v := vals[k]
@@ -103,7 +103,7 @@ func Summarize(cfg Config, rs []Result) *Table {
 		c.Reads, c.ReadBytes = summarize(v["reads"]), summarize(v["rb"])
 		c.RSS, c.Allocs = summarize(v["rss"]), summarize(v["allocs"])
 		c.MBps = summarize(v["mbps"])
-		c.Wire = summarize(v["wire"])
+		c.SentWire = summarize(v["sentwire"])
 		c.Rate.Invalid = c.Invalid
 	}
 	return t
@@ -279,10 +279,10 @@ func (c *Cell) why() string {
 func (t *Table) printSizes(w io.Writer) {
 	fmt.Fprintln(w, "\nwire bytes per message by encoding (vs json):")
 	for _, sc := range t.scenarios {
-		json := t.wireValue(Label(sc, "json"))
+		json := t.wireValue(EncodingLabel(sc, "json"))
 		var parts []string
 		for _, e := range t.encodings {
-			v := t.wireValue(Label(sc, e))
+			v := t.wireValue(EncodingLabel(sc, e))
 			switch {
 			case v == 0:
 				parts = append(parts, e+" -")
@@ -299,8 +299,8 @@ func (t *Table) printSizes(w io.Writer) {
 func (t *Table) wireValue(sc string) float64 {
 	var xs []float64
 	for _, c := range t.Cells {
-		if c.Scenario == sc && c.Wire.N > 0 {
-			xs = append(xs, c.Wire.Median)
+		if c.Scenario == sc && c.SentWire.N > 0 {
+			xs = append(xs, c.SentWire.Median)
 		}
 	}
 	return summarize(xs).Median
