@@ -14,37 +14,37 @@ import (
 // bytes, both subslices of p. Keys may come in any order and others are
 // skipped; a repeated key counts by its last occurrence.
 func SplitCombinedMsgpack(p []byte) (stream, data []byte, ok bool) {
-	n, b, err := msgp.ReadMapHeaderBytes(p)
-	if err != nil {
+	n, b, ok := mpMap(p)
+	if !ok {
 		return nil, nil, false
 	}
 	var haveStream bool
 	for range n {
 		var key []byte
-		if key, b, err = msgp.ReadMapKeyZC(b); err != nil {
+		if key, b, ok = mpStr(b, true); !ok {
 			return nil, nil, false
 		}
 		switch string(key) {
 		case "stream":
-			if msgp.NextType(b) == msgp.StrType {
-				if stream, b, err = msgp.ReadStringZC(b); err != nil {
+			if mpIsStr(b) {
+				if stream, b, ok = mpStr(b, false); !ok {
 					return nil, nil, false
 				}
 				haveStream = true
 				continue
 			}
 			stream, haveStream = nil, false
-			if b, err = msgp.Skip(b); err != nil {
+			if b, ok = mpSkip(b); !ok {
 				return nil, nil, false
 			}
 		case "data":
 			start := b
-			if b, err = msgp.Skip(b); err != nil {
+			if b, ok = mpSkip(b); !ok {
 				return nil, nil, false
 			}
 			data = start[:len(start)-len(b)]
 		default:
-			if b, err = msgp.Skip(b); err != nil {
+			if b, ok = mpSkip(b); !ok {
 				return nil, nil, false
 			}
 		}
@@ -83,16 +83,16 @@ func SplitPrefixedMsgpack(p, prefix []byte) (data []byte, ok bool) {
 func ScanMsgpack(p []byte, k Kind, f *Fields) bool {
 	*f = Fields{}
 	b := p
-	var err error
-	if msgp.NextType(b) == msgp.ArrayType {
-		var n uint32
-		if n, b, err = msgp.ReadArrayHeaderBytes(b); err != nil {
+	var ok bool
+	if mpIsArray(b) {
+		var n int
+		if n, b, ok = mpArray(b); !ok {
 			return false
 		}
 		for i := range n {
-			if i == 0 && msgp.NextType(b) == msgp.MapType {
+			if i == 0 && mpIsMap(b) {
 				var done bool
-				if b, done = scanMsgpackEvent(b, k, f); b == nil {
+				if b, done, ok = scanMsgpackEvent(b, k, f); !ok {
 					return false
 				}
 				if done {
@@ -100,88 +100,77 @@ func ScanMsgpack(p []byte, k Kind, f *Fields) bool {
 				}
 				continue
 			}
-			if b, err = msgp.Skip(b); err != nil {
+			if b, ok = mpSkip(b); !ok {
 				return false
 			}
 		}
 		return len(b) == 0
 	}
-	if msgp.NextType(b) != msgp.MapType {
+	if !mpIsMap(b) {
 		return false
 	}
 	var done bool
-	if b, done = scanMsgpackEvent(b, k, f); b == nil {
+	if b, done, ok = scanMsgpackEvent(b, k, f); !ok {
 		return false
 	}
 	return done || len(b) == 0
 }
 
-// empty is what scanMsgpackEvent returns for "nothing left" (nil means failure).
-var empty = []byte{}
-
-// rest is b, or empty when b is nil (a success that consumed everything).
-func rest(b []byte) []byte {
-	if b == nil {
-		return empty
-	}
-	return b
-}
-
-// scanMsgpackEvent scans one event map at b and returns what follows it (nil
-// if it is malformed), and whether it stopped early with every field needed.
-func scanMsgpackEvent(b []byte, k Kind, f *Fields) ([]byte, bool) {
-	n, b, err := msgp.ReadMapHeaderBytes(b)
-	if err != nil {
-		return nil, false
+// scanMsgpackEvent scans one event map at b and returns what follows it,
+// whether it stopped early with every field needed, and false if the map is
+// malformed.
+func scanMsgpackEvent(b []byte, k Kind, f *Fields) (rest []byte, done, ok bool) {
+	n, b, ok := mpMap(b)
+	if !ok {
+		return nil, false, false
 	}
 	var have, seen uint8
 	need := needs(k)
 	for range n {
 		var key []byte
-		if key, b, err = msgp.ReadMapKeyZC(b); err != nil {
-			return nil, false
+		if key, b, ok = mpStr(b, true); !ok {
+			return nil, false, false
 		}
 		switch {
 		case seen&haveE0 == 0 && string(key) == "e":
 			seen |= haveE0
-			if msgp.NextType(b) == msgp.StrType {
+			if mpIsStr(b) {
 				var s []byte
-				if s, b, err = msgp.ReadStringZC(b); err != nil {
-					return nil, false
+				if s, b, ok = mpStr(b, false); !ok {
+					return nil, false, false
 				}
 				f.Shutdown = string(s) == "serverShutdown"
-			} else if b, err = msgp.Skip(b); err != nil {
-				return nil, false
+			} else if b, ok = mpSkip(b); !ok {
+				return nil, false, false
 			}
 		case seen&haveE == 0 && string(key) == "E":
 			seen |= haveE
-			var ok bool
-			if f.E, _, b, ok = msgpackInt(b); !ok {
-				return nil, false
+			if f.E, _, b, ok = mpInt(b); !ok {
+				return nil, false, false
 			}
 		case k == KindKline && seen&haveK == 0 && string(key) == "k":
 			seen |= haveK
-			if msgp.NextType(b) == msgp.MapType {
-				if b = scanKlineMsgpack(b, f, &have); b == nil {
-					return nil, false
+			if mpIsMap(b) {
+				if b, ok = scanKlineMsgpack(b, f, &have); !ok {
+					return nil, false, false
 				}
-			} else if b, err = msgp.Skip(b); err != nil {
-				return nil, false
+			} else if b, ok = mpSkip(b); !ok {
+				return nil, false, false
 			}
 		default:
 			bits := seqKey(k, key, false) &^ seen
 			if bits == 0 {
-				if b, err = msgp.Skip(b); err != nil {
-					return nil, false
+				if b, ok = mpSkip(b); !ok {
+					return nil, false, false
 				}
 				break
 			}
 			seen |= bits
-			v, isInt, nb, ok := msgpackInt(b)
-			if !ok {
-				return nil, false
+			var v int64
+			var isInt bool
+			if v, isInt, b, ok = mpInt(b); !ok {
+				return nil, false, false
 			}
-			b = nb
 			if isInt {
 				have |= bits
 			}
@@ -194,75 +183,54 @@ func scanMsgpackEvent(b []byte, k Kind, f *Fields) ([]byte, bool) {
 		}
 		if seen&need == need {
 			f.HasSeq = have == haveFirst|haveLast
-			return rest(b), true
+			return b, true, true
 		}
 	}
 	f.HasSeq = have == haveFirst|haveLast
-	return rest(b), false
+	return b, false, true
 }
 
 // scanKlineMsgpack scans the kline map "k": t open time, f first and L last
-// trade id, x closed. It returns what follows, nil if malformed.
-func scanKlineMsgpack(b []byte, f *Fields, have *uint8) []byte {
-	n, b, err := msgp.ReadMapHeaderBytes(b)
-	if err != nil {
-		return nil
+// trade id, x closed. It returns what follows, and false if malformed.
+func scanKlineMsgpack(b []byte, f *Fields, have *uint8) ([]byte, bool) {
+	n, b, ok := mpMap(b)
+	if !ok {
+		return nil, false
 	}
 	const kt, kx = 1 << 5, 1 << 6
 	var seen uint8
 	for range n {
 		var key []byte
-		if key, b, err = msgp.ReadMapKeyZC(b); err != nil {
-			return nil
+		if key, b, ok = mpStr(b, true); !ok {
+			return nil, false
 		}
-		ok := true
 		switch {
 		case seen&kt == 0 && string(key) == "t":
 			seen |= kt
-			f.KlineOpen, _, b, ok = msgpackInt(b)
+			f.KlineOpen, _, b, ok = mpInt(b)
 		case seen&haveFirst == 0 && string(key) == "f":
 			seen |= haveFirst
 			var isInt bool
-			f.First, isInt, b, ok = msgpackInt(b)
+			f.First, isInt, b, ok = mpInt(b)
 			if isInt {
 				*have |= haveFirst
 			}
 		case seen&haveLast == 0 && string(key) == "L":
 			seen |= haveLast
 			var isInt bool
-			f.Last, isInt, b, ok = msgpackInt(b)
+			f.Last, isInt, b, ok = mpInt(b)
 			if isInt {
 				*have |= haveLast
 			}
 		case seen&kx == 0 && string(key) == "x":
 			seen |= kx
-			if msgp.NextType(b) == msgp.BoolType {
-				f.KlineClosed, b, err = msgp.ReadBoolBytes(b)
-			} else {
-				b, err = msgp.Skip(b)
-			}
-			ok = err == nil
+			f.KlineClosed, _, b, ok = mpBool(b)
 		default:
-			b, err = msgp.Skip(b)
-			ok = err == nil
+			b, ok = mpSkip(b)
 		}
 		if !ok {
-			return nil
+			return nil, false
 		}
 	}
-	return rest(b)
-}
-
-// msgpackInt consumes any value. If it is an integer within int64 range it
-// is returned with isInt true; anything else is skipped and yields 0, false.
-// ok is false only if the value is malformed.
-func msgpackInt(b []byte) (v int64, isInt bool, o []byte, ok bool) {
-	switch msgp.NextType(b) {
-	case msgp.IntType, msgp.UintType:
-		if v, o, err := msgp.ReadInt64Bytes(b); err == nil {
-			return v, true, o, true
-		}
-	}
-	o, err := msgp.Skip(b)
-	return 0, false, o, err == nil
+	return b, true
 }
