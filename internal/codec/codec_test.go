@@ -386,3 +386,29 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	}
 }
+
+// FuzzParseDecimal: the fast path gives ParseFloat's result for every decimal.
+func FuzzParseDecimal(f *testing.F) {
+	for _, s := range []string{"60000.13000000", "0.00000001", "-1.5", "9007199254740993.0", "123456789012345678.12345678", "0.1", "1.0000000000000000000000001"} {
+		f.Add(s)
+	}
+	f.Add("2" + strings.Repeat("0", 320) + ".0") // beyond float64: kept as a string
+	f.Fuzz(func(t *testing.T, s string) {
+		p := []byte(`{"x":"` + s + `"}`)
+		if !isDec(s) || strings.ContainsAny(s, `"\`) {
+			return
+		}
+		out, err := codec.Append(nil, p, codec.Msgpack)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want any = s // out of float64's range: kept as the string
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			want = f
+		}
+		got := fromMsgpack(t, out).(map[string]any)["x"]
+		if got != want {
+			t.Fatalf("%q: got %v, ParseFloat %v", s, got, want)
+		}
+	})
+}

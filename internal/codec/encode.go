@@ -94,8 +94,7 @@ func (t *transcoder) value(dst, key []byte) ([]byte, error) {
 			return dst, err
 		}
 		if isDecimal(s) {
-			f, err := strconv.ParseFloat(string(s), 64)
-			if err == nil {
+			if f, ok := parseDecimal(s); ok {
 				return msgp.AppendFloat64(dst, f), nil
 			}
 		}
@@ -194,6 +193,48 @@ func isDecimal(s []byte) bool {
 		}
 	}
 	return dot > 0 && dot < len(s)-1
+}
+
+// pow10 are the powers of ten a float64 holds exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+	1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// parseDecimal is strconv.ParseFloat for a decimal s (isDecimal), with the
+// exact fast path for the usual case: when the digits, point removed, are an
+// integer m below 2^53 and there are at most 22 decimals, m and 10^d are
+// exact float64s and their quotient is correctly rounded, as ParseFloat's
+// result is. Anything else goes to ParseFloat.
+func parseDecimal(s []byte) (float64, bool) {
+	neg := len(s) > 0 && s[0] == '-'
+	digits := s
+	if neg {
+		digits = s[1:]
+	}
+	var m uint64
+	decimals, seen := 0, false
+	for _, c := range digits {
+		if c == '.' {
+			seen = true
+			continue
+		}
+		if m >= 1<<53/10 {
+			m = 1 << 53 // too many digits for the fast path
+			break
+		}
+		m = m*10 + uint64(c-'0')
+		if seen {
+			decimals++
+		}
+	}
+	if m < 1<<53 && decimals < len(pow10) {
+		f := float64(m) / pow10[decimals]
+		if neg {
+			f = -f
+		}
+		return f, true
+	}
+	f, err := strconv.ParseFloat(string(s), 64)
+	return f, err == nil
 }
 
 // open leaves room for a container's header, whose count is known only at
@@ -321,8 +362,8 @@ func (t *transcoder) levels(dst []byte) ([]byte, bool) {
 				if err != nil || !isDecimal(s) {
 					return fail()
 				}
-				f, err := strconv.ParseFloat(string(s), 64)
-				if err != nil {
+				f, ok := parseDecimal(s)
+				if !ok {
 					return fail()
 				}
 				dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(float32(f)))
