@@ -83,6 +83,7 @@ var matrixScenarios = []matrixScenario{
 	{"inject-drop-msgpack", encoding(codec.Msgpack), encoded(codec.Msgpack, mxInjectDrop), true},
 	{"inject-drop-packed", encoding(codec.Packed), encoded(codec.Packed, mxInjectDrop), true},
 	{"inject-drop-then-close-packed", encoding(codec.Packed), encoded(codec.Packed, mxInjectDropThenClose), true},
+	{"inject-fragment-msgpack", encoding(codec.Msgpack), encoded(codec.Msgpack, mxInjectFragment), true},
 	{"inject-duplicate", nil, mxInjectDuplicate, true},
 	{"inject-reorder", nil, mxInjectReorder, true},
 	{"inject-half-open", keepaliveFast, mxInjectHalfOpen, true},
@@ -1022,6 +1023,21 @@ func mxInjectDrop(m *matrixEnv) error {
 		}
 	}
 	return nil
+}
+
+// Fragment 3 events (binary ones, in this scenario's encoding): each
+// reassembled and counted, nothing lost.
+func mxInjectFragment(m *matrixEnv) error {
+	if _, err := m.injectFlowing(wire.Fault{Kind: wire.FaultFragment, N: 3}); err != nil {
+		return err
+	}
+	if err := m.flowing(20); err != nil {
+		return err
+	}
+	if err := m.noLoss(); err != nil {
+		return err
+	}
+	return m.checkServerTruth(0, 0)
 }
 
 // Drop 5 trades, then a server close: the 5 are lost while connected, what
