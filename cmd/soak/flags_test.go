@@ -50,6 +50,7 @@ var meanings = map[string]struct{ arg, meaning string }{
 	"rcvbuf":         {"SIZE", "the clients' SO_RCVBUF"},
 	"cpus":           {"LISTS", "the CPUs the firehose and the clients are pinned to"},
 	"sweep":          {"RANGE", "the payload sizes of soak bench's message-size sweep, LO..HI"},
+	"encodings":      {"LIST", "the encodings to bench, comma-separated"},
 }
 
 // flagUse is a flag as one subcommand declares it.

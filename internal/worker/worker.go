@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/binance"
+	"github.com/wssoak/wssoak/internal/codec"
 	"github.com/wssoak/wssoak/internal/endpoint"
 	"github.com/wssoak/wssoak/internal/metrics"
 	"github.com/wssoak/wssoak/internal/transport"
@@ -38,6 +39,7 @@ type Worker struct {
 	tr     transport.Transport
 	dialer *transport.Dialer // one per worker: socket options, proxy
 	tls    *tls.Config       // trust for a wss target and an https proxy
+	enc    codec.Encoding    // the plan's: asked for by subprotocol
 	fw     *wire.FrameWriter
 	log    *slog.Logger
 	epoch  time.Time // plan.Start on this process's monotonic clock
@@ -71,6 +73,7 @@ type sub struct {
 	slot   *slot
 	stall  time.Duration
 	prefix []byte // binance.CombinedPrefix of the stream
+	mpref  []byte // binance.MsgpackPrefix of the stream (binary messages)
 
 	msgs, bytes             atomic.Int64
 	lastSeen, maxSilence    atomic.Int64 // ns on the worker's monotonic clock since epoch
@@ -208,6 +211,11 @@ func New(plan *wire.Plan, tr transport.Transport, out io.Writer, log *slog.Logge
 	}
 	w.monoOff = transport.MonoOrigin(w.epoch)
 	var err error
+	if plan.Encoding != "" {
+		if w.enc, err = codec.Parse(plan.Encoding); err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+	}
 	w.dialer = &transport.Dialer{RcvBuf: plan.RcvBuf, Timeout: plan.HandshakeTimeout}
 	if plan.Proxy != "" {
 		if w.dialer.Proxy, err = endpoint.ParseProxy(plan.Proxy); err != nil {
@@ -225,7 +233,8 @@ func New(plan *wire.Plan, tr transport.Transport, out io.Writer, log *slog.Logge
 			if err != nil {
 				return nil, fmt.Errorf("slot %d: %w", ps.ID, err)
 			}
-			sb := &sub{st: st, rule: st.Seq(), slot: s, stall: stallAfter(plan, st), prefix: binance.CombinedPrefix(name)}
+			sb := &sub{st: st, rule: st.Seq(), slot: s, stall: stallAfter(plan, st), prefix: binance.CombinedPrefix(name),
+				mpref: binance.MsgpackPrefix(name)}
 			s.subs = append(s.subs, sb)
 			s.byName[name] = sb
 		}
@@ -485,14 +494,17 @@ func incNonZero(a *atomic.Int64, d int64) {
 // A message's receive time is the end of the socket read that delivered its
 // last byte (the connection's ReadClock): one clock reading per read serves
 // every message that arrived in it, and no later processing delays it.
-func (s *slot) OnMessage(_ bool, p []byte) {
-	s.onMessage(p)
+//
+// Text messages are JSON; binary ones msgpack or packed (the encoding the
+// plan asked for; control replies and serverShutdown stay JSON text).
+func (s *slot) OnMessage(text bool, p []byte) {
+	s.onMessage(text, p)
 	if !s.batch {
 		s.flush()
 	}
 }
 
-func (s *slot) onMessage(p []byte) {
+func (s *slot) onMessage(text bool, p []byte) {
 	if s.w.tap != nil {
 		s.w.tap(s.Slot.ID, p)
 	}
@@ -513,11 +525,19 @@ func (s *slot) onMessage(p []byte) {
 	var data []byte
 	var ok bool
 	if sb != nil {
-		data, ok = binance.SplitPrefixed(p, sb.prefix)
+		if text {
+			data, ok = binance.SplitPrefixed(p, sb.prefix)
+		} else {
+			data, ok = binance.SplitPrefixedMsgpack(p, sb.mpref)
+		}
 	}
 	if !ok {
 		var name []byte
-		name, data, ok = binance.SplitCombined(p)
+		if text {
+			name, data, ok = binance.SplitCombined(p)
+		} else {
+			name, data, ok = binance.SplitCombinedMsgpack(p)
+		}
 		sb = nil
 		if ok {
 			sb = s.byName[string(name)]
@@ -526,7 +546,7 @@ func (s *slot) onMessage(p []byte) {
 	if sb == nil {
 		// A control reply (counted for the slot, not for a stream), or an
 		// unwrapped event such as serverShutdown.
-		if bytes.Contains(p, serverShutdown) {
+		if text && bytes.Contains(p, serverShutdown) {
 			s.w.emit(wire.Event{Kind: wire.EventServerShutdown, Slot: s.Slot.ID, Group: s.Slot.Group})
 		}
 		return
@@ -546,7 +566,13 @@ func (s *slot) onMessage(p []byte) {
 	}
 	sb.seen = mono
 	var f binance.Fields
-	if !binance.Scan(data, sb.st.Kind, &f) {
+	var scanned bool
+	if text {
+		scanned = binance.Scan(data, sb.st.Kind, &f)
+	} else {
+		scanned = binance.ScanMsgpack(data, sb.st.Kind, &f)
+	}
+	if !scanned {
 		if sb.fresh {
 			s.back(sb, 0)
 		}
@@ -745,6 +771,7 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 		TLS:              w.tls,
 		HandshakeTimeout: w.plan.HandshakeTimeout,
 		ReadLimit:        w.plan.ReadLimit,
+		Subprotocols:     codec.Subprotocols(w.enc),
 	}
 	if w.plan.Local {
 		cfg.Header = http.Header{wire.TagHeader: {wire.Tag{Lib: w.tr.Name(), Slot: s.Slot.ID, Attempt: attempt}.String()}}
@@ -798,7 +825,7 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	s.ctl.reset()
 	s.lastPong.Store(int64(now.Sub(w.epoch)))
 	s.connMono.Store(int64(now.Sub(w.epoch)))
-	ev.Kind, ev.Detail, ev.DurMs = wire.EventConnected, "", ms(now.Sub(t0))
+	ev.Kind, ev.Detail, ev.DurMs = wire.EventConnected, negotiated(conn), ms(now.Sub(t0))
 	w.emit(ev)
 	w.connsUp.Add(1)
 	defer w.connsUp.Add(-1)
@@ -993,4 +1020,13 @@ func (s *slot) subscribe(conn transport.Conn, done <-chan struct{}) {
 	d := time.Since(t0)
 	s.subscribed.Store(int64(d))
 	s.w.emit(wire.Event{Kind: wire.EventSubscribed, Slot: s.Slot.ID, Group: s.Slot.Group, DurMs: ms(d)})
+}
+
+// negotiated is the connected event's detail: the subprotocol the server
+// answered, if any ("subprotocol soak.msgpack.v1").
+func negotiated(c transport.Conn) string {
+	if sp := transport.SubprotocolOf(c); sp != "" {
+		return "subprotocol " + sp
+	}
+	return ""
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/codec"
 	"github.com/wssoak/wssoak/internal/transport"
 	"github.com/wssoak/wssoak/internal/wire"
 )
@@ -237,5 +238,58 @@ func addDecimal(p []byte, d int) {
 			d++
 		}
 		p[i] = byte('0' + v)
+	}
+}
+
+// binarySlot is hotSlot with n aggTrades in JSON, transcoded to e.
+func binarySlot(t testing.TB, e codec.Encoding, n int) (*slot, [][]byte) {
+	s := hotSlot(t)
+	var out [][]byte
+	for _, p := range aggTrades(n) {
+		m, err := codec.Append(nil, p, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return s, out
+}
+
+// TestOnMessageBinary: binary messages are scanned as msgpack (packed alike):
+// the sequence is followed, a skipped id is lost, and nothing is allocated.
+func TestOnMessageBinary(t *testing.T) {
+	for _, e := range []codec.Encoding{codec.Msgpack, codec.Packed} {
+		s, msgs := binarySlot(t, e, 1000)
+		sb := s.byName["btcusdt@aggTrade"]
+		for i, m := range msgs[:100] {
+			if i != 50 {
+				s.OnMessage(false, m)
+			}
+		}
+		if sb.msgs.Load() != 99 || sb.lost.Load() != 1 || sb.lastSeq.Load() != 100099 {
+			t.Errorf("%v: msgs %d lost %d last %d, want 99, 1, 100099", e, sb.msgs.Load(), sb.lost.Load(), sb.lastSeq.Load())
+		}
+		i := 100
+		allocs := testing.AllocsPerRun(5000, func() {
+			s.OnMessage(false, msgs[i%len(msgs)])
+			i++
+		})
+		if allocs != 0 {
+			t.Errorf("%v: OnMessage allocates %.2f per message, want 0", e, allocs)
+		}
+	}
+}
+
+// BenchmarkOnMessageMsgpack is BenchmarkOnMessage on msgpack aggTrades.
+func BenchmarkOnMessageMsgpack(b *testing.B) {
+	s, msgs := binarySlot(b, codec.Msgpack, 64)
+	s.clock = new(transport.ReadClock)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(msgs[0])))
+	for i := 0; b.Loop(); i++ {
+		if i%64 == 0 {
+			s.clock.Stamp(time.Now())
+		}
+		s.OnMessage(false, msgs[i&63])
 	}
 }
