@@ -101,6 +101,39 @@ and bench.txt (Go benchmark lines for benchstat) into DIR/bench-<time>/.`,
 		about:    `The firehose process of soak bench (internal): its spec as JSON on stdin, its address as one JSON line on stdout; it serves until stdin closes.`,
 		examples: []example{{"soak benchserver", "serve the spec read from stdin"}},
 	},
+	"chatbench": {
+		synopsis: "soak bench -side server [-libs LIBS] [-clients LIST] [-runs N] [-deliveries N] [-per-round N] [-queue N] [-cpus LISTS] [-out DIR]",
+		about: `Measure the libraries as servers (also run as soak chatbench): per room size N, a chat server
+per library in its own process (the room protocol of Bun's chat bench: ready when N are in,
+every message broadcast to all N), and a load process of N connections that runs rounds
+(each client sends, a round ends when every client has every broadcast). Per library and N:
+deliveries/s median (min–max), server CPU µs per delivery, peak RSS, p50/p99 broadcast
+latency, the load client's CPU and which side was the limit. Every run's deliveries equal
+the server's own count of writes, exactly, or the run is invalid. Writes results.json and
+table.txt into DIR/bench-chat-<time>/.`,
+		examples: []example{
+			{"soak chatbench", "the default table: five servers × N = 16, 32, 64, five rounds (soak bench -side server)"},
+			{"soak chatbench -libs gorilla,gws -clients 64 -runs 3", "two servers, rooms of 64"},
+		},
+		flags: func(fs *flagSet) any { return chatBenchFlags(fs) },
+	},
+	"chatserver": {
+		synopsis: "soak chatserver [-lib LIB] [-n N] [-addr HOST:PORT] [-queue N]",
+		about: `Run one library's chat server until Ctrl-C: clients connect to / with ?name=NAME; when N
+are in, every one gets "ready"; every text message m from x is sent as "x: m" to all N, x
+included. A client whose queue of unsent messages passes -queue is dropped with close 1008.
+Prints the address it listens on as the first line; GET /_stats returns its counts as JSON.`,
+		examples: []example{
+			{"soak chatserver -lib gws -n 32", "a gws room of 32 on a free loopback port"},
+			{"soak chatserver -lib gorilla -n 16 -addr 127.0.0.1:9600", "a gorilla room of 16 on port 9600"},
+		},
+		flags: func(fs *flagSet) any { return chatServerFlags(fs) },
+	},
+	"chatload": {
+		synopsis: "soak chatload",
+		about:    `The load process of soak bench -side server (internal): its config as JSON on stdin, its result as one JSON line on stdout.`,
+		examples: []example{{"soak chatload", "read the config from stdin, run it, print the result"}},
+	},
 	"report": {
 		synopsis: "soak report [-o FILE] [-out DIR] [RUN_DIR|DB]",
 		about: `Write report.html beside a run's database (default RUN: the latest soak run under

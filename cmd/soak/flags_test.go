@@ -51,6 +51,11 @@ var meanings = map[string]struct{ arg, meaning string }{
 	"cpus":           {"LISTS", "the CPUs the firehose and the clients are pinned to"},
 	"sweep":          {"RANGE", "the payload sizes of soak bench's message-size sweep, LO..HI"},
 	"encodings":      {"LIST", "the encodings to bench, comma-separated"},
+	"side":           {"SIDE", "the side soak bench measures (server: the chat servers)"},
+	"clients":        {"LIST", "the chat bench's room sizes, comma-separated"},
+	"deliveries":     {"N", "how many deliveries per chat bench run"},
+	"per-round":      {"N", "how many messages each chat client sends per round"},
+	"queue":          {"N", "how many messages a chat connection may have queued"},
 }
 
 // flagUse is a flag as one subcommand declares it.

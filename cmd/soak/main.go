@@ -74,6 +74,8 @@ Usage:
   soak serve  [-addr HOST:PORT] [-profile FILE]          run the Binance-like replay server on its own
   soak firehose [-scenario NAME] [-n N] [-conns N]       a server that never paces: N messages a connection, then close 1000
   soak bench  [-scenarios LIST] [-libs LIBS] [-runs N]    throughput and CPU µs/msg per library on a firehose, with spread
+  soak bench  -side server [-clients LIST] [-libs LIBS]   the libraries as chat servers: deliveries/s, CPU µs/delivery, latency
+  soak chatserver [-lib LIB] [-n N] [-addr HOST:PORT]    one library's chat server (Bun's chat-room protocol), to point any client at
   soak report [-o FILE] [RUN_DIR|DB]                     write report.html beside a run's database (default: the latest soak run)
   soak export [-format csv|json] [-dir DIR] [RUN]        write a run's tables as CSV or NDJSON files
   soak compare RUN_A RUN_B                               two runs' end tables side by side, with differences
@@ -100,7 +102,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "firehose":
 		return firehoseCmd(ctx, rest, stdout, stderr)
 	case "bench":
+		if serverSide(rest) {
+			return chatBenchCmd(ctx, rest, stdout, stderr)
+		}
 		return benchCmd(ctx, rest, stdout, stderr)
+	case "chatbench":
+		return chatBenchCmd(ctx, rest, stdout, stderr)
+	case "chatserver":
+		return chatServerCmd(ctx, rest, stdout, stderr)
+	case "chatload":
+		return chatLoadCmd(ctx, rest, stdin, stdout, stderr)
 	case "benchclient":
 		return benchClientCmd(ctx, rest, stdin, stdout, stderr)
 	case "benchserver":

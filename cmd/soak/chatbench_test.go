@@ -1,0 +1,121 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wssoak/wssoak/internal/bench"
+	"github.com/wssoak/wssoak/internal/chat"
+)
+
+// TestChatBench runs a tiny server bench (rooms of 4, one counted round)
+// through real server and load processes: every run is valid, and in every
+// run the deliveries the clients counted equal the server's own count of
+// writes and what the rounds make.
+func TestChatBench(t *testing.T) {
+	out := t.TempDir()
+	stdout, stderr, err := runSoak(t, "bench", "-side", "server", "-clients", "4", "-runs", "1", "-deliveries", "100", "-out", out)
+	if err != nil {
+		t.Fatalf("soak bench -side server: %v\n%s", err, stderr)
+	}
+	m, err := filepath.Glob(filepath.Join(out, "bench-chat-*", "results.json"))
+	if err != nil || len(m) != 1 {
+		t.Fatalf("results: %v (%v), want one results.json", m, err)
+	}
+	b, err := os.ReadFile(m[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Results []bench.ChatResult `json:"results"`
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	const n, rounds = 4, 7 // ⌈100 / (4×4)⌉ rounds of 16 deliveries
+	if len(rec.Results) != 2*len(chat.Libs) {
+		t.Fatalf("%d results, want %d (a warm-up and a counted run per library)", len(rec.Results), 2*len(chat.Libs))
+	}
+	seen := map[string]int{}
+	for _, r := range rec.Results {
+		seen[r.Lib]++
+		want := int64(n * n * rounds)
+		if !r.Valid || r.Client.Deliveries != want || r.ServerDeliveries != want || r.Drops != 0 {
+			t.Errorf("%s round %d: valid %v (%s), clients %d, server %d deliveries, %d drops; want valid, %d, %d, 0",
+				r.Lib, r.Round, r.Valid, r.Invalid, r.Client.Deliveries, r.ServerDeliveries, r.Drops, want, want)
+		}
+		if r.Client.Sent != n*rounds || r.ServerUserNS+r.ServerSysNS <= 0 || r.ServerMaxRSSKiB <= 0 {
+			t.Errorf("%s round %d: sent %d (want %d), server CPU %d ns, RSS %d KiB", r.Lib, r.Round, r.Client.Sent, n*rounds,
+				r.ServerUserNS+r.ServerSysNS, r.ServerMaxRSSKiB)
+		}
+	}
+	for _, lib := range chat.Libs {
+		if seen[lib] != 2 {
+			t.Errorf("%s: %d runs, want 2", lib, seen[lib])
+		}
+		if !strings.Contains(stdout, "4  "+lib+" ") {
+			t.Errorf("table lacks the row of %s:\n%s", lib, stdout)
+		}
+	}
+	for _, w := range []string{"deliveries/s", "server CPU µs/delivery", "p99", "limit", "host: "} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("table lacks %q:\n%s", w, stdout)
+		}
+	}
+}
+
+// TestChatBenchBadInput: one clear usage error naming the flag.
+func TestChatBenchBadInput(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-clients", "0"}, "flag -clients"},
+		{[]string{"-clients", "a,b"}, "flag -clients"},
+		{[]string{"-libs", "banana"}, "flag -libs"},
+		{[]string{"-runs", "0"}, "flag -runs"},
+		{[]string{"-queue", "0"}, "flag -queue"},
+		{[]string{"-cpus", "x"}, "flag -cpus"},
+		{[]string{"-out", "/proc/nope"}, "flag -out"},
+	}
+	for _, tc := range tests {
+		args := append([]string{"bench", "-side", "server"}, tc.args...)
+		_, _, err := runSoak(t, args...)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("soak %v: %v; want one usage error line naming %s", args, err, tc.want)
+		}
+	}
+	if _, _, err := runSoak(t, "chatbench", "-side", "client"); err == nil || !strings.Contains(err.Error(), "flag -side") {
+		t.Errorf("chatbench -side client: %v; want a usage error naming -side", err)
+	}
+	for _, args := range [][]string{{"chatserver", "-lib", "nope"}, {"chatserver", "-n", "0"}, {"chatserver", "-addr", "0.0.0.0:0"}} {
+		var ue usageError
+		if _, _, err := runSoak(t, args...); !errors.As(err, &ue) {
+			t.Errorf("soak %v: %v; want a usage error", args, err)
+		}
+	}
+}
+
+func TestServerSide(t *testing.T) {
+	tests := []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"-side", "server"}, true},
+		{[]string{"--side=server"}, true},
+		{[]string{"-runs", "3", "-side=server"}, true},
+		{[]string{"-side", "client"}, false},
+		{[]string{"-scenarios", "aggTrade"}, false},
+		{[]string{"-side"}, false},
+	}
+	for _, tc := range tests {
+		if got := serverSide(tc.args); got != tc.want {
+			t.Errorf("serverSide(%q) = %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}

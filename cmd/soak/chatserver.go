@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/wssoak/wssoak/internal/chat"
+)
+
+var chatAddrFlag = listenFlag{"-addr", "-addr-public", "the chat server", "127.0.0.1:9600"}
+
+// maxChatClients bounds a room's size.
+const maxChatClients = 10000
+
+// chatServerArgs are the flags of soak chatserver.
+type chatServerArgs struct {
+	lib, addr  *string
+	addrPublic *bool
+	n, queue   *int
+}
+
+func chatServerFlags(fs *flagSet) *chatServerArgs {
+	return &chatServerArgs{
+		lib:        fs.String("lib", "gorilla", "the library `LIB` the server is written with: "+strings.Join(chat.Libs, ", ")),
+		addr:       fs.String("addr", "127.0.0.1:0", "listen on `HOST:PORT` (loopback, port 0: a free one; see -addr-public)"),
+		addrPublic: fs.Bool("addr-public", false, "allow -addr on an address other than loopback (the chat server has no authentication)"),
+		n:          fs.Int("n", 32, "`N` clients in the room: \"ready\" is sent when N are in"),
+		queue:      fs.Int("queue", chat.DefaultQueue, "`N` messages a connection may have queued; a client past it is dropped with close 1008"),
+	}
+}
+
+// chatServerCmd runs one library's chat server until Ctrl-C or SIGTERM. Its
+// first line on stdout is the address it listens on.
+func chatServerCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("chatserver", stdout, stderr)
+	a := chatServerFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := chatAddrFlag.check(*a.addr, *a.addrPublic); err != nil {
+		return err
+	}
+	if !slices.Contains(chat.Libs, *a.lib) {
+		return usageError{fmt.Errorf("flag -lib: unknown library %q (known: %s)", *a.lib, strings.Join(chat.Libs, ", "))}
+	}
+	if *a.n < 1 || *a.n > maxChatClients {
+		return usageError{fmt.Errorf("flag -n: %d is not a room size: want 1 to %d", *a.n, maxChatClients)}
+	}
+	if *a.queue < 1 || *a.queue > 1<<20 {
+		return usageError{fmt.Errorf("flag -queue: %d is not a queue length: want 1 to %d", *a.queue, 1<<20)}
+	}
+	srv, err := chat.New(chat.Config{Lib: *a.lib, N: *a.n, Queue: *a.queue})
+	if err != nil {
+		return usageError{fmt.Errorf("flag -lib: %w", err)}
+	}
+	if err := srv.Listen(*a.addr); err != nil {
+		return fmt.Errorf("chatserver: %w", err)
+	}
+	defer srv.Close()
+	fmt.Fprintln(stdout, srv.Addr())
+	fmt.Fprintf(stdout, "chat server %s: room of %d on %s?name=NAME ; stats http://%s%s\n", *a.lib, *a.n, srv.URL(), srv.Addr(), chat.StatsPath)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	st := srv.Stats(0)
+	fmt.Fprintf(stdout, "deliveries %d, broadcasts %d, joined %d, dropped %d %v\n", st.Deliveries, st.Broadcasts, st.Joined, st.Drops, st.Dropped)
+	return srv.Close()
+}
+
+// chatLoadCmd is the hidden load process of the server bench: a
+// chat.LoadConfig as JSON on stdin, the chat.LoadResult as one JSON line on
+// stdout ({"err": ...} when the run failed).
+func chatLoadCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("chatload", stdout, stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	var cfg chat.LoadConfig
+	if err := json.NewDecoder(stdin).Decode(&cfg); err != nil {
+		return fmt.Errorf("chatload: read config: %w", err)
+	}
+	res, err := chat.RunLoad(ctx, cfg)
+	out := struct {
+		chat.LoadResult
+		Err string `json:"err,omitempty"`
+	}{LoadResult: res}
+	if err != nil {
+		out.Err = err.Error()
+	}
+	b, _ := json.Marshal(out)
+	_, werr := fmt.Fprintf(stdout, "%s\n", b)
+	return werr
+}

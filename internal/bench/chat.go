@@ -1,0 +1,435 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/chat"
+)
+
+// ChatConfig is soak bench -side server: the libraries as chat servers.
+type ChatConfig struct {
+	Exe  string   `json:"-"` // the soak binary: run as "chatserver" and "chatload"
+	Libs []string // of chat.Libs, and chat.NodeLib
+	// Node and NodeScript run the chat.NodeLib server (chat.NodeServer).
+	Node, NodeScript string
+	Clients          []int // room sizes N
+	Runs             int   // counted rounds; one warm-up round more
+	Deliveries       int64 // deliveries per run (rounds of N×N×PerRound, at least one)
+	PerRound         int   // messages each client sends per round
+	Queue            int   // the servers' per-connection queue
+	ServerCPUs       []int // nil: not pinned
+	ClientCPUs       []int
+	Progress         io.Writer `json:"-"`
+	// ChildTimeout bounds a load process; 0: 2 minutes.
+	ChildTimeout time.Duration
+}
+
+// RoundsFor is the load rounds of a run with n clients.
+func (c *ChatConfig) RoundsFor(n int) int {
+	per := int64(n) * int64(n) * int64(max(c.PerRound, 1))
+	return int(max(1, (c.Deliveries+per-1)/per))
+}
+
+// ChatResult is one load run against one server.
+type ChatResult struct {
+	Lib    string          `json:"lib"`
+	N      int             `json:"n"`
+	Round  int             `json:"round"` // 0: the warm-up, not counted
+	Client chat.LoadResult `json:"client"`
+	// From the server's /_stats at the start and the end of the timed part.
+	ServerDeliveries int64  `json:"server_deliveries"`
+	ServerUserNS     int64  `json:"server_user_ns"`
+	ServerSysNS      int64  `json:"server_sys_ns"`
+	ServerMaxRSSKiB  int64  `json:"server_max_rss_kib"`
+	ServerWrites     int64  `json:"server_writes"` // write syscalls (syscw; the stats' own answers included)
+	Drops            int64  `json:"drops"`
+	Err              string `json:"err,omitempty"`
+	Valid            bool   `json:"valid"`
+	Invalid          string `json:"invalid,omitempty"`
+}
+
+// Rate is deliveries per second.
+func (r ChatResult) Rate() float64 { return r.Client.DeliveriesPerSec() }
+
+// ServerCPUPerDelivery is the server's CPU µs (user + sys) per delivery.
+func (r ChatResult) ServerCPUPerDelivery() float64 {
+	if r.Client.Deliveries == 0 {
+		return 0
+	}
+	return float64(r.ServerUserNS+r.ServerSysNS) / 1e3 / float64(r.Client.Deliveries)
+}
+
+// ServerCPUPct is the server's CPU over the timed part, in % of one core.
+func (r ChatResult) ServerCPUPct() float64 {
+	if r.Client.WallNS <= 0 {
+		return 0
+	}
+	return float64(r.ServerUserNS+r.ServerSysNS) / float64(r.Client.WallNS) * 100
+}
+
+// ClientCPUPerDelivery is the load process's CPU µs per delivery.
+func (r ChatResult) ClientCPUPerDelivery() float64 {
+	if r.Client.Deliveries == 0 {
+		return 0
+	}
+	return float64(r.Client.UserNS+r.Client.SysNS) / 1e3 / float64(r.Client.Deliveries)
+}
+
+// ServerWritesPerDelivery is the server's write syscalls per delivery.
+func (r ChatResult) ServerWritesPerDelivery() float64 {
+	if r.Client.Deliveries == 0 {
+		return 0
+	}
+	return float64(r.ServerWrites) / float64(r.Client.Deliveries)
+}
+
+// ClientReadsPerDelivery is the load client's socket reads per delivery.
+func (r ChatResult) ClientReadsPerDelivery() float64 {
+	if r.Client.Deliveries == 0 {
+		return 0
+	}
+	return float64(r.Client.Reads) / float64(r.Client.Deliveries)
+}
+
+// chatServer is a running chat server process.
+type chatServer struct {
+	cmd      *exec.Cmd
+	addr     string
+	stderr   *bytes.Buffer
+	lib      string
+	statsURL string
+}
+
+// startChatServer starts `soak chatserver` of lib for a room of n.
+func startChatServer(ctx context.Context, cfg ChatConfig, lib string, n int) (*chatServer, error) {
+	cmd := exec.CommandContext(ctx, cfg.Exe, "chatserver", "-lib", lib, "-n", strconv.Itoa(n),
+		"-queue", strconv.Itoa(max(cfg.Queue, 1)), "-addr", "127.0.0.1:0")
+	if lib == chat.NodeLib {
+		cmd = exec.CommandContext(ctx, cfg.Node, cfg.NodeScript, "-n", strconv.Itoa(n),
+			"-queue", strconv.Itoa(max(cfg.Queue, 1)), "-addr", "127.0.0.1:0")
+	}
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("chat server %s: %w", lib, err)
+	}
+	s := &chatServer{cmd: cmd, stderr: &bytes.Buffer{}, lib: lib}
+	cmd.Stderr = s.stderr
+	if err := startPinned(cmd, cfg.ServerCPUs); err != nil {
+		return nil, fmt.Errorf("start chat server %s: %w", lib, err)
+	}
+	br := bufio.NewReader(out)
+	line, err := br.ReadString('\n')
+	if err != nil {
+		s.stop()
+		return nil, fmt.Errorf("chat server %s: %w: %s", lib, err, bytes.TrimSpace(s.stderr.Bytes()))
+	}
+	go func() { _, _ = io.Copy(io.Discard, br) }()
+	s.addr = strings.TrimSpace(line)
+	s.statsURL = "http://" + s.addr + chat.StatsPath
+	return s, nil
+}
+
+// stop ends the server (SIGTERM, then a kill after 5 s).
+func (s *chatServer) stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// RunChat runs the server bench: per room size N the five servers, each in
+// its own process, and round by round (round 0 the warm-up), in alternating
+// library order, a load process against each, one at a time.
+func RunChat(ctx context.Context, cfg ChatConfig) ([]ChatResult, error) {
+	if cfg.ChildTimeout == 0 {
+		cfg.ChildTimeout = 2 * time.Minute
+	}
+	var all []ChatResult
+	for _, n := range cfg.Clients {
+		rs, err := runChatN(ctx, cfg, n)
+		all = append(all, rs...)
+		if err != nil {
+			return all, fmt.Errorf("room of %d: %w", n, err)
+		}
+	}
+	return all, nil
+}
+
+func runChatN(ctx context.Context, cfg ChatConfig, n int) ([]ChatResult, error) {
+	servers := map[string]*chatServer{}
+	defer func() {
+		for _, s := range servers {
+			s.stop()
+		}
+	}()
+	for _, lib := range cfg.Libs {
+		s, err := startChatServer(ctx, cfg, lib, n)
+		if err != nil {
+			return nil, err
+		}
+		servers[lib] = s
+	}
+	var out []ChatResult
+	rounds := cfg.RoundsFor(n)
+	for round := 0; round <= cfg.Runs; round++ {
+		for _, lib := range Order(cfg.Libs, round) {
+			if err := ctx.Err(); err != nil {
+				return out, err
+			}
+			s := servers[lib]
+			lc := chat.LoadConfig{URL: "ws://" + s.addr + "/", N: n, Rounds: rounds, PerRound: max(cfg.PerRound, 1),
+				RoundTimeout: 30 * time.Second, StatsURL: s.statsURL}
+			r := runChatLoad(ctx, cfg, lc)
+			r.Lib, r.N, r.Round = lib, n, round
+			checkChat(&r)
+			out = append(out, r)
+			if cfg.Progress != nil {
+				state := "ok"
+				if !r.Valid {
+					state = "INVALID: " + r.Invalid
+				}
+				warm := ""
+				if round == 0 {
+					warm = " (warm-up)"
+				}
+				fmt.Fprintf(cfg.Progress, "round %d%s N=%d %s: %d deliveries in %.3f s, %.0f/s, server %.3f CPU µs/delivery (%.0f %%), client %.0f %%, p50 %.0f µs, p99 %.0f µs; %s\n",
+					round, warm, n, lib, r.Client.Deliveries, float64(r.Client.WallNS)/1e9, r.Rate(), r.ServerCPUPerDelivery(),
+					r.ServerCPUPct(), r.Client.CPUPct(), r.Client.P50us, r.Client.P99us, state)
+			}
+		}
+	}
+	return out, nil
+}
+
+// runChatLoad runs one load process.
+func runChatLoad(ctx context.Context, cfg ChatConfig, lc chat.LoadConfig) ChatResult {
+	ctx, cancel := context.WithTimeout(ctx, cfg.ChildTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cfg.Exe, "chatload")
+	spec, _ := json.Marshal(lc)
+	cmd.Stdin = bytes.NewReader(append(spec, '\n'))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var res ChatResult
+	if err := startPinned(cmd, cfg.ClientCPUs); err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	werr := cmd.Wait()
+	var got struct {
+		chat.LoadResult
+		Err string `json:"err"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &got); err != nil {
+		res.Err = fmt.Sprintf("load process: %v (exit: %v): %s", err, werr, bytes.TrimSpace(stderr.Bytes()))
+		return res
+	}
+	res.Client, res.Err = got.LoadResult, got.Err
+	return res
+}
+
+// checkChat compares what the clients received with the server's own count
+// of writes over the timed part, and with what the rounds must deliver.
+func checkChat(r *ChatResult) {
+	c := r.Client
+	switch {
+	case r.Err != "":
+		r.Invalid = r.Err
+	case c.ServerStart == nil || c.ServerEnd == nil:
+		r.Invalid = "no server stats"
+	default:
+		a, b := c.ServerStart, c.ServerEnd
+		r.ServerDeliveries = b.Deliveries - a.Deliveries
+		r.ServerUserNS, r.ServerSysNS = b.UserNS-a.UserNS, b.SysNS-a.SysNS
+		r.ServerMaxRSSKiB = b.MaxRSSKiB
+		r.ServerWrites = b.Syscw - a.Syscw
+		r.Drops = b.Drops - a.Drops
+		want := int64(c.N) * int64(c.N) * int64(c.PerRound) * int64(c.Rounds)
+		switch {
+		case !b.Settled:
+			r.Invalid = fmt.Sprintf("server still had %d deliveries in flight", b.Inflight)
+		case c.Deliveries != r.ServerDeliveries:
+			r.Invalid = fmt.Sprintf("clients received %d deliveries, the server wrote %d", c.Deliveries, r.ServerDeliveries)
+		case c.Deliveries != want:
+			r.Invalid = fmt.Sprintf("clients received %d deliveries, the rounds make %d", c.Deliveries, want)
+		case r.Drops != 0:
+			r.Invalid = fmt.Sprintf("the server dropped %d client(s)", r.Drops)
+		}
+	}
+	r.Valid = r.Invalid == ""
+}
+
+// ChatCell is the counted runs of one library at one N.
+type ChatCell struct {
+	Lib                  string
+	N                    int
+	Rate, ServerCPU      Stat // deliveries/s, server CPU µs/delivery
+	ServerPct, ClientPct Stat // CPU % of one core over the timed part
+	ClientCPU            Stat // client CPU µs/delivery
+	RSS                  Stat // server peak RSS KiB
+	P50, P99             Stat // µs
+	Writes, Reads        Stat // server writes per delivery, client reads per delivery
+	Invalid              int
+	rates                []float64
+}
+
+// ChatTable is the server bench's results, summarized.
+type ChatTable struct {
+	Libs    []string
+	Clients []int
+	Cells   map[string]*ChatCell
+}
+
+func chatKey(lib string, n int) string { return lib + "/" + strconv.Itoa(n) }
+
+// Cell returns a cell, nil when it was not run.
+func (t *ChatTable) Cell(lib string, n int) *ChatCell { return t.Cells[chatKey(lib, n)] }
+
+// SummarizeChat groups the counted rounds' results by library and N.
+func SummarizeChat(cfg ChatConfig, rs []ChatResult) *ChatTable {
+	t := &ChatTable{Libs: cfg.Libs, Clients: cfg.Clients, Cells: map[string]*ChatCell{}}
+	vals := map[string]map[string][]float64{}
+	for _, r := range rs {
+		if r.Round < 1 {
+			continue
+		}
+		k := chatKey(r.Lib, r.N)
+		c := t.Cells[k]
+		if c == nil {
+			c = &ChatCell{Lib: r.Lib, N: r.N}
+			t.Cells[k] = c
+			vals[k] = map[string][]float64{}
+		}
+		if !r.Valid {
+			c.Invalid++
+			continue
+		}
+		v := vals[k]
+		v["rate"] = append(v["rate"], r.Rate())
+		v["scpu"] = append(v["scpu"], r.ServerCPUPerDelivery())
+		v["spct"] = append(v["spct"], r.ServerCPUPct())
+		v["cpct"] = append(v["cpct"], r.Client.CPUPct())
+		v["ccpu"] = append(v["ccpu"], r.ClientCPUPerDelivery())
+		v["rss"] = append(v["rss"], float64(r.ServerMaxRSSKiB))
+		v["p50"] = append(v["p50"], r.Client.P50us)
+		v["p99"] = append(v["p99"], r.Client.P99us)
+		v["writes"] = append(v["writes"], r.ServerWritesPerDelivery())
+		v["reads"] = append(v["reads"], r.ClientReadsPerDelivery())
+	}
+	for k, c := range t.Cells {
+		v := vals[k]
+		c.rates = v["rate"]
+		c.Rate, c.ServerCPU = summarize(v["rate"]), summarize(v["scpu"])
+		c.ServerPct, c.ClientPct, c.ClientCPU = summarize(v["spct"]), summarize(v["cpct"]), summarize(v["ccpu"])
+		c.RSS, c.P50, c.P99 = summarize(v["rss"]), summarize(v["p50"]), summarize(v["p99"])
+		c.Writes, c.Reads = summarize(v["writes"]), summarize(v["reads"])
+		c.Rate.Invalid = c.Invalid
+	}
+	return t
+}
+
+// busy is the CPU share (% of one core) at which a side is called the limit.
+const busy = 90
+
+// Limit names the side that was the limit: the busier one when it used at
+// least 90 % of a core over the timed part (each side pinned to a core of
+// its own, that side is the bottleneck), else "neither": both spent time
+// waiting for the other (wake-ups across CPUs, the machine's other load).
+func (c *ChatCell) Limit() string {
+	switch {
+	case c == nil || c.Rate.N == 0:
+		return "-"
+	case max(c.ClientPct.Median, c.ServerPct.Median) < busy:
+		return "neither"
+	case c.ClientPct.Median >= c.ServerPct.Median:
+		return "client"
+	}
+	return "server"
+}
+
+func micros(us float64) string {
+	switch {
+	case us >= 1e4:
+		return fmt.Sprintf("%.0f ms", us/1e3)
+	case us >= 1e3:
+		return fmt.Sprintf("%.1f ms", us/1e3)
+	}
+	return fmt.Sprintf("%.0f µs", us)
+}
+
+// Print writes the table: a row per N × library.
+func (t *ChatTable) Print(w io.Writer, header []string) {
+	for _, h := range header {
+		fmt.Fprintln(w, h)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "N\tlibrary\tdeliveries/s (min–max)\tserver CPU µs/delivery\tserver CPU\tpeak RSS\tp50\tp99\tclient CPU µs/delivery\tclient CPU\tlimit\tserver writes/delivery\tclient reads/delivery")
+	for _, n := range t.Clients {
+		for _, lib := range t.Libs {
+			c := t.Cell(lib, n)
+			switch {
+			case c == nil:
+				continue
+			case c.Rate.N == 0:
+				fmt.Fprintf(tw, "%d\t%s\tINVALID (%d run(s))\t\t\t\t\t\t\t\t\t\t\n", n, lib, c.Invalid)
+				continue
+			}
+			inv := ""
+			if c.Invalid > 0 {
+				inv = fmt.Sprintf(" [%d invalid]", c.Invalid)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s %s–%s%s\t%.3f\t%.0f %%\t%.0f MiB\t%s\t%s\t%.3f\t%.0f %%\t%s\t%.3f\t%.3f\n", n, lib,
+				human(c.Rate.Median), human(c.Rate.Min), human(c.Rate.Max), inv, c.ServerCPU.Median, c.ServerPct.Median,
+				c.RSS.Median/1024, micros(c.P50.Median), micros(c.P99.Median), c.ClientCPU.Median, c.ClientPct.Median, c.Limit(),
+				c.Writes.Median, c.Reads.Median)
+		}
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(w, "\nper N, the fastest server against the second (Mann-Whitney U, benchmath):")
+	for _, n := range t.Clients {
+		fmt.Fprintf(w, "  N=%d: %s\n", n, t.best(n))
+	}
+	fmt.Fprintln(w, "\ncells: medians over the counted runs; deliveries/s = broadcasts received by the clients per second of the timed part")
+	fmt.Fprintln(w, "(every client has \"ready\" → the last round's last delivery); CPU from each process's getrusage over that part,")
+	fmt.Fprintln(w, "in µs per delivery and in % of one core; limit: the busier side when it used ≥ 90 % of a core, else neither; writes and reads: syscalls per delivery")
+	fmt.Fprintln(w, "(the server's syscw of /proc/self/io, the load client's socket reads). Every run's client deliveries")
+	fmt.Fprintln(w, "equal the server's own count of writes, exactly, or the run is INVALID and left out.")
+}
+
+func (t *ChatTable) best(n int) string {
+	var cells []*ChatCell
+	for _, lib := range t.Libs {
+		if c := t.Cell(lib, n); c != nil && c.Rate.N > 0 {
+			cells = append(cells, c)
+		}
+	}
+	if len(cells) < 2 {
+		return "-"
+	}
+	sort.Slice(cells, func(i, j int) bool { return cells[i].Rate.Median > cells[j].Rate.Median })
+	sig, p := Significant(cells[0].rates, cells[1].rates)
+	if !sig {
+		return fmt.Sprintf("no significant difference (%s vs %s, p=%.2f)", cells[0].Lib, cells[1].Lib, p)
+	}
+	return fmt.Sprintf("best %s (vs %s p=%.3f)", cells[0].Lib, cells[1].Lib, p)
+}

@@ -1,0 +1,126 @@
+package chat
+
+import (
+	"bufio"
+	"bytes"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gobwas/ws"
+	"github.com/gobwas/ws/wsutil"
+)
+
+// gobwasServer is the room on gobwas/ws's low-level API: wsutil.Reader over
+// the upgrade's buffered reader (control frames answered through the
+// connection's write lock), and a writer goroutine per connection that
+// writes frame headers and payloads into its own bufio.Writer and flushes
+// once per batch of what was queued.
+type gobwasServer struct {
+	s   *Server
+	srv *http.Server
+}
+
+func newGobwas(s *Server) *gobwasServer {
+	g := &gobwasServer{s: s}
+	g.srv = newHTTP(s, g.handle)
+	return g
+}
+
+func (g *gobwasServer) serve(ln net.Listener) error { return g.srv.Serve(ln) }
+func (g *gobwasServer) close() error                { return g.srv.Close() }
+
+// gobwasWriteBuffer is the size of a connection's write buffer.
+const gobwasWriteBuffer = 32 << 10
+
+func (g *gobwasServer) handle(w http.ResponseWriter, r *http.Request) {
+	name, err := nameOf(r.URL.Query().Get("name"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	conn, rw, _, err := ws.UpgradeHTTP(r, w)
+	if err != nil {
+		return // UpgradeHTTP answered
+	}
+	defer conn.Close()
+	k := &gobwasSink{conn: conn, bw: bufio.NewWriterSize(conn, gobwasWriteBuffer)}
+	m := g.s.room.newMember(name, k, nil)
+	if err := g.s.room.join(m); err != nil {
+		k.kill(1013, err.Error())
+		return
+	}
+	defer g.s.room.leave(m)
+	ctl := wsutil.ControlFrameHandler(k, ws.StateServerSide)
+	rd := &wsutil.Reader{Source: rw.Reader, State: ws.StateServerSide, CheckUTF8: false,
+		MaxFrameSize: g.s.cfg.ReadLimit, MaxMessageSize: g.s.cfg.ReadLimit, OnIntermediate: ctl}
+	var buf bytes.Buffer
+	for {
+		h, err := rd.NextFrame()
+		if err != nil {
+			return
+		}
+		if h.OpCode.IsControl() {
+			if err := ctl(h, rd); err != nil {
+				return // a close (echoed) or a bad control frame
+			}
+			continue
+		}
+		buf.Reset()
+		if _, err := buf.ReadFrom(rd); err != nil {
+			return
+		}
+		if h.OpCode == ws.OpText {
+			g.s.room.Broadcast(name, buf.Bytes())
+		}
+	}
+}
+
+// gobwasSink is a connection's write side: the writer goroutine's batches
+// and the read loop's control replies (through Write) share mu.
+type gobwasSink struct {
+	conn net.Conn
+	mu   sync.Mutex
+	bw   *bufio.Writer
+}
+
+func (k *gobwasSink) write(b []byte) error {
+	k.mu.Lock()
+	err := ws.WriteHeader(k.bw, ws.Header{Fin: true, OpCode: ws.OpText, Length: int64(len(b))})
+	if err == nil {
+		_, err = k.bw.Write(b)
+	}
+	k.mu.Unlock()
+	return err
+}
+
+func (k *gobwasSink) flush() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.bw.Flush()
+}
+
+// Write writes a whole control frame (ControlFrameHandler's replies).
+func (k *gobwasSink) Write(p []byte) (int, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n, err := k.bw.Write(p)
+	if err == nil {
+		err = k.bw.Flush()
+	}
+	return n, err
+}
+
+// kill writes the close frame when the writer is not in the middle of a
+// write (a writer stuck on a full socket holds the lock), then closes.
+func (k *gobwasSink) kill(code int, reason string) {
+	_ = k.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	if k.mu.TryLock() {
+		if ws.WriteFrame(k.bw, ws.NewCloseFrame(ws.NewCloseFrameBody(ws.StatusCode(code), reason))) == nil {
+			_ = k.bw.Flush()
+		}
+		k.mu.Unlock()
+	}
+	_ = k.conn.Close()
+}

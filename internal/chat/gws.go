@@ -1,0 +1,97 @@
+package chat
+
+import (
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/lxzan/gws"
+)
+
+// gwsServer is the room on lxzan/gws: its event handler, its ReadLoop per
+// connection, and writes through its own per-connection async queue (Async,
+// concurrency 1: no writer goroutine while nothing is queued) instead of a
+// writer goroutine; the bounded queue before it is the room's.
+type gwsServer struct {
+	s   *Server
+	srv *http.Server
+	up  *gws.Upgrader
+}
+
+func newGws(s *Server) *gwsServer {
+	g := &gwsServer{s: s}
+	g.up = gws.NewUpgrader(&gwsEvents{s: s}, &gws.ServerOption{
+		ReadMaxPayloadSize: int(s.cfg.ReadLimit),
+		CheckUtf8Enabled:   false,
+		NewSession:         func() gws.SessionStorage { return &memberSlot{} },
+	})
+	g.srv = newHTTP(s, g.handle)
+	return g
+}
+
+func (g *gwsServer) serve(ln net.Listener) error { return g.srv.Serve(ln) }
+func (g *gwsServer) close() error                { return g.srv.Close() }
+
+func (g *gwsServer) handle(w http.ResponseWriter, r *http.Request) {
+	name, err := nameOf(r.URL.Query().Get("name"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	c, err := g.up.Upgrade(w, r)
+	if err != nil {
+		return // the upgrader answered
+	}
+	k := gwsSink{c}
+	m := g.s.room.newMember(name, k, k)
+	c.Session().(*memberSlot).m = m // before ReadLoop: its events read it without a lock
+	go c.ReadLoop()
+}
+
+// gwsEvents is the room's gws event handler.
+type gwsEvents struct{ s *Server }
+
+func memberOf(c *gws.Conn) *member { return c.Session().(*memberSlot).m }
+
+func (e *gwsEvents) OnOpen(c *gws.Conn) {
+	if err := e.s.room.join(memberOf(c)); err != nil {
+		_ = c.WriteClose(uint16(1013), []byte(err.Error()))
+	}
+}
+
+func (e *gwsEvents) OnClose(c *gws.Conn, _ error) { e.s.room.leave(memberOf(c)) }
+func (e *gwsEvents) OnPing(c *gws.Conn, p []byte) { _ = c.WritePong(p) }
+func (e *gwsEvents) OnPong(*gws.Conn, []byte)     {}
+
+func (e *gwsEvents) OnMessage(c *gws.Conn, msg *gws.Message) {
+	if msg.Opcode == gws.OpcodeText {
+		m := memberOf(c)
+		e.s.room.Broadcast(m.name, msg.Bytes())
+	}
+	_ = msg.Close()
+}
+
+type gwsSink struct{ c *gws.Conn }
+
+func (k gwsSink) write(b []byte) error { return k.c.WriteMessage(gws.OpcodeText, b) }
+func (k gwsSink) flush() error         { return nil }
+func (k gwsSink) schedule(job func())  { k.c.Async(job) }
+
+// kill bounds a write stuck on a full socket, then sends the close (gws's
+// WriteClose also closes the connection).
+func (k gwsSink) kill(code int, reason string) {
+	_ = k.c.NetConn().SetWriteDeadline(time.Now().Add(time.Second))
+	if k.c.WriteClose(uint16(code), []byte(reason)) != nil {
+		_ = k.c.NetConn().Close()
+	}
+}
+
+// memberSlot is a connection's session: its member, set once before the
+// read loop starts.
+type memberSlot struct{ m *member }
+
+func (s *memberSlot) Len() int                     { return 1 }
+func (s *memberSlot) Load(string) (any, bool)      { return s.m, s.m != nil }
+func (s *memberSlot) Delete(string)                {}
+func (s *memberSlot) Store(string, any)            {}
+func (s *memberSlot) Range(func(string, any) bool) {}

@@ -1,0 +1,393 @@
+// Package chat is the chat room of the server-side bench (the room protocol
+// of Bun's chat benchmark): one server per library, each broadcasting every
+// message a client sends to every client of the room, and a load client.
+//
+// The protocol: the server is told the room's size N; clients connect to /
+// with ?name=NAME; when N are in, the server sends the text message "ready"
+// to every one; every text message m from client x is then sent as "x: m" to
+// all clients of the room, x included. GET /_stats returns the server's own
+// counts (Stats) as JSON.
+package chat
+
+import (
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// Libs are the libraries a chat server is written with.
+var Libs = []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}
+
+// DefaultQueue is the messages a connection may have waiting to be written
+// before it is dropped as too slow: generous, so that a healthy client on a
+// busy machine never reaches it.
+const DefaultQueue = 4096
+
+// DefaultReadLimit is the largest message the server reads from a client.
+const DefaultReadLimit = 1 << 20
+
+// maxBatch bounds the messages a writer takes from its queue before it
+// flushes and counts them.
+const maxBatch = 256
+
+// Ready is the message sent to every client when the room is full.
+const Ready = "ready"
+
+// CloseTooSlow is the close code of a client dropped for a full queue
+// (1008, policy violation: the client does not keep up).
+const CloseTooSlow = 1008
+
+// CloseGoingAway is the close code of a connection whose write failed.
+const CloseGoingAway = 1001
+
+// maxDroppedNames bounds the dropped clients' names Stats lists.
+const maxDroppedNames = 100
+
+// errRoomFull is a join to a room that already has N clients.
+var errRoomFull = errors.New("room full")
+
+// errClosing is a join to a room whose server is closing.
+var errClosing = errors.New("server closing")
+
+// msg is one outgoing message, shared by every connection it is queued on
+// and returned to the pool by the last one.
+type msg struct {
+	b       []byte
+	refs    atomic.Int32
+	counted bool // a broadcast: a delivery when written (ready is not)
+	static  bool // never pooled
+}
+
+var msgPool = sync.Pool{New: func() any { return &msg{b: make([]byte, 0, 256)} }}
+
+func (x *msg) release() {
+	if x.static {
+		return
+	}
+	if x.refs.Add(-1) == 0 {
+		msgPool.Put(x)
+	}
+}
+
+// sink is a library's connection as the room writes to it.
+type sink interface {
+	// write writes one text message (it may stay buffered until flush).
+	write(b []byte) error
+	// flush ends a batch of writes.
+	flush() error
+	// kill drops the connection: a close frame with code, bounded in time,
+	// then the TCP connection closed.
+	kill(code int, reason string)
+}
+
+// scheduler runs a member's flush job on the library's own write queue
+// (gws's Async) instead of a writer goroutine.
+type scheduler interface {
+	schedule(job func())
+}
+
+// member is one client of the room.
+type member struct {
+	room  *Room
+	name  string
+	sink  sink
+	sched scheduler // nil: a writer goroutine
+	q     chan *msg
+	quit  chan struct{}
+	dead  atomic.Bool
+	once  sync.Once
+	// pending is the messages queued and not yet taken by a flush job
+	// (scheduler only): the job is scheduled when it goes from 0 to 1.
+	pending atomic.Int64
+	job     func()
+}
+
+// Room is the chat room: its members, its counts.
+type Room struct {
+	n     int
+	queue int
+
+	mu      sync.RWMutex // broadcasts read-lock it; joins, leaves and ready lock it
+	members []*member
+	ready   bool
+	closed  bool // the server is closing: no more joins
+	dropped []string
+
+	readyMsg *msg
+
+	deliveries atomic.Int64 // broadcast messages written to a connection
+	inflight   atomic.Int64 // queued and not yet written or discarded
+	broadcasts atomic.Int64 // messages received from clients
+	drops      atomic.Int64
+	joined     atomic.Int64
+	left       atomic.Int64
+	rejected   atomic.Int64
+}
+
+// NewRoom returns a room of n clients whose connections queue at most queue
+// messages (0: DefaultQueue).
+func NewRoom(n, queue int) *Room {
+	if queue <= 0 {
+		queue = DefaultQueue
+	}
+	rm := &Room{n: n, queue: queue, readyMsg: &msg{b: []byte(Ready), static: true}}
+	return rm
+}
+
+// newMember makes a member for a connection; it joins with join.
+func (r *Room) newMember(name string, s sink, sched scheduler) *member {
+	m := &member{room: r, name: name, sink: s, sched: sched, q: make(chan *msg, r.queue), quit: make(chan struct{})}
+	if sched != nil {
+		m.job = m.flushJob
+	}
+	return m
+}
+
+// join adds m to the room, starts its writer and sends ready when the room
+// is full (to all), or to m alone when the room was full before (a client
+// that reconnected). A room that has n members refuses m.
+func (r *Room) join(m *member) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return errClosing
+	}
+	if len(r.members) >= r.n {
+		r.rejected.Add(1)
+		return errRoomFull
+	}
+	r.members = append(r.members, m)
+	r.joined.Add(1)
+	if m.sched == nil {
+		go m.writeLoop()
+	}
+	switch {
+	case r.ready:
+		r.sendLocked(m, r.readyMsg)
+	case len(r.members) == r.n:
+		r.ready = true
+		for _, x := range r.members {
+			r.sendLocked(x, r.readyMsg)
+		}
+	}
+	return nil
+}
+
+// sendLocked queues a message on one member (r.mu held).
+func (r *Room) sendLocked(m *member, x *msg) {
+	r.inflight.Add(1)
+	if !m.push(x) {
+		r.inflight.Add(-1)
+	}
+}
+
+// close refuses every join from now on and returns the members.
+func (r *Room) close() []*member {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	return slices.Clone(r.members)
+}
+
+// leave removes m after its connection ended (not a drop).
+func (r *Room) leave(m *member) {
+	if m.dead.CompareAndSwap(false, true) {
+		if r.remove(m) {
+			r.left.Add(1)
+		}
+		m.stop()
+	}
+}
+
+// drop removes m because its queue is full, and closes its connection.
+func (r *Room) drop(m *member) {
+	if !m.dead.CompareAndSwap(false, true) {
+		return
+	}
+	r.drops.Add(1)
+	r.remove(m)
+	r.mu.Lock()
+	if len(r.dropped) < maxDroppedNames {
+		r.dropped = append(r.dropped, m.name)
+	}
+	r.mu.Unlock()
+	m.stop()
+	go m.sink.kill(CloseTooSlow, "too slow: queue full")
+}
+
+// remove takes m out of the room; false when it was not in it.
+func (r *Room) remove(m *member) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i := slices.Index(r.members, m)
+	if i < 0 {
+		return false
+	}
+	// A new slice: a broadcast may still range over the old one.
+	r.members = slices.Delete(slices.Clone(r.members), i, i+1)
+	if len(r.members) == 0 {
+		r.ready = false // the next N clients make a new room
+	}
+	return true
+}
+
+// Broadcast sends "from: text" to every member, from's own connection
+// included. A member whose queue is full is dropped; the room never waits.
+func (r *Room) Broadcast(from string, text []byte) {
+	r.broadcasts.Add(1)
+	x := msgPool.Get().(*msg)
+	x.b = append(append(append(x.b[:0], from...), ": "...), text...)
+	x.counted = true
+	x.refs.Store(1)
+	var slow []*member
+	r.mu.RLock()
+	ms := r.members
+	r.inflight.Add(int64(len(ms))) // before any writer can count one down
+	sent := 0
+	for _, m := range ms {
+		if m.dead.Load() {
+			continue
+		}
+		x.refs.Add(1)
+		if m.push(x) {
+			sent++
+			continue
+		}
+		x.refs.Add(-1)
+		slow = append(slow, m)
+	}
+	r.mu.RUnlock()
+	if d := len(ms) - sent; d > 0 {
+		r.inflight.Add(-int64(d))
+	}
+	x.release()
+	for _, m := range slow {
+		r.drop(m)
+	}
+}
+
+// push queues x on m without blocking; false when the queue is full.
+func (m *member) push(x *msg) bool {
+	select {
+	case m.q <- x:
+	default:
+		return false
+	}
+	if m.dead.Load() {
+		// m died while x was queued: its writer may have emptied the queue
+		// already, so empty it here too (every message taken exactly once).
+		m.discard()
+		return true
+	}
+	if m.sched != nil && m.pending.Add(1) == 1 {
+		m.sched.schedule(m.job)
+	}
+	return true
+}
+
+// stop ends m's writer: the writer goroutine returns, the queue is emptied.
+func (m *member) stop() {
+	m.once.Do(func() { close(m.quit) })
+	m.discard()
+}
+
+// discard empties the queue of a dead member.
+func (m *member) discard() {
+	for {
+		select {
+		case x := <-m.q:
+			x.release()
+			m.room.inflight.Add(-1)
+		default:
+			return
+		}
+	}
+}
+
+// writeLoop is a member's writer goroutine: it takes what is queued, writes
+// it, flushes, counts, until the member leaves or a write fails.
+func (m *member) writeLoop() {
+	for {
+		var x *msg
+		select {
+		case x = <-m.q:
+		case <-m.quit:
+			m.discard()
+			return
+		}
+		if _, ok := m.batch(x); !ok {
+			return
+		}
+	}
+}
+
+// flushJob is the scheduler's job: it writes what is queued until nothing
+// is pending.
+func (m *member) flushJob() {
+	for {
+		var n int64
+		for {
+			var x *msg
+			select {
+			case x = <-m.q:
+			default:
+			}
+			if x == nil {
+				break
+			}
+			k, ok := m.batch(x)
+			n += int64(k)
+			if !ok {
+				return
+			}
+		}
+		if n == 0 || m.pending.Add(-n) == 0 {
+			return
+		}
+	}
+}
+
+// batch writes x and what else is queued (up to maxBatch), flushes and
+// counts; ok false when the connection failed (the member then leaves).
+func (m *member) batch(x *msg) (n int, ok bool) {
+	if m.dead.Load() {
+		x.release()
+		m.room.inflight.Add(-1)
+		m.discard()
+		return 1, false
+	}
+	var counted int64
+	var err error
+	for {
+		if err == nil {
+			err = m.sink.write(x.b)
+		}
+		if x.counted {
+			counted++
+		}
+		x.release()
+		n++
+		if n == maxBatch {
+			break
+		}
+		select {
+		case x = <-m.q:
+			continue
+		default:
+		}
+		break
+	}
+	if err == nil {
+		err = m.sink.flush()
+	}
+	if err != nil {
+		m.room.inflight.Add(-int64(n))
+		m.room.leave(m)
+		go m.sink.kill(CloseGoingAway, "write failed")
+		return n, false
+	}
+	m.room.deliveries.Add(counted)
+	m.room.inflight.Add(-int64(n))
+	return n, true
+}
