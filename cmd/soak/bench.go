@@ -22,6 +22,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/wssoak/wssoak/internal/bench"
+	"github.com/wssoak/wssoak/internal/codec"
 	"github.com/wssoak/wssoak/internal/firehose"
 	"github.com/wssoak/wssoak/internal/metrics"
 	"github.com/wssoak/wssoak/internal/profile"
@@ -38,6 +39,7 @@ type benchProfile struct {
 	Scenarios   []string `yaml:"scenarios"`
 	Libs        []string `yaml:"libs"`
 	Paths       []string `yaml:"paths"`
+	Encodings   []string `yaml:"encodings"`
 	Runs        int      `yaml:"runs"`
 	N           int      `yaml:"n"`
 	BytesPerRun string   `yaml:"bytes_per_run"`
@@ -91,9 +93,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	for name, dst := range map[string]*[]string{"scenarios": &p.Scenarios, "libs": &p.Libs, "paths": &p.Paths} {
+	for name, dst := range map[string]*[]string{"scenarios": &p.Scenarios, "libs": &p.Libs, "paths": &p.Paths, "encodings": &p.Encodings} {
 		if set[name] {
-			*dst = splitList(map[string]string{"scenarios": *a.scenarios, "libs": *a.libs, "paths": *a.paths}[name])
+			*dst = splitList(map[string]string{"scenarios": *a.scenarios, "libs": *a.libs, "paths": *a.paths, "encodings": *a.encodings}[name])
 		}
 	}
 	if set["runs"] {
@@ -112,6 +114,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if set["sweep"] {
 		if set["scenarios"] {
 			return usageError{errors.New("flag -sweep: not with -scenarios: the sweep's scenarios are its sizes")}
+		}
+		if len(p.Encodings) > 0 {
+			return usageError{errors.New("flag -encodings: not with -sweep: the sweep reads json")}
 		}
 		if sizes, err = parseSweep(*a.sweep); err != nil {
 			return usageError{fmt.Errorf("flag -sweep: %w", err)}
@@ -282,13 +287,21 @@ func benchConfig(p benchProfile) (bench.Config, []string, error) {
 	if len(p.Paths) == 0 {
 		return cfg, nil, usageError{errors.New("flag -paths: no path: want bare, full or decode")}
 	}
+	for _, e := range p.Encodings {
+		if _, err := codec.Parse(e); err != nil {
+			return cfg, nil, usageError{fmt.Errorf("flag -encodings: %w", err)}
+		}
+	}
+	if len(slices.Compact(slices.Sorted(slices.Values(p.Encodings)))) != len(p.Encodings) {
+		return cfg, nil, usageError{fmt.Errorf("flag -encodings: %s names an encoding twice", strings.Join(p.Encodings, ","))}
+	}
 	if p.Runs < 1 || p.Runs > 1000 {
 		return cfg, nil, usageError{fmt.Errorf("flag -runs: %d is not a number of rounds: want 1 to 1000", p.Runs)}
 	}
 	if p.N < 0 {
 		return cfg, nil, usageError{fmt.Errorf("flag -n: %d is not a message count: want 1 or more (0: bytes_per_run)", p.N)}
 	}
-	cfg = bench.Config{Scenarios: p.Scenarios, Libs: p.Libs, Paths: p.Paths, Runs: p.Runs, N: p.N, Seed: p.Seed,
+	cfg = bench.Config{Scenarios: p.Scenarios, Encodings: p.Encodings, Libs: p.Libs, Paths: p.Paths, Runs: p.Runs, N: p.N, Seed: p.Seed,
 		Runtime: wire.Runtime{GOMAXPROCS: p.Runtime.GOMAXPROCS, GOGC: p.Runtime.GOGC}}
 	if p.BytesPerRun != "" {
 		b, err := profile.ParseByteSize(p.BytesPerRun)
@@ -377,8 +390,12 @@ func absentCPUs(cpus []int) []int {
 }
 
 func benchHeader(id string, host, versions map[string]string, cfg bench.Config, rs []bench.Result, notes []string, elapsed time.Duration) []string {
-	h := []string{fmt.Sprintf("soak bench %s: %d scenario(s) × %d path(s) × %d librar(ies) + raw, %d counted round(s) after a warm-up, %.0f s",
-		id, len(cfg.Scenarios), len(cfg.Paths), len(cfg.Libs), cfg.Runs, elapsed.Seconds())}
+	encs := ""
+	if len(cfg.Encodings) > 0 {
+		encs = fmt.Sprintf(" × %d encoding(s) (%s)", len(cfg.Encodings), strings.Join(cfg.Encodings, ", "))
+	}
+	h := []string{fmt.Sprintf("soak bench %s: %d scenario(s)%s × %d path(s) × %d librar(ies) + raw, %d counted round(s) after a warm-up, %.0f s",
+		id, len(cfg.Scenarios), encs, len(cfg.Paths), len(cfg.Libs), cfg.Runs, elapsed.Seconds())}
 	h = append(h, fmt.Sprintf("host: %s; %s logical CPUs; kernel %s; clocksource %s; governor %s; load %s; steal %s of all CPUs during the bench; %s/%s %s",
 		orDash(host["cpu_model"]), orDash(host["cpu_logical"]), orDash(host["kernel"]), orDash(host["clocksource"]),
 		orDash(host["cpu_governor"]), orDash(host["load_at_start"]), orDash(host["steal_during"]), runtime.GOOS, runtime.GOARCH, runtime.Version()))

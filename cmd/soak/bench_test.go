@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -167,6 +168,54 @@ func TestBench(t *testing.T) {
 	}
 }
 
+// TestBenchEncodings: -encodings json,msgpack,packed gives a row per scenario
+// and encoding with its wire bytes per message, every run to the truth, and
+// the sizes compared with json's; packed depth20 is less than half json's.
+func TestBenchEncodings(t *testing.T) {
+	out := t.TempDir()
+	stdout, stderr, err := runSoak(t, "bench", "-scenarios", "depth20", "-encodings", "json,msgpack,packed", "-libs", "gorilla,gws",
+		"-paths", "full,decode", "-runs", "1", "-n", "200", "-out", out)
+	if err != nil {
+		t.Fatalf("soak bench: %v\n%s", err, stderr)
+	}
+	if !regexp.MustCompile(`(?m)^scenario +wire B/msg +path +gorilla +gws +raw +verdict$`).MatchString(stdout) {
+		t.Errorf("no wire column in the table header:\n%s", stdout)
+	}
+	wire := map[string]float64{}
+	for _, e := range []string{"json", "msgpack", "packed"} {
+		m := regexp.MustCompile(`(?m)^depth20-` + e + ` +([0-9]+) +full `).FindStringSubmatch(stdout)
+		if m == nil {
+			t.Fatalf("no row depth20-%s full with its wire bytes:\n%s", e, stdout)
+		}
+		wire[e], _ = strconv.ParseFloat(m[1], 64)
+	}
+	if !(wire["packed"] < wire["msgpack"] && 2*wire["packed"] < wire["json"]) {
+		t.Errorf("wire bytes per message %v: want packed < msgpack and packed under half of json", wire)
+	}
+	if !regexp.MustCompile(`depth20 +json [0-9]+ B, msgpack [0-9]+ B \(-[0-9]+ %\), packed [0-9]+ B \(-[0-9]+ %\)`).MatchString(stdout) {
+		t.Errorf("no comparison of the sizes:\n%s", stdout)
+	}
+	b, err := os.ReadFile(filepath.Join(benchDir(t, out), "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Results []bench.Result `json:"results"`
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	// 3 encodings × (2 paths × 2 libraries + raw + ceiling) × (1 round + the warm-up)
+	if len(rec.Results) != 3*6*2 {
+		t.Errorf("%d results, want %d", len(rec.Results), 3*6*2)
+	}
+	for _, r := range rec.Results {
+		if !r.Valid || r.Messages != 200 || r.Scenario != "depth20-"+r.Encoding || r.SentWire == 0 {
+			t.Errorf("%s %s/%s round %d: valid %v (%s), %d msgs, wire %d", r.Scenario, r.Lib, r.Path, r.Round, r.Valid, r.Invalid, r.Messages, r.SentWire)
+		}
+	}
+}
+
 func TestBenchGobench(t *testing.T) {
 	stdout, stderr, err := runSoak(t, "bench", "-scenarios", "kline", "-libs", "coder", "-paths", "bare", "-runs", "1", "-n", "100", "-format", "gobench", "-out", t.TempDir())
 	if err != nil {
@@ -256,6 +305,9 @@ func TestBenchBadInput(t *testing.T) {
 		{"sweep too small", []string{"-sweep", "10B..9KB"}, "-sweep"},
 		{"sweep too large", []string{"-sweep", "9KB..17MiB"}, "-sweep"},
 		{"sweep and scenarios", []string{"-sweep", "9KB..900KB", "-scenarios", "depth"}, "-sweep"},
+		{"unknown encoding", []string{"-encodings", "json,protobuf"}, "-encodings"},
+		{"encoding twice", []string{"-encodings", "msgpack,json,msgpack"}, "-encodings"},
+		{"sweep and encodings", []string{"-sweep", "9KB..900KB", "-encodings", "msgpack"}, "-encodings"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

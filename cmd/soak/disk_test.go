@@ -124,9 +124,13 @@ func TestDiskWritesFail(t *testing.T) {
 					rows[s.Lib][s.Sec] = true
 				}
 			}
+			// Second 1 is left out: on a loaded machine a worker can start after
+			// it, and then no row for it ever exists (seen: both libraries' first
+			// row was second 2, and the missing event rightly named 2–7). The
+			// writes fail from second 2 on.
 			var lost int
 			for _, lib := range []string{"gorilla", "gws"} {
-				for sec := int64(1); sec <= 8; sec++ {
+				for sec := int64(2); sec <= 8; sec++ {
 					if !rows[lib][sec] {
 						lost++
 					}

@@ -254,6 +254,7 @@ func firehoseFlags(fs *flagSet) *firehoseArgs {
 // benchArgs are the flags of soak bench.
 type benchArgs struct {
 	profile, out, format, libs, scenarios, paths, rcvbuf, cpus, sweep *string
+	encodings                                                         *string
 	runs, n                                                           *int
 }
 
@@ -265,6 +266,7 @@ func benchFlags(fs *flagSet) *benchArgs {
 		libs:      fs.String("libs", "", "comma-separated `LIBS`, overrides the profile"),
 		scenarios: fs.String("scenarios", "", "comma-separated firehose scenarios `LIST`: aggTrade, kline, depth20, depth, tickerArr, mix"),
 		paths:     fs.String("paths", "", "comma-separated client paths `LIST`: bare, full, decode"),
+		encodings: fs.String("encodings", "", "comma-separated encodings `LIST`: json, msgpack, packed; each a row per scenario with its wire bytes per message (default: json only)"),
 		runs:      fs.Int("runs", 5, "`N` counted rounds (after one warm-up round)"),
 		n:         fs.Int("n", 0, "`N` messages per connection (default: the profile's bytes_per_run of each scenario's messages)"),
 		rcvbuf:    fs.String("rcvbuf", "", "SO_RCVBUF of the clients' sockets, a `SIZE` such as 128KiB (default: the kernel's autotuning)"),

@@ -50,6 +50,7 @@ var meanings = map[string]struct{ arg, meaning string }{
 	"rcvbuf":         {"SIZE", "the clients' SO_RCVBUF"},
 	"cpus":           {"LISTS", "the CPUs the firehose and the clients are pinned to"},
 	"sweep":          {"RANGE", "the payload sizes of soak bench's message-size sweep, LO..HI"},
+	"encodings":      {"LIST", "the encodings to bench, comma-separated"},
 	"side":           {"SIDE", "the side soak bench measures (server: the chat servers)"},
 	"clients":        {"LIST", "the chat bench's room sizes, comma-separated"},
 	"deliveries":     {"N", "how many deliveries per chat bench run"},

@@ -21,6 +21,7 @@ import (
 type Config struct {
 	Exe          string   `json:"-"` // the soak binary: run as "benchserver" and "benchclient"
 	Scenarios    []string // firehose scenario names
+	Encodings    []string // codec names, each a row per scenario (EncodingLabel); nil: json only, rows named by scenario
 	Libs         []string // transport names
 	Paths        []string // of LibPaths
 	Runs         int      // counted rounds; one warm-up round more
@@ -33,6 +34,29 @@ type Config struct {
 	Runtime      wire.Runtime
 	Progress     io.Writer `json:"-"` // a line per run; nil: none
 	ChildTimeout time.Duration
+}
+
+// Rows returns the table's rows: EncodingLabel of every scenario × encoding.
+func (c *Config) Rows() []string {
+	if len(c.Encodings) == 0 {
+		return slices.Clone(c.Scenarios)
+	}
+	var out []string
+	for _, sc := range c.Scenarios {
+		for _, e := range c.Encodings {
+			out = append(out, EncodingLabel(sc, e))
+		}
+	}
+	return out
+}
+
+// encodings returns the encodings a scenario is read in: "" (json, no
+// dimension) when the config has none.
+func (c *Config) encodings() []string {
+	if len(c.Encodings) == 0 {
+		return []string{""}
+	}
+	return c.Encodings
 }
 
 // MessagesFor returns the message count of a run of sc.
@@ -102,7 +126,7 @@ func runScenario(ctx context.Context, cfg Config, sc firehose.Scenario) ([]Resul
 			<-done
 		}
 	}()
-	spec, _ := json.Marshal(ServerSpec{Scenario: sc.Name, N: cfg.MessagesFor(sc), Seed: cfg.Seed})
+	spec, _ := json.Marshal(ServerSpec{Scenario: sc.Name, N: cfg.MessagesFor(sc), Seed: cfg.Seed, Encodings: cfg.Encodings})
 	if _, err := fmt.Fprintf(stdin, "%s\n", spec); err != nil {
 		return nil, fmt.Errorf("firehose process: %w", err)
 	}
@@ -116,25 +140,33 @@ func runScenario(ctx context.Context, cfg Config, sc firehose.Scenario) ([]Resul
 	}
 	var out []Result
 	for round := 0; round <= cfg.Runs; round++ {
-		type job struct{ lib, path string }
+		type job struct{ lib, path, enc string }
 		var jobs []job
-		for _, p := range cfg.Paths {
+		for _, enc := range cfg.encodings() {
+			// A library's paths run back to back, so its full − bare pairs
+			// within a round see the same state of the machine.
 			for _, lib := range Order(cfg.Libs, round) {
-				jobs = append(jobs, job{lib, p})
+				for _, p := range Order(cfg.Paths, round) {
+					jobs = append(jobs, job{lib, p, enc})
+				}
 			}
+			jobs = append(jobs, job{RawLib, PathRaw, enc}, job{RawLib, PathCeiling, enc})
 		}
-		jobs = append(jobs, job{RawLib, PathRaw}, job{RawLib, PathCeiling})
 		for _, j := range jobs {
 			if err := ctx.Err(); err != nil {
 				return out, err
 			}
 			cs := ClientSpec{URL: info.URL, StatsURL: info.StatsURL, Lib: j.lib, Path: j.path, Streams: info.Streams,
-				RcvBuf: cfg.RcvBuf, Runtime: cfg.Runtime}
+				RcvBuf: cfg.RcvBuf, Runtime: cfg.Runtime, Encoding: j.enc}
 			if j.path == PathCeiling {
-				cs.SkipBytes = info.WireBytes + 4 // the close frame 1000: a 2-byte header, a 2-byte code
+				wb := info.WireBytes
+				if j.enc != "" {
+					wb = info.EncodedWireBytes[j.enc]
+				}
+				cs.SkipBytes = wb + 4 // the close frame 1000: a 2-byte header, a 2-byte code
 			}
 			r := runChild(ctx, cfg, cs)
-			r.Scenario, r.Round = sc.Name, round
+			r.Scenario, r.Encoding, r.Round = EncodingLabel(sc.Name, j.enc), j.enc, round
 			check(ctx, &r, info)
 			out = append(out, r)
 			if cfg.Progress != nil {
@@ -147,7 +179,7 @@ func runScenario(ctx context.Context, cfg Config, sc firehose.Scenario) ([]Resul
 					warm = " (warm-up)"
 				}
 				fmt.Fprintf(cfg.Progress, "round %d%s %s %s/%s: %d msgs in %.3f s, %.0f msgs/s, %.3f CPU µs/msg; %s\n",
-					round, warm, sc.Name, r.Lib, r.Path, r.Messages, float64(r.WallNS)/1e9, r.MsgsPerSec(), r.CPUPerMsg(), state)
+					round, warm, r.Scenario, r.Lib, r.Path, r.Messages, float64(r.WallNS)/1e9, r.MsgsPerSec(), r.CPUPerMsg(), state)
 			}
 		}
 	}
@@ -189,7 +221,7 @@ func check(ctx context.Context, r *Result, info ServerInfo) {
 		r.Invalid = "firehose stats: " + err.Error()
 	default:
 		c := st.Conns[len(st.Conns)-1]
-		r.SentMessages, r.SentPayload = int64(c.Messages), c.PayloadBytes
+		r.SentMessages, r.SentPayload, r.SentWire = int64(c.Messages), c.PayloadBytes, c.WireBytes
 		if r.Path == PathCeiling {
 			// Skip counts bytes, not messages: the bytes are the check.
 			if want := c.WireBytes + 4; r.PayloadBytes != want || c.Messages != info.N {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -96,5 +97,34 @@ func TestSweepSizes(t *testing.T) {
 		if len(got) > MaxSweepSizes || got[0] != tt.lo || got[len(got)-1] != tt.hi || !slices.IsSorted(got) {
 			t.Errorf("SweepSizes(%d, %d) = %v: want at most %d sizes, sorted, from %d to %d", tt.lo, tt.hi, got, MaxSweepSizes, tt.lo, tt.hi)
 		}
+	}
+}
+
+// TestHarnessCost checks full − bare is paired by round: the median of the
+// rounds' differences, not the difference of the medians, with its min–max;
+// the warm-up and invalid runs are left out, and a round without both paths
+// gives nothing.
+func TestHarnessCost(t *testing.T) {
+	cfg := Config{Scenarios: []string{"aggTrade"}, Libs: []string{"gorilla"}, Paths: []string{PathFull, PathBare}}
+	r := func(path string, round int, cpuNS int64, valid bool) Result {
+		return Result{Scenario: "aggTrade", Lib: "gorilla", Path: path, Round: round, Messages: 1000, WallNS: 1e6, UserNS: cpuNS * 1000, Valid: valid}
+	}
+	// CPU ns/msg by round: the machine drifts (round 3 is slow for both), the
+	// paired differences are 100, 120, 90, 110 ns; round 5 has no valid bare.
+	rs := []Result{
+		r(PathFull, 0, 9000, true), r(PathBare, 0, 100, true), // warm-up
+		r(PathFull, 1, 300, true), r(PathBare, 1, 200, true),
+		r(PathFull, 2, 320, true), r(PathBare, 2, 200, true),
+		r(PathFull, 3, 990, true), r(PathBare, 3, 900, true),
+		r(PathFull, 4, 330, true), r(PathBare, 4, 220, true),
+		r(PathFull, 5, 5000, true), r(PathBare, 5, 1, false),
+	}
+	d, _, _ := Summarize(cfg, rs).HarnessCost("aggTrade", "gorilla")
+	const eps = 1e-9
+	if d.N != 4 || math.Abs(d.Median-0.105) > eps || math.Abs(d.Min-0.090) > eps || math.Abs(d.Max-0.120) > eps {
+		t.Errorf("harness cost %+v, want 4 pairs, median 0.105 µs, min 0.090, max 0.120", d)
+	}
+	if d, _, _ := Summarize(cfg, rs[:2]).HarnessCost("aggTrade", "gorilla"); d.N != 0 {
+		t.Errorf("warm-up only: %+v, want no pair", d)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/codec"
 	"github.com/wssoak/wssoak/internal/firehose/rawws"
 	"github.com/wssoak/wssoak/internal/metrics"
 	"github.com/wssoak/wssoak/internal/transport"
@@ -95,11 +96,19 @@ func runClient(ctx context.Context, spec ClientSpec, res *Result) error {
 	default:
 		return fmt.Errorf("unknown path %q", spec.Path)
 	}
-	conn, err := tr.Dial(dctx, transport.DialConfig{URL: spec.URL, NetDial: netDial, HandshakeTimeout: dialTimeout})
+	enc, err := clientEncoding(spec)
+	if err != nil {
+		return err
+	}
+	conn, err := tr.Dial(dctx, transport.DialConfig{URL: spec.URL, NetDial: netDial, HandshakeTimeout: dialTimeout,
+		Subprotocols: codec.Subprotocols(enc)})
 	if err != nil {
 		return fmt.Errorf("dial: %w", err)
 	}
 	defer conn.Abort()
+	if got, want := transport.SubprotocolOf(conn), subprotocolAnswer(enc); got != want {
+		return fmt.Errorf("dial: subprotocol %q negotiated, want %q", got, want)
+	}
 	if rp != nil {
 		rp.SetClock(transport.ReadClockOf(nc))
 	}
@@ -136,7 +145,11 @@ func runClient(ctx context.Context, spec ClientSpec, res *Result) error {
 // runRaw reads with rawws: every message counted (PathRaw), or the known
 // byte count skipped (PathCeiling).
 func runRaw(ctx context.Context, spec ClientSpec, res *Result, netDial func(context.Context, string, string) (net.Conn, error), nc *net.Conn) error {
-	c, err := rawws.Dial(ctx, spec.URL, rawws.Options{NetDial: netDial})
+	enc, err := clientEncoding(spec)
+	if err != nil {
+		return err
+	}
+	c, err := rawws.Dial(ctx, spec.URL, rawws.Options{NetDial: netDial, Subprotocols: codec.Subprotocols(enc)})
 	if err != nil {
 		return fmt.Errorf("dial: %w", err)
 	}
@@ -174,6 +187,22 @@ func runRaw(ctx context.Context, spec ClientSpec, res *Result, netDial func(cont
 		return fmt.Errorf("read: close %d, want 1000", counts.CloseCode)
 	}
 	return nil
+}
+
+// clientEncoding is the spec's encoding (json when not given).
+func clientEncoding(spec ClientSpec) (codec.Encoding, error) {
+	if spec.Encoding == "" {
+		return codec.JSON, nil
+	}
+	return codec.Parse(spec.Encoding)
+}
+
+// subprotocolAnswer is what the firehose answers a client asking for enc.
+func subprotocolAnswer(enc codec.Encoding) string {
+	if enc == codec.JSON {
+		return "" // json asks for nothing
+	}
+	return enc.Subprotocol()
 }
 
 func (r *Result) record(m0, m1 mark) {

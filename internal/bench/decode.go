@@ -121,7 +121,8 @@ type envelope struct {
 type decoder struct {
 	next transport.Handler
 	env  envelope
-	errs int64 // messages that did not decode
+	errs int64       // messages that did not decode
+	bin  *binDecoder // binary messages (msgpack, packed)
 	// one value per kind, reused as a user's loop would
 	agg   aggTrade
 	tr    trade
@@ -134,6 +135,15 @@ type decoder struct {
 
 func (d *decoder) OnMessage(text bool, p []byte) {
 	d.next.OnMessage(text, p)
+	if !text {
+		if d.bin == nil {
+			d.bin = newBinDecoder()
+		}
+		if err := d.bin.decode(p); err != nil {
+			d.errs++
+		}
+		return
+	}
 	d.env.Data = d.env.Data[:0]
 	if err := json.Unmarshal(p, &d.env); err != nil {
 		d.errs++

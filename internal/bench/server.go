@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/wssoak/wssoak/internal/codec"
 	"github.com/wssoak/wssoak/internal/firehose"
 )
 
@@ -14,6 +15,9 @@ type ServerSpec struct {
 	Scenario string `json:"scenario"`
 	N        int    `json:"n"`
 	Seed     uint64 `json:"seed"`
+	// Encodings are served besides JSON (codec names); their batches are
+	// encoded before the info line, which gives their sizes.
+	Encodings []string `json:"encodings,omitempty"`
 }
 
 // ServerInfo is the firehose process's first line on stdout.
@@ -25,6 +29,8 @@ type ServerInfo struct {
 	N            int      `json:"n"`
 	PayloadBytes int64    `json:"payload_bytes"`
 	WireBytes    int64    `json:"wire_bytes"`
+	// EncodedWireBytes is WireBytes of each of ServerSpec.Encodings.
+	EncodedWireBytes map[string]int64 `json:"encoded_wire_bytes,omitempty"`
 }
 
 // Serve is the firehose process: it reads its ServerSpec from in, serves
@@ -54,6 +60,20 @@ func Serve(in io.Reader, out io.Writer) error {
 	st := srv.Stats()
 	info := ServerInfo{Addr: srv.Addr(), URL: srv.URL(), StatsURL: "http://" + srv.Addr() + firehose.StatsPath,
 		Streams: sc.Streams, N: spec.N, PayloadBytes: st.PayloadBytes, WireBytes: st.WireBytes}
+	for _, name := range spec.Encodings {
+		e, err := codec.Parse(name)
+		if err != nil {
+			return err
+		}
+		n, err := srv.WireBytes(e)
+		if err != nil {
+			return fmt.Errorf("firehose: %w", err)
+		}
+		if info.EncodedWireBytes == nil {
+			info.EncodedWireBytes = map[string]int64{}
+		}
+		info.EncodedWireBytes[name] = n
+	}
 	b, _ := json.Marshal(info)
 	if _, err := fmt.Fprintf(out, "%s\n", b); err != nil {
 		return fmt.Errorf("write info: %w", err)

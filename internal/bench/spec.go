@@ -34,13 +34,15 @@ type ClientSpec struct {
 	RcvBuf    int          `json:"rcvbuf,omitempty"`
 	Runtime   wire.Runtime `json:"runtime"`
 	SkipBytes int64        `json:"skip_bytes,omitempty"` // PathCeiling: the bytes to read, close frame included
+	Encoding  string       `json:"encoding,omitempty"`   // asked for by subprotocol (codec names); "": json
 }
 
 // Result is what one client process measured over its timed part: from the
 // end of the handshake (the firehose writes its first frame right after its
 // 101) to the close 1000.
 type Result struct {
-	Scenario     string       `json:"scenario"`
+	Scenario     string       `json:"scenario"` // with -encodings, the row: scenario-encoding (EncodingLabel)
+	Encoding     string       `json:"encoding,omitempty"`
 	Lib          string       `json:"lib"`
 	Version      string       `json:"version,omitempty"` // the library's module version linked in
 	Path         string       `json:"path"`
@@ -62,8 +64,28 @@ type Result struct {
 	// Filled in by the parent from the firehose's stats of the connection.
 	SentMessages int64  `json:"sent_messages"`
 	SentPayload  int64  `json:"sent_payload_bytes"`
+	SentWire     int64  `json:"sent_wire_bytes"` // frames, headers included
 	Valid        bool   `json:"valid"`
 	Invalid      string `json:"invalid,omitempty"` // why not
+}
+
+// SentWirePerMsg is the bytes on the wire per message the firehose sent (frame
+// headers included; the close frame excluded).
+func (r Result) SentWirePerMsg() float64 {
+	if r.SentMessages == 0 {
+		return 0
+	}
+	return float64(r.SentWire) / float64(r.SentMessages)
+}
+
+// EncodingLabel is the table row of a scenario read in an encoding: the scenario's
+// name alone when the bench has no encoding dimension (enc ""), else
+// "<scenario>-<encoding>", such as depth20-msgpack.
+func EncodingLabel(scenario, enc string) string {
+	if enc == "" {
+		return scenario
+	}
+	return scenario + "-" + enc
 }
 
 // measured is the result as the bench measures (internal/measure) read it.

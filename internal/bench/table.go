@@ -48,21 +48,29 @@ type Cell struct {
 	Reads, ReadBytes    Stat // reads/msg, bytes/read
 	RSS, Allocs         Stat // peak RSS KiB, allocs/msg
 	MBps                Stat // payload MB/s (10^6 bytes)
+	SentWire            Stat // bytes on the wire per message (frames as the firehose wrote them)
 	Invalid             int
 	rates, cpus         []float64
+	cpuByRound          map[int]float64 // CPU µs/msg of each valid counted run
 }
 
 // Table is the bench's results, summarized.
 type Table struct {
 	Scenarios, Paths, Libs []string
 	Cells                  map[string]*Cell // by key(scenario, path, lib)
+	// Encoded: rows are scenario × encoding (-encodings), and the table
+	// shows each row's wire bytes per message.
+	Encoded bool
+	// The scenarios and encodings of an encoded table, for the comparison of sizes.
+	scenarios, encodings []string
 }
 
 func key(sc, path, lib string) string { return sc + "/" + path + "/" + lib }
 
 // Summarize groups the counted rounds' results (round ≥ 1) by cell.
 func Summarize(cfg Config, rs []Result) *Table {
-	t := &Table{Scenarios: cfg.Scenarios, Paths: cfg.Paths, Libs: cfg.Libs, Cells: map[string]*Cell{}}
+	t := &Table{Scenarios: cfg.Rows(), Paths: cfg.Paths, Libs: cfg.Libs, Cells: map[string]*Cell{}, Encoded: len(cfg.Encodings) > 0,
+		scenarios: cfg.Scenarios, encodings: cfg.Encodings}
 	vals := map[string]map[string][]float64{}
 	for _, r := range rs {
 		if r.Round < 1 {
@@ -79,6 +87,10 @@ func Summarize(cfg Config, rs []Result) *Table {
 			c.Invalid++
 			continue
 		}
+		if c.cpuByRound == nil {
+			c.cpuByRound = map[int]float64{}
+		}
+		c.cpuByRound[r.Round] = r.CPUPerMsg()
 		v := vals[k]
 		v["rate"] = append(v["rate"], r.MsgsPerSec())
 		v["cpu"] = append(v["cpu"], r.CPUPerMsg())
@@ -87,6 +99,7 @@ func Summarize(cfg Config, rs []Result) *Table {
 		v["rss"] = append(v["rss"], float64(r.MaxRSSKiB))
 		v["allocs"] = append(v["allocs"], r.AllocsPerMsg())
 		v["mbps"] = append(v["mbps"], r.MBPerSec())
+		v["sentwire"] = append(v["sentwire"], r.SentWirePerMsg())
 	}
 	for k, c := range t.Cells {
 		v := vals[k]
@@ -95,6 +108,7 @@ func Summarize(cfg Config, rs []Result) *Table {
 		c.Reads, c.ReadBytes = summarize(v["reads"]), summarize(v["rb"])
 		c.RSS, c.Allocs = summarize(v["rss"]), summarize(v["allocs"])
 		c.MBps = summarize(v["mbps"])
+		c.SentWire = summarize(v["sentwire"])
 		c.Rate.Invalid = c.Invalid
 	}
 	return t
@@ -161,11 +175,23 @@ func (t *Table) Print(w io.Writer, header []string) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "scenario\tpath\t%s\t%s\tverdict\n", strings.Join(t.Libs, "\t"), RawLib)
+	wireHead := ""
+	if t.Encoded {
+		wireHead = "wire B/msg\t"
+	}
+	fmt.Fprintf(tw, "scenario\t%spath\t%s\t%s\tverdict\n", wireHead, strings.Join(t.Libs, "\t"), RawLib)
 	for _, sc := range t.Scenarios {
 		ceil := t.ceiling(sc)
 		for i, p := range t.Paths {
-			row := []string{sc, p}
+			row := []string{sc}
+			if t.Encoded {
+				wire := ""
+				if i == 0 {
+					wire = t.wire(sc)
+				}
+				row = append(row, wire)
+			}
+			row = append(row, p)
 			for _, lib := range t.Libs {
 				row = append(row, t.Cell(sc, p, lib).text(ceil))
 			}
@@ -181,6 +207,13 @@ func (t *Table) Print(w io.Writer, header []string) {
 	fmt.Fprintf(w, "\ncells: median %s, min–max over the counted runs, (median %s, user+sys of the client process).\n",
 		measure.BenchByID("bench_msg_rate").Title, measure.BenchByID("bench_cpu_per_msg").Title)
 	fmt.Fprintln(w, "S: server-limited, within 5× of the firehose's ceiling; the number is then the firehose's as much as the library's.")
+	if t.Encoded {
+		fmt.Fprintln(w, "wire B/msg: WebSocket frame bytes per message as the firehose wrote them (headers included), the same for every client of a row;")
+		fmt.Fprintln(w, "rows are scenario-encoding (json text, msgpack or packed binary frames, chosen by subprotocol); decode decodes in that encoding.")
+	}
+	if t.Encoded {
+		t.printSizes(w)
+	}
 	fmt.Fprintln(w, "\nfirehose ceiling (the firehose into a reader that only counts bytes):")
 	limited := 0
 	for _, sc := range t.Scenarios {
@@ -204,7 +237,8 @@ func (t *Table) Print(w io.Writer, header []string) {
 		fmt.Fprintln(w, "  On a machine with few cores the firehose and the client share them, and the loopback copy bounds the server")
 		fmt.Fprintln(w, "  at a small multiple of the fastest library: the small-message rows measure both ends (use -cpus on a larger machine).")
 	}
-	fmt.Fprintln(w, "\nharness cost per library: full / bare (CPU µs/msg ratio) and full − bare (µs/msg):")
+	fmt.Fprintln(w, "\nharness cost per library: full / bare (ratio of the median CPU µs/msg), and full − bare (µs/msg) paired by round:")
+	fmt.Fprintln(w, "the median of the rounds' differences, min–max; ~ where full and bare do not differ significantly:")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "scenario\t%s\n", strings.Join(t.Libs, "\t"))
 	for _, sc := range t.Scenarios {
@@ -215,7 +249,12 @@ func (t *Table) Print(w io.Writer, header []string) {
 				row = append(row, "-")
 				continue
 			}
-			row = append(row, fmt.Sprintf("%.2f× %+.3f µs", f.CPU.Median/b.CPU.Median, f.CPU.Median-b.CPU.Median))
+			d, sig, _ := t.HarnessCost(sc, lib)
+			mark := ""
+			if !sig {
+				mark = " ~"
+			}
+			row = append(row, fmt.Sprintf("%.2f× %+.3f µs (%+.3f…%+.3f)%s", f.CPU.Median/b.CPU.Median, d.Median, d.Min, d.Max, mark))
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
@@ -244,6 +283,69 @@ func (c *Cell) why() string {
 		return "-"
 	}
 	return fmt.Sprintf("%.3f r/m %.0fKiB/r %.0fMiB %.2f a/m", c.Reads.Median, c.ReadBytes.Median/1024, c.RSS.Median/1024, c.Allocs.Median)
+}
+
+// HarnessCost is full − bare CPU µs/msg of a library on a scenario, paired
+// by round (the two ran back to back): the median of the rounds' differences
+// with their min–max, and whether full and bare differ significantly. N is 0
+// when no round has both.
+func (t *Table) HarnessCost(sc, lib string) (Stat, bool, float64) {
+	b, f := t.Cell(sc, PathBare, lib), t.Cell(sc, PathFull, lib)
+	if b == nil || f == nil {
+		return Stat{}, false, 1
+	}
+	var diffs []float64
+	for round, fc := range f.cpuByRound {
+		if bc, ok := b.cpuByRound[round]; ok {
+			diffs = append(diffs, fc-bc)
+		}
+	}
+	if len(diffs) == 0 {
+		return Stat{}, false, 1
+	}
+	sig, p := Significant(f.cpus, b.cpus)
+	return summarize(diffs), sig, p
+}
+
+// printSizes writes, per scenario, each encoding's wire bytes per message
+// and how it compares with json's.
+func (t *Table) printSizes(w io.Writer) {
+	fmt.Fprintln(w, "\nwire bytes per message by encoding (vs json):")
+	for _, sc := range t.scenarios {
+		json := t.wireValue(EncodingLabel(sc, "json"))
+		var parts []string
+		for _, e := range t.encodings {
+			v := t.wireValue(EncodingLabel(sc, e))
+			switch {
+			case v == 0:
+				parts = append(parts, e+" -")
+			case e == "json" || json == 0:
+				parts = append(parts, fmt.Sprintf("%s %.0f B", e, v))
+			default:
+				parts = append(parts, fmt.Sprintf("%s %.0f B (%+.0f %%)", e, v, (v-json)/json*100))
+			}
+		}
+		fmt.Fprintf(w, "  %-10s %s\n", sc, strings.Join(parts, ", "))
+	}
+}
+
+func (t *Table) wireValue(sc string) float64 {
+	var xs []float64
+	for _, c := range t.Cells {
+		if c.Scenario == sc && c.SentWire.N > 0 {
+			xs = append(xs, c.SentWire.Median)
+		}
+	}
+	return summarize(xs).Median
+}
+
+// wire is a row's wire bytes per message: the median over its cells (every
+// client of a row reads the same frames).
+func (t *Table) wire(sc string) string {
+	if v := t.wireValue(sc); v > 0 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return "-"
 }
 
 // ceiling returns the median ceiling msgs/s of a scenario, 0 if unknown.

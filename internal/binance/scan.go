@@ -2,6 +2,7 @@ package binance
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strings"
 )
 
@@ -494,7 +495,15 @@ func (c *cursor) intValue() (v int64, isInt, ok bool) {
 	}
 	digits := i
 	var u uint64
-	for p := c.p; i < len(p); i++ {
+	p := c.p
+	for ; i+8 <= len(p); i += 8 { // eight digits at a time (E and ids have 13 to 16)
+		w := binary.LittleEndian.Uint64(p[i:])
+		if w&0xF0F0F0F0F0F0F0F0 != 0x3030303030303030 || (w+0x0606060606060606)&0xF0F0F0F0F0F0F0F0 != 0x3030303030303030 {
+			break
+		}
+		u = u*1e8 + eightDigits(w) // wraps past 19 digits: overflow below catches it
+	}
+	for ; i < len(p); i++ {
 		d := p[i] - '0' // bytes below '0' wrap above 9
 		if d > 9 {
 			break
@@ -515,6 +524,15 @@ func (c *cursor) intValue() (v int64, isInt, ok bool) {
 		return int64(-u), true, true // -u wraps to MinInt64 for u == 1<<63
 	}
 	return int64(u), true, true
+}
+
+// eightDigits is the value of eight ASCII digits loaded little-endian (the
+// first digit in the lowest byte): pairs, then fours, then all eight.
+func eightDigits(w uint64) uint64 {
+	w -= 0x3030303030303030
+	w = (w*10 + w>>8) & 0x00FF00FF00FF00FF
+	w = (w*100 + w>>16) & 0x0000FFFF0000FFFF
+	return (w*10000 + w>>32) & 0xFFFFFFFF
 }
 
 // boolValue consumes any value and reports whether it is the literal true.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -628,6 +629,53 @@ func TestShortKey(t *testing.T) {
 		r.ws()
 		if !rok || !r.byte(':') || string(rkey) != string(key) || resc != esc || r.i != c.i {
 			t.Errorf("shortKey(%q) = %q, %v at %d; str: %q, %v at %d", in.p, key, esc, c.i, rkey, resc, r.i)
+		}
+	}
+}
+
+// TestIntValue checks the integer reader, eight digits at a time where it
+// can, against strconv: every length up to 21 digits, signs, leading zeros,
+// the int64 limits, and a digit run broken by a non-digit at each place.
+func TestIntValue(t *testing.T) {
+	var cases []string
+	for n := 1; n <= 21; n++ {
+		digits := strings.Repeat("9", n)
+		cases = append(cases, digits, "1"+strings.Repeat("0", n-1), "-"+digits, "0"+digits)
+		for cut := 0; cut < n; cut++ { // a non-digit at every place of the run
+			for _, bad := range []string{"/", ":", "a", ".5", "e3", ","} {
+				cases = append(cases, digits[:cut]+bad+digits[cut:])
+			}
+		}
+	}
+	cases = append(cases, "9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+		"18446744073709551615", "18446744073709551616", "1784563200122045", "12345678", "0", "-0", "-", "")
+	for _, in := range cases {
+		c := &cursor{p: []byte(in + "}")}
+		v, isInt, ok := c.intValue()
+		// want: JSON's integer grammar (an optional minus, digits, no leading
+		// zero, no fraction or exponent after) within int64, from strconv.
+		sign := 0
+		if strings.HasPrefix(in, "-") {
+			sign = 1
+		}
+		end := sign
+		for end < len(in) && in[end] >= '0' && in[end] <= '9' {
+			end++
+		}
+		digits := in[sign:end]
+		want, err := strconv.ParseInt(in[:end], 10, 64)
+		plain := err == nil && digits != "" && !(len(digits) > 1 && digits[0] == '0') &&
+			(end == len(in) || !strings.ContainsRune(".eE", rune(in[end])))
+		if !ok && plain {
+			t.Errorf("%q: not ok", in)
+			continue
+		}
+		if isInt != plain {
+			t.Errorf("%q: isInt %v, want %v", in, isInt, plain)
+			continue
+		}
+		if isInt && v != want {
+			t.Errorf("%q: %d, want %d", in, v, want)
 		}
 	}
 }

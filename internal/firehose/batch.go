@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gobwas/ws"
+
+	"github.com/wssoak/wssoak/internal/codec"
 )
 
 // MaxBytes bounds the pre-encoded frames of one batch: N is refused beyond it.
@@ -17,7 +19,8 @@ const MaxBytes = 1 << 30
 // (server frames: unmasked) and written as they are to every connection.
 type Batch struct {
 	Scenario     string
-	Combined     bool  // payloads wrapped as {"stream":…,"data":…}
+	Combined     bool // payloads wrapped as {"stream":…,"data":…}
+	Encoding     codec.Encoding
 	Messages     int   // N
 	PayloadBytes int64 // sum of the N payload sizes
 	wire         []byte
@@ -47,6 +50,13 @@ func (b *Batch) Sent(w int64) (messages int, payload int64) {
 // stream's sequence ids strictly increase (trade t, aggTrade a, depth U = prev
 // u + 1, kline trade ids, bookTicker u, depth20 lastUpdateId).
 func Prepare(sc Scenario, n int, seed uint64, combined bool) (*Batch, error) {
+	return PrepareEncoded(sc, n, seed, combined, codec.JSON)
+}
+
+// PrepareEncoded is Prepare with the messages in encoding enc: JSON in text
+// frames, msgpack and packed in binary frames (the same events, wrapper
+// included, transcoded from the JSON Prepare writes).
+func PrepareEncoded(sc Scenario, n int, seed uint64, combined bool, enc codec.Encoding) (*Batch, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("message count %d: want at least 1", n)
 	}
@@ -69,7 +79,12 @@ func Prepare(sc Scenario, n int, seed uint64, combined bool) (*Batch, error) {
 	if est > MaxBytes+MaxBytes/4 {
 		return nil, fmt.Errorf("scenario %s: %d messages take about %d MiB, more than the %d MiB a batch may hold: ask for fewer", sc.Name, n, est>>20, MaxBytes>>20)
 	}
-	b := &Batch{Scenario: sc.Name, Combined: combined, Messages: n, ends: make([]end, 0, n)}
+	b := &Batch{Scenario: sc.Name, Combined: combined, Encoding: enc, Messages: n, ends: make([]end, 0, n)}
+	op := ws.OpText
+	if enc.Binary() {
+		op = ws.OpBinary
+	}
+	var encoded []byte
 	out := bytes.NewBuffer(make([]byte, 0, min(est, MaxBytes)))
 	wall := time.Now().UnixMilli()
 	var payload, scratch []byte
@@ -85,7 +100,14 @@ func Prepare(sc Scenario, n int, seed uint64, combined bool) (*Batch, error) {
 			payload = append(payload, '}')
 			p = payload
 		}
-		if err := ws.WriteHeader(out, ws.Header{Fin: true, OpCode: ws.OpText, Length: int64(len(p))}); err != nil {
+		if enc != codec.JSON {
+			var err error
+			if encoded, err = codec.Append(encoded[:0], p, enc); err != nil {
+				return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+			}
+			p = encoded
+		}
+		if err := ws.WriteHeader(out, ws.Header{Fin: true, OpCode: op, Length: int64(len(p))}); err != nil {
 			return nil, fmt.Errorf("encode: %w", err)
 		}
 		out.Write(p)

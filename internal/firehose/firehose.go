@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/gobwas/ws"
+
+	"github.com/wssoak/wssoak/internal/codec"
 )
 
 // StatsPath is where the server answers with its Stats as JSON.
@@ -51,7 +53,7 @@ type Config struct {
 type Stats struct {
 	Scenario     string      `json:"scenario"`
 	N            int         `json:"n"`             // messages each connection is sent
-	PayloadBytes int64       `json:"payload_bytes"` // payload bytes of the N messages, combined form
+	PayloadBytes int64       `json:"payload_bytes"` // payload bytes of the N messages, combined form, JSON
 	WireBytes    int64       `json:"wire_bytes"`    // the N frames, headers included, combined form (the close frame excluded)
 	Served       int         `json:"served"`        // connections accepted so far
 	Conns        []ConnStats `json:"conns"`         // the latest 1000 connections, oldest first
@@ -63,6 +65,7 @@ type ConnStats struct {
 	Remote       string    `json:"remote"`
 	Path         string    `json:"path"`
 	Combined     bool      `json:"combined"`
+	Encoding     string    `json:"encoding"`      // json, msgpack or packed, by the subprotocol asked
 	Messages     int       `json:"messages"`      // whole messages written
 	PayloadBytes int64     `json:"payload_bytes"` // their payload bytes
 	WireBytes    int64     `json:"wire_bytes"`    // bytes written, frame headers included (close frame excluded)
@@ -81,7 +84,7 @@ type Server struct {
 	log  *slog.Logger
 	http *http.Server
 
-	batches [2]struct { // [0] raw, [1] combined
+	batches [2][3]struct { // [0] raw, [1] combined; by codec.Encoding
 		once sync.Once
 		b    *Batch
 		err  error
@@ -119,22 +122,45 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, done: make(chan struct{}), live: map[net.Conn]struct{}{}}
-	if _, err := s.batch(true); err != nil {
+	if _, err := s.batch(true, codec.JSON); err != nil {
 		return nil, err
 	}
 	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug)}
 	return s, nil
 }
 
-// batch returns the batch of the form, encoding it on first use.
-func (s *Server) batch(combined bool) (*Batch, error) {
+// batch returns the batch of the form and encoding, encoding it on first use.
+func (s *Server) batch(combined bool, enc codec.Encoding) (*Batch, error) {
 	i := 0
 	if combined {
 		i = 1
 	}
-	e := &s.batches[i]
-	e.once.Do(func() { e.b, e.err = Prepare(s.cfg.Scenario, s.cfg.N, s.cfg.Seed, combined) })
+	e := &s.batches[i][enc]
+	e.once.Do(func() { e.b, e.err = PrepareEncoded(s.cfg.Scenario, s.cfg.N, s.cfg.Seed, combined, enc) })
 	return e.b, e.err
+}
+
+// WireBytes returns the bytes of the N frames in the combined form and
+// encoding enc (the close frame excluded), encoding the batch if need be.
+func (s *Server) WireBytes(enc codec.Encoding) (int64, error) {
+	b, err := s.batch(true, enc)
+	if err != nil {
+		return 0, err
+	}
+	return int64(len(b.Wire())), nil
+}
+
+// offered returns the subprotocols a handshake request offers.
+func offered(r *http.Request) []string {
+	var out []string
+	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for p := range strings.SplitSeq(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 // Listen listens on addr and serves in the background; Addr is valid on return.
@@ -201,7 +227,7 @@ func (s *Server) Close() error {
 
 // Stats returns what was sent so far.
 func (s *Server) Stats() Stats {
-	b, _ := s.batch(true)
+	b, _ := s.batch(true, codec.JSON)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := Stats{Scenario: s.cfg.Scenario.Name, N: s.cfg.N, PayloadBytes: b.PayloadBytes, WireBytes: int64(len(b.Wire())), Served: s.served, Conns: make([]ConnStats, len(s.stats))}
@@ -224,7 +250,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	combined := !strings.HasPrefix(r.URL.Path, "/ws")
-	b, err := s.batch(combined)
+	enc, answer := codec.Negotiate(offered(r)) // as the replay server: JSON unless a known subprotocol is asked
+	b, err := s.batch(combined, enc)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -237,7 +264,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.served++
 	s.active++
-	cs := &ConnStats{ID: s.served, Remote: r.RemoteAddr, Path: r.URL.Path, Combined: combined, Start: time.Now()}
+	cs := &ConnStats{ID: s.served, Remote: r.RemoteAddr, Path: r.URL.Path, Combined: combined, Encoding: enc.String(), Start: time.Now()}
 	s.stats = append(s.stats, cs)
 	if len(s.stats) > maxConnStats {
 		s.stats = append(s.stats[:0], s.stats[len(s.stats)-maxConnStats:]...)
@@ -247,7 +274,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.wg.Done()
 	defer s.finish(cs)
 
-	conn, rw, _, err := ws.HTTPUpgrader{Timeout: 10 * time.Second}.Upgrade(r, w)
+	up := ws.HTTPUpgrader{Timeout: 10 * time.Second, Protocol: func(p string) bool { return answer != "" && p == answer }}
+	conn, rw, _, err := up.Upgrade(r, w)
 	if err != nil {
 		s.setErr(cs, fmt.Errorf("upgrade: %w", err))
 		return

@@ -1,6 +1,7 @@
 package firehose
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobwas/ws"
+	gorilla "github.com/gorilla/websocket"
+
 	"github.com/wssoak/wssoak/internal/binance"
+	"github.com/wssoak/wssoak/internal/codec"
 	"github.com/wssoak/wssoak/internal/firehose/rawws"
 	"github.com/wssoak/wssoak/internal/transport"
 )
@@ -354,5 +359,74 @@ func TestSkip(t *testing.T) {
 	waitDone(t, s)
 	if cs := s.Stats().Conns[0]; cs.CloseGot != 1000 || cs.WireBytes != st.WireBytes || cs.Messages != 50 {
 		t.Errorf("connection %+v; want 50 messages, %d wire bytes, close 1000 received", cs, st.WireBytes)
+	}
+}
+
+// TestEncodings: a client asking for msgpack or packed by subprotocol gets
+// the batch in that encoding, in binary frames, every message and byte the
+// server counts; one asking nothing known gets JSON text.
+func TestEncodings(t *testing.T) {
+	sc, _ := Lookup("depth20")
+	const n = 500
+	for _, tc := range []struct {
+		offered []string
+		enc     codec.Encoding
+	}{
+		{nil, codec.JSON},
+		{[]string{"soak.json.v2"}, codec.JSON},
+		{[]string{"soak.msgpack.v1"}, codec.Msgpack},
+		{[]string{"x", "soak.packed.v1"}, codec.Packed},
+	} {
+		t.Run(tc.enc.String(), func(t *testing.T) {
+			s := start(t, sc, n, 1)
+			want, err := PrepareEncoded(sc, n, 7, true, tc.enc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := gorilla.Dialer{HandshakeTimeout: 5 * time.Second, Subprotocols: tc.offered}
+			c, _, err := d.Dial(s.URL(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if got := c.Subprotocol(); (got != "") != tc.enc.Binary() || got != "" && got != tc.enc.Subprotocol() {
+				t.Fatalf("answered %q for %v", got, tc.enc)
+			}
+			wantType := gorilla.TextMessage
+			if tc.enc.Binary() {
+				wantType = gorilla.BinaryMessage
+			}
+			var got []byte
+			msgs := 0
+			for {
+				typ, p, err := c.ReadMessage()
+				if err != nil {
+					if !gorilla.IsCloseError(err, 1000) {
+						t.Fatalf("after %d messages: %v", msgs, err)
+					}
+					break
+				}
+				if typ != wantType {
+					t.Fatalf("message %d: type %d, want %d", msgs, typ, wantType)
+				}
+				msgs++
+				hdr := ws.Header{Fin: true, OpCode: ws.OpText, Length: int64(len(p))}
+				if tc.enc.Binary() {
+					hdr.OpCode = ws.OpBinary
+				}
+				var buf bytes.Buffer
+				_ = ws.WriteHeader(&buf, hdr)
+				got = append(append(got, buf.Bytes()...), p...)
+			}
+			waitDone(t, s)
+			cs := s.Stats().Conns[0]
+			if msgs != n || cs.Messages != n || cs.Encoding != tc.enc.String() {
+				t.Errorf("received %d, sent %d (%s); want %d %v", msgs, cs.Messages, cs.Encoding, n, tc.enc)
+			}
+			// Values aside from times (taken at Prepare), the frames are the batch's.
+			if len(got) != len(want.Wire()) || cs.WireBytes != int64(len(got)) {
+				t.Errorf("received %d frame bytes, server wrote %d, batch has %d", len(got), cs.WireBytes, len(want.Wire()))
+			}
+		})
 	}
 }

@@ -40,6 +40,21 @@ func NewLatency() *Latency {
 // Negative. Values above 10 min are recorded as 10 min.
 func (l *Latency) Record(us int64) {
 	l.mu.Lock()
+	l.record(us)
+	l.mu.Unlock()
+}
+
+// RecordBatch records each of us as Record does, under one lock.
+func (l *Latency) RecordBatch(us []int64) {
+	l.mu.Lock()
+	for _, v := range us {
+		l.record(v)
+	}
+	l.mu.Unlock()
+}
+
+// record is Record with l.mu held.
+func (l *Latency) record(us int64) {
 	if us < LatencyMin {
 		if us < 0 {
 			l.neg++
@@ -49,7 +64,6 @@ func (l *Latency) Record(us int64) {
 		us = LatencyMax
 	}
 	_ = l.h.RecordValue(us) // cannot fail: us is within the histogram's range
-	l.mu.Unlock()
 }
 
 // Negative returns how many recorded values were negative.

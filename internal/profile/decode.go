@@ -19,6 +19,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/wssoak/wssoak/internal/codec"
 	"github.com/wssoak/wssoak/internal/endpoint"
 	"github.com/wssoak/wssoak/internal/wire"
 )
@@ -708,6 +709,18 @@ func (d *decoder) subscribe(v *yaml.Node, name string, dst *string) error {
 	return err
 }
 
+// encoding reads an events' encoding: one of codec's names.
+func (d *decoder) encoding(v *yaml.Node, name string, dst *string) error {
+	s, err := d.scalar(v, name)
+	if err == nil {
+		if _, perr := codec.Parse(s); perr != nil {
+			err = d.errf(deref(v).Line, "bad %s %q: want one of %s", name, s, strings.Join(codec.Names(), ", "))
+		}
+	}
+	*dst = s
+	return err
+}
+
 // validate checks what involves several settings and returns the problem on
 // the earliest line.
 func (d *decoder) validate(p *Profile) error {
@@ -720,6 +733,10 @@ func (d *decoder) validate(p *Profile) error {
 			}
 		}
 		return 1
+	}
+	if p.Target != TargetLocal && p.Encoding != "" && p.Encoding != codec.JSON.String() {
+		// Against a live target only what it serves is asked for.
+		add(d.errf(line("encoding"), "encoding %s applies only to target %q (Binance serves json), not %q", p.Encoding, TargetLocal, p.Target))
 	}
 	if p.Target != TargetLocal && d.set["replay"] {
 		add(d.errf(line("replay"), "replay settings apply only to target %q, not %q", TargetLocal, p.Target))

@@ -66,6 +66,7 @@ type Profile struct {
 	HandshakeTimeout Duration    `yaml:"handshake_timeout" soak:"positive"`  // per dial
 	ReadLimit        ByteSize    `yaml:"read_limit" soak:"positive"`         // max message size
 	RcvBuf           ByteSize    `yaml:"rcvbuf"`                             // SO_RCVBUF; 0 = kernel default (autotuning)
+	Encoding         string      `yaml:"encoding" soak:"kind=encoding"`      // events' encoding: json (default), msgpack, packed (target local only)
 	Thresholds       []Threshold `yaml:"thresholds" soak:"kind=thresholds"`  // pass/fail limits per library, in ThresholdKeys order
 	Faults           []Fault     `yaml:"faults" soak:"kind=faults"`          // injected by the replay server (target local only)
 	Replay           wire.Replay `yaml:"replay"`                             // only for target local; read it with ReplayConfig
@@ -242,6 +243,7 @@ func Default() *Profile {
 		Silence:          Silence{Factor: 10, Min: Duration(3 * time.Second), RealTime: Duration(60 * time.Second)},
 		HandshakeTimeout: Duration(10 * time.Second),
 		ReadLimit:        16 << 20,
+		Encoding:         "json",
 		Replay:           wire.DefaultReplay(),
 		Report:           Report{Every: Duration(5 * time.Minute)},
 	}

@@ -345,6 +345,8 @@ var badProfiles = []struct{ name, yaml string }{
 	{"per_connection over", "groups:\n  - name: a\n    streams: ['{symbol}@trade']\n    per_connection: 2000\n"},
 	{"per_connection zero", "groups:\n  - name: a\n    streams: ['{symbol}@trade']\n    per_connection: 0\n"},
 	{"per_connection text", "groups:\n  - name: a\n    streams: ['{symbol}@trade']\n    per_connection: many\n"},
+	{"bad encoding", "name: x\nencoding: protobuf\n"},
+	{"encoding with live target", "target: wss://stream.binance.com:9443\nencoding: msgpack\n"},
 	{"bad subscribe", "groups:\n  - name: a\n    streams: ['{symbol}@trade']\n    subscribe: ws\n"},
 	{"invalid stream", "groups:\n  - name: a\n    streams:\n      - '{symbol}@trade'\n      - '{symbol}@tr ade'\n"},
 	{"invalid literal stream", "groups:\n  - name: a\n    streams: ['@trade']\n"},

@@ -16,6 +16,7 @@ import (
 	"github.com/gobwas/ws"
 
 	"github.com/wssoak/wssoak/internal/binance"
+	"github.com/wssoak/wssoak/internal/codec"
 )
 
 // ErrClosed is returned by Conn hooks once the connection is closing or closed.
@@ -50,6 +51,7 @@ type item struct {
 	at    int64     // scheduled wall time (Unix ns) of a generated event; 0 otherwise
 	op    ws.OpCode // 0 means a text message; opShutdown the serverShutdown event
 	parts int       // >1 splits a text message into that many frames
+	bin   bool      // a data message in a binary encoding: binary frames
 }
 
 type streamStat struct{ sent, bytes, first, last atomic.Int64 }
@@ -88,6 +90,8 @@ type Conn struct {
 	path   string
 	opened time.Time
 	micro  bool
+	enc    codec.Encoding // negotiated by subprotocol; JSON unless asked
+	proto  string         // the subprotocol answered ("" for none)
 	nc     net.Conn
 
 	out        chan item
@@ -130,6 +134,12 @@ type Conn struct {
 	pongs       []string
 	waiters     []pongWaiter
 }
+
+// Encoding returns the encoding the connection's events are sent in.
+func (c *Conn) Encoding() codec.Encoding { return c.enc }
+
+// Subprotocol returns the Sec-WebSocket-Protocol the server answered ("" for none).
+func (c *Conn) Subprotocol() string { return c.proto }
 
 // Tag returns the X-Soak-Conn header of the handshake.
 func (c *Conn) Tag() string { return c.tag }
@@ -397,15 +407,19 @@ func (c *Conn) write(it item) error {
 		c.fail(1001, "server shutdown", "server", modeSend)
 		return nil
 	}
+	first := ws.OpText
+	if it.bin {
+		first = ws.OpBinary
+	}
 	parts := min(max(it.parts, 1), max(len(it.data), 1))
 	if parts == 1 {
-		return c.writeFrame(ws.OpText, true, it.data, &it)
+		return c.writeFrame(first, true, it.data, &it)
 	}
 	size := len(it.data) / parts
 	for i := range parts {
 		op, chunk := ws.OpContinuation, it.data[i*size:(i+1)*size]
 		if i == 0 {
-			op = ws.OpText
+			op = first
 		}
 		last := i == parts-1
 		if last {
@@ -649,7 +663,7 @@ func (c *Conn) gotPong(p []byte) {
 // --- control messages ---
 
 func (c *Conn) variant() variant {
-	var v variant
+	v := encodingVariant(c.enc)
 	if c.combined {
 		v |= varCombined
 	}
@@ -798,7 +812,7 @@ func (c *Conn) stats() ConnStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cs := ConnStats{
-		ID: c.id, Tag: c.tag, Remote: c.remote, Path: c.path, Opened: c.opened, Closed: c.closed,
+		ID: c.id, Tag: c.tag, Remote: c.remote, Path: c.path, Subprotocol: c.proto, Opened: c.opened, Closed: c.closed,
 		Streams:       make(map[string]StreamStats, len(c.streams)),
 		PingsSent:     c.pingsSent.Load(),
 		PongsReceived: c.pongsRecv.Load(),

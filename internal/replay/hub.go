@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/binance"
+	"github.com/wssoak/wssoak/internal/codec"
 )
 
 // variant selects how an event is rendered for a connection.
@@ -17,8 +18,13 @@ type variant uint8
 const (
 	varCombined variant = 1 << iota // wrapped as {"stream":…,"data":…}
 	varMicro                        // time fields in µs
-	numVariants = 4
+	// The two bits above hold the connection's encoding (codec.Encoding).
+	varEncShift = 2
+	numVariants = 4 << varEncShift
 )
+
+// encodingVariant is the variant bits of encoding e.
+func encodingVariant(e codec.Encoding) variant { return variant(e) << varEncShift }
 
 // sub is one connection's subscription to one live topic.
 type sub struct {
@@ -84,6 +90,7 @@ type hub struct {
 	topics  map[string]*topic
 	sched   topicHeap
 	scratch []byte
+	wrapped []byte // the combined JSON of an event, before another encoding
 
 	wake chan struct{}
 	quit chan struct{}
@@ -324,44 +331,62 @@ func (h *hub) fire(tp *topic) {
 	// no library is always first (or last) into its queue.
 	tp.rot++
 	for _, raw := range [2]variant{0, varMicro} {
-		plain, combined := tp.subs[raw], tp.subs[raw|varCombined]
-		if len(plain) == 0 && len(combined) == 0 {
-			continue
-		}
-		h.scratch = tp.gen.render(h.scratch[:0], raw == varMicro)
-		// One allocation holds both renderings; subscribers share it read-only.
-		n := 0
-		if len(plain) > 0 {
-			n += len(h.scratch)
-		}
-		if len(combined) > 0 {
-			n += len(tp.name) + len(h.scratch) + len(wrapHead) + len(wrapMid) + 1
-		}
-		buf := make([]byte, 0, n)
-		if len(plain) > 0 {
-			buf = append(buf, h.scratch...)
-			data := buf[:len(h.scratch):len(h.scratch)]
-			for i := range plain {
-				s := plain[(i+tp.rot)%len(plain)]
-				if it := (item{data: data, st: s.st, seq: seq, at: tp.nextWall}); s.f == nil {
-					s.c.enqueue(it)
+		rendered := false
+		for _, e := range codec.Encodings() {
+			ev := raw | encodingVariant(e)
+			plain, combined := tp.subs[ev], tp.subs[ev|varCombined]
+			if len(plain) == 0 && len(combined) == 0 {
+				continue
+			}
+			if !rendered {
+				h.scratch = tp.gen.render(h.scratch[:0], raw == varMicro)
+				rendered = true
+			}
+			// One allocation holds both renderings; subscribers share it read-only.
+			n := 0
+			if len(plain) > 0 {
+				n += len(h.scratch)
+			}
+			if len(combined) > 0 {
+				n += len(tp.name) + len(h.scratch) + len(wrapHead) + len(wrapMid) + 1
+			}
+			buf := make([]byte, 0, n)
+			if len(plain) > 0 {
+				buf = h.encode(buf, h.scratch, e)
+				h.deliver(tp, plain, buf[:len(buf):len(buf)], seq, e)
+			}
+			if len(combined) > 0 {
+				from := len(buf)
+				if e == codec.JSON {
+					buf = appendCombined(buf, tp.name, h.scratch)
 				} else {
-					h.deliverFaulted(s, it)
+					h.wrapped = appendCombined(h.wrapped[:0], tp.name, h.scratch)
+					buf = h.encode(buf, h.wrapped, e)
 				}
+				h.deliver(tp, combined, buf[from:], seq, e)
 			}
 		}
-		if len(combined) > 0 {
-			from := len(buf)
-			buf = appendCombined(buf, tp.name, h.scratch)
-			data := buf[from:]
-			for i := range combined {
-				s := combined[(i+tp.rot)%len(combined)]
-				if it := (item{data: data, st: s.st, seq: seq, at: tp.nextWall}); s.f == nil {
-					s.c.enqueue(it)
-				} else {
-					h.deliverFaulted(s, it)
-				}
-			}
+	}
+}
+
+// encode appends the JSON event p in encoding e. The generators' JSON always
+// transcodes; should it not, the event goes out as JSON (and a test fails).
+func (h *hub) encode(dst, p []byte, e codec.Encoding) []byte {
+	out, err := codec.Append(dst, p, e)
+	if err != nil {
+		return append(dst, p...)
+	}
+	return out
+}
+
+// deliver hands data to every subscriber in subs, starting at a rotating one.
+func (h *hub) deliver(tp *topic, subs []*sub, data []byte, seq int64, e codec.Encoding) {
+	for i := range subs {
+		s := subs[(i+tp.rot)%len(subs)]
+		if it := (item{data: data, st: s.st, seq: seq, at: tp.nextWall, bin: e.Binary()}); s.f == nil {
+			s.c.enqueue(it)
+		} else {
+			h.deliverFaulted(s, it)
 		}
 	}
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/gobwas/ws"
 
 	"github.com/wssoak/wssoak/internal/binance"
+	"github.com/wssoak/wssoak/internal/codec"
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
@@ -57,6 +58,7 @@ type ConnStats struct {
 	Tag           string                 `json:"tag"`
 	Remote        string                 `json:"remote"`
 	Path          string                 `json:"path"`
+	Subprotocol   string                 `json:"subprotocol,omitempty"` // as answered; it names the encoding
 	Opened        time.Time              `json:"opened"`
 	Closed        time.Time              `json:"closed,omitzero"`
 	CloseCode     int                    `json:"closeCode"`
@@ -379,7 +381,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	defer s.wg.Done()
 
-	nc, rw, _, err := ws.HTTPUpgrader{Timeout: 10 * time.Second}.Upgrade(r, w)
+	nc, rw, hs, err := ws.HTTPUpgrader{Timeout: 10 * time.Second, Protocol: knownProtocol}.Upgrade(r, w)
 	if err != nil {
 		if nc != nil {
 			_ = nc.Close()
@@ -395,6 +397,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		path:       r.URL.RequestURI(),
 		opened:     time.Now(),
 		micro:      micro,
+		proto:      hs.Protocol,
 		combined:   combined,
 		nc:         nc,
 		br:         rw.Reader,
@@ -408,6 +411,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		subs:       make(map[string]*sub),
 		streams:    make(map[string]*streamStat),
 	}
+	c.enc, _ = codec.FromSubprotocol(hs.Protocol)
 	c.combinedNow.Store(combined)
 	s.mu.Lock()
 	if s.closing {
@@ -420,8 +424,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	close(s.added)
 	s.added = make(chan struct{})
 	s.mu.Unlock()
-	s.log.Info("conn open", "conn", c.id, "tag", c.tag, "remote", c.remote, "path", c.path)
+	s.log.Info("conn open", "conn", c.id, "tag", c.tag, "remote", c.remote, "path", c.path, "encoding", c.enc)
 	s.run(c, dedupe(names))
+}
+
+// knownProtocol selects, among the subprotocols a client offers, the first
+// that names an encoding (codec.Negotiate's rule); with none the handshake
+// answers no protocol and the connection gets JSON.
+func knownProtocol(p string) bool {
+	_, ok := codec.FromSubprotocol(p)
+	return ok
 }
 
 // run serves one upgraded connection until it ends.

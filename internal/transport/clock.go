@@ -17,8 +17,9 @@ import (
 // message over, which the five adapters' libraries do not (they read a frame's
 // payload, then return it); TestReadClockStamps checks it for each of them.
 type ReadClock struct {
-	wall atomic.Int64 // Unix ns
-	mono atomic.Int64 // ns since clockBase on this process's monotonic clock
+	wall   atomic.Int64 // Unix ns
+	mono   atomic.Int64 // ns since clockBase on this process's monotonic clock
+	before atomic.Pointer[func()]
 }
 
 // clockBase is the origin of ReadClock's monotonic readings.
@@ -37,6 +38,15 @@ func (c *ReadClock) Stamp(t time.Time) {
 func (c *ReadClock) Load() (wall int64, mono int64) {
 	return c.wall.Load(), c.mono.Load()
 }
+
+// BeforeRead sets f to run before each read of the connection, on the
+// goroutine that reads, or clears it (nil). A library reads the socket when
+// it has handed over every message whose bytes it holds, so f runs at the end
+// of each batch of messages: the handler publishes what it counted in the
+// batch there, with a few stores per read instead of per message. It must be
+// cleared before a goroutine other than the read loop may read the connection
+// (a library's Close can: coder waits for the close handshake itself).
+func (c *ReadClock) BeforeRead(f *func()) { c.before.Store(f) }
 
 // MonoOrigin returns the offset to subtract from Load's mono to get ns since
 // t on the monotonic clock; t must carry a monotonic reading.
@@ -58,6 +68,9 @@ type stampConn struct {
 }
 
 func (c *stampConn) Read(p []byte) (int, error) {
+	if f := c.clock.before.Load(); f != nil {
+		(*f)()
+	}
 	n, err := c.Conn.Read(p)
 	if n > 0 {
 		c.clock.Stamp(time.Now())

@@ -54,8 +54,9 @@ func (Coder) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 	// A rejected upgrade leaves its connection idle in tr; nothing else will use it.
 	defer tr.CloseIdleConnections()
 	ws, resp, err := websocket.Dial(ctx, cfg.URL, &websocket.DialOptions{
-		HTTPClient: &http.Client{Transport: tr},
-		HTTPHeader: cfg.Header,
+		HTTPClient:   &http.Client{Transport: tr},
+		HTTPHeader:   cfg.Header,
+		Subprotocols: cfg.Subprotocols,
 		OnPingReceived: func(_ context.Context, p []byte) bool {
 			if h := c.handler(); h != nil {
 				h.OnPing(p)
@@ -95,6 +96,9 @@ type coderConn struct {
 	raw net.Conn // the TCP connection, captured in DialContext (the library hides it)
 	h   Handler  // set by Run; ping and pong callbacks run in Run's goroutine
 }
+
+// Subprotocol returns the subprotocol the server answered.
+func (c *coderConn) Subprotocol() string { return c.ws.Subprotocol() }
 
 func (c *coderConn) setRaw(conn net.Conn) {
 	c.mu.Lock()

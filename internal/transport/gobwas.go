@@ -51,7 +51,8 @@ func (Gobwas) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 	if len(cfg.Header) > 0 {
 		d.Header = ws.HandshakeHeaderHTTP(cfg.Header)
 	}
-	conn, br, _, err := d.Dial(ctx, cfg.URL)
+	d.Protocols = cfg.Subprotocols
+	conn, br, hs, err := d.Dial(ctx, cfg.URL)
 	if err != nil {
 		var se ws.StatusError
 		if errors.As(err, &se) {
@@ -72,13 +73,18 @@ func (Gobwas) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 		conn:  conn,
 		br:    bufio.NewReaderSize(src, cfg.ReadBufferSize),
 		limit: max(cfg.ReadLimit, 0),
+		proto: hs.Protocol,
 	}, nil
 }
+
+// Subprotocol returns the subprotocol the server answered.
+func (c *gobwasConn) Subprotocol() string { return c.proto }
 
 type gobwasConn struct {
 	conn  net.Conn
 	br    *bufio.Reader
 	limit int64
+	proto string
 	cs    closeState
 	rg    runGuard
 

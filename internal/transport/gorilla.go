@@ -30,6 +30,7 @@ func (Gorilla) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 		Proxy:            nil,
 		HandshakeTimeout: cfg.HandshakeTimeout,
 		ReadBufferSize:   cfg.ReadBufferSize,
+		Subprotocols:     cfg.Subprotocols,
 	}
 	if cfg.TLS != nil {
 		d.TLSClientConfig = cfg.TLS.Clone()

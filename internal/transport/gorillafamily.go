@@ -23,6 +23,7 @@ type wsConn interface {
 	WriteMessage(messageType int, data []byte) error
 	SetWriteDeadline(t time.Time) error
 	Close() error
+	Subprotocol() string
 }
 
 // family holds what differs between the two packages.
@@ -51,6 +52,9 @@ type familyConn struct {
 	cs  closeState
 	rg  runGuard
 }
+
+// Subprotocol returns the subprotocol the server answered.
+func (c *familyConn) Subprotocol() string { return c.ws.Subprotocol() }
 
 func (c *familyConn) Run(h Handler) error {
 	if !c.rg.enter() {

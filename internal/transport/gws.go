@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -87,6 +88,9 @@ func (Gws) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 	if header == nil {
 		header = http.Header{}
 	}
+	if len(cfg.Subprotocols) > 0 {
+		header.Set("Sec-WebSocket-Protocol", strings.Join(cfg.Subprotocols, ", "))
+	}
 	ws, resp, err := gws.NewClientFromConn(&c.ev, &gws.ClientOption{
 		Addr:               cfg.URL,
 		RequestHeader:      header,
@@ -110,6 +114,9 @@ func (Gws) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 	c.ev.conn = c
 	return c, nil
 }
+
+// Subprotocol returns the subprotocol the server answered.
+func (c *gwsConn) Subprotocol() string { return c.ws.SubProtocol() }
 
 type gwsConn struct {
 	ws *gws.Conn

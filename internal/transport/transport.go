@@ -22,6 +22,26 @@ type DialConfig struct {
 	HandshakeTimeout time.Duration                                                     // 0 = 10 s; bounds TCP connect + TLS + upgrade
 	ReadLimit        int64                                                             // max message size in bytes; 0 = unlimited
 	ReadBufferSize   int                                                               // 0 = 64 KiB; coder has a fixed 4 KiB reader and ignores it
+	// Subprotocols are offered in Sec-WebSocket-Protocol, in order of
+	// preference; none = no header. What the server chose is the Conn's
+	// Subprotocol (see Negotiated).
+	Subprotocols []string
+}
+
+// Negotiated is implemented by every adapter's Conn: Subprotocol is the
+// Sec-WebSocket-Protocol the server answered, "" when it answered none.
+// (gws alone fails the dial when subprotocols were offered and none came
+// back: the library checks it.)
+type Negotiated interface {
+	Subprotocol() string
+}
+
+// SubprotocolOf returns c's negotiated subprotocol, "" if c cannot say.
+func SubprotocolOf(c Conn) string {
+	if n, ok := c.(Negotiated); ok {
+		return n.Subprotocol()
+	}
+	return ""
 }
 
 // The Dial context bounds the whole dial for every adapter: cancelling it ends a pending

@@ -45,6 +45,9 @@ type Plan struct {
 	CAFiles          []string      `json:"ca_files,omitempty"`    // PEM files trusted besides the system roots (wss target, https proxy)
 	ServerName       string        `json:"server_name,omitempty"` // TLS server name instead of the target's host
 	Runtime          Runtime       `json:"runtime"`               // the Go runtime of every worker alike
+	// Encoding is the events' encoding every worker asks for (codec's
+	// names: json, msgpack, packed), by its subprotocol; "" is json.
+	Encoding string `json:"encoding,omitempty"`
 }
 
 // Runtime is the Go runtime a worker sets at its start, the same for every

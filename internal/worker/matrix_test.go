@@ -19,6 +19,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/wssoak/wssoak/internal/codec"
 	"github.com/wssoak/wssoak/internal/replay"
 	"github.com/wssoak/wssoak/internal/transport"
 	"github.com/wssoak/wssoak/internal/wire"
@@ -78,6 +79,11 @@ var matrixScenarios = []matrixScenario{
 	// Faults the replay server injects into its generated streams.
 	{"inject-drop", nil, mxInjectDrop, true},
 	{"inject-drop-then-close", nil, mxInjectDropThenClose, true},
+	// The same accounting on binary encodings (asked for by subprotocol).
+	{"inject-drop-msgpack", encoding(codec.Msgpack), encoded(codec.Msgpack, mxInjectDrop), true},
+	{"inject-drop-packed", encoding(codec.Packed), encoded(codec.Packed, mxInjectDrop), true},
+	{"inject-drop-then-close-packed", encoding(codec.Packed), encoded(codec.Packed, mxInjectDropThenClose), true},
+	{"inject-fragment-msgpack", encoding(codec.Msgpack), encoded(codec.Msgpack, mxInjectFragment), true},
 	{"inject-duplicate", nil, mxInjectDuplicate, true},
 	{"inject-reorder", nil, mxInjectReorder, true},
 	{"inject-half-open", keepaliveFast, mxInjectHalfOpen, true},
@@ -87,6 +93,49 @@ var matrixScenarios = []matrixScenario{
 	{"inject-reject-418", func(p *wire.Plan) { p.BackoffMax = 600 * time.Millisecond }, mxInjectReject418, true},
 	{"inject-invalid-utf8", nil, mxInjectInvalidUTF8, true},
 	{"inject-drip", nil, mxInjectDrip, false},
+}
+
+// encoding sets the plan's encoding.
+func encoding(e codec.Encoding) func(p *wire.Plan) {
+	return func(p *wire.Plan) { p.Encoding = e.String() }
+}
+
+// encoded runs run, then checks that every connection of the library
+// negotiated e's subprotocol (the server's answer, and the worker's connected
+// event) and that the messages came as binary frames the scanner read.
+func encoded(e codec.Encoding, run func(m *matrixEnv) error) func(m *matrixEnv) error {
+	return func(m *matrixEnv) error {
+		if err := run(m); err != nil {
+			return err
+		}
+		n := 0
+		for _, c := range m.srv.Stats().Conns {
+			if wire.LibOf(c.Tag) != m.lib {
+				continue
+			}
+			n++
+			if c.Subprotocol != e.Subprotocol() {
+				return fmt.Errorf("connection %d answered subprotocol %q, want %q", c.ID, c.Subprotocol, e.Subprotocol())
+			}
+		}
+		evs := m.eventsOf(wire.EventConnected)
+		if n == 0 || len(evs) != n {
+			return fmt.Errorf("%d connected events for %d connections", len(evs), n)
+		}
+		for _, ev := range evs {
+			if ev.Detail != "subprotocol "+e.Subprotocol() {
+				return fmt.Errorf("connected event detail %q, want the subprotocol", ev.Detail)
+			}
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for _, s := range m.final {
+			if s.LastSeq == 0 {
+				return fmt.Errorf("%s: no sequence id scanned in %d messages", s.Stream, s.Msgs)
+			}
+		}
+		return nil
+	}
 }
 
 // keepaliveFast: client pings every 100 ms, no pong for 500 ms = lost.
@@ -974,6 +1023,21 @@ func mxInjectDrop(m *matrixEnv) error {
 		}
 	}
 	return nil
+}
+
+// Fragment 3 events (binary ones, in this scenario's encoding): each
+// reassembled and counted, nothing lost.
+func mxInjectFragment(m *matrixEnv) error {
+	if _, err := m.injectFlowing(wire.Fault{Kind: wire.FaultFragment, N: 3}); err != nil {
+		return err
+	}
+	if err := m.flowing(20); err != nil {
+		return err
+	}
+	if err := m.noLoss(); err != nil {
+		return err
+	}
+	return m.checkServerTruth(0, 0)
 }
 
 // Drop 5 trades, then a server close: the 5 are lost while connected, what

@@ -36,7 +36,8 @@ func (r *ReadPath) Handler() transport.Handler { return r.s }
 
 // SetClock sets the connection's read clock (transport.ReadClockOf of the
 // dialer's connection); before Run.
-func (r *ReadPath) SetClock(c *transport.ReadClock) { r.s.clock = c }
+// The read path publishes its counts before each read of that connection.
+func (r *ReadPath) SetClock(c *transport.ReadClock) { r.s.hook(c) }
 
 // ReadPathCounts is what the read path counted.
 type ReadPathCounts struct {
@@ -44,8 +45,9 @@ type ReadPathCounts struct {
 	Lost, Dup       int64 // sequence accounting over the subscriptions
 }
 
-// Counts returns the counts; after Run returned.
+// Counts returns the counts; after Run returned, on its goroutine.
 func (r *ReadPath) Counts() ReadPathCounts {
+	r.s.flush()
 	c := ReadPathCounts{Messages: r.s.msgs.Load(), Bytes: r.s.bytes.Load()}
 	for _, sb := range r.s.subs {
 		c.Lost += sb.lost.Load()

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/binance"
+	"github.com/wssoak/wssoak/internal/codec"
 	"github.com/wssoak/wssoak/internal/endpoint"
 	"github.com/wssoak/wssoak/internal/metrics"
 	"github.com/wssoak/wssoak/internal/transport"
@@ -38,6 +39,7 @@ type Worker struct {
 	tr     transport.Transport
 	dialer *transport.Dialer // one per worker: socket options, proxy
 	tls    *tls.Config       // trust for a wss target and an https proxy
+	enc    codec.Encoding    // the plan's: asked for by subprotocol
 	fw     *wire.FrameWriter
 	log    *slog.Logger
 	epoch  time.Time // plan.Start on this process's monotonic clock
@@ -62,19 +64,24 @@ type Worker struct {
 }
 
 // sub is one subscription of a slot. Counters are written only by the slot's
-// read goroutine (a load and a store, no read-modify-write) and read by the reporter.
+// read goroutine (a load and a store, no read-modify-write) and read by the
+// reporter; msgs, bytes, lastSeen and lastSeq are the read goroutine's own
+// n, nb and seen as of its latest publish (slot.flush).
 type sub struct {
 	st     binance.Stream
 	rule   binance.Seq
 	slot   *slot
 	stall  time.Duration
 	prefix []byte // binance.CombinedPrefix of the stream
+	mpref  []byte // binance.MsgpackPrefix of the stream (binary messages)
 
 	msgs, bytes             atomic.Int64
 	lastSeen, maxSilence    atomic.Int64 // ns on the worker's monotonic clock since epoch
 	lost, dup, ooo, regress atomic.Int64
 	lostAcross              atomic.Int64 // of lost, found at the first message on a new connection
 	lastSeq                 atomic.Int64
+	n, nb, seen             int64            // read goroutine only: msgs, bytes, lastSeen
+	dirty                   bool             // read goroutine only: counted since the latest publish
 	seq                     binance.SeqState // read goroutine only
 	gaps                    gapSet           // read goroutine only; read after it ended
 	fresh                   bool             // read goroutine only: no message yet on the current connection
@@ -93,6 +100,19 @@ type slot struct {
 	msgs, bytes atomic.Int64 // all data messages, control replies included
 
 	lat *metrics.Latency // has its own lock; the reporter drains it once a second
+
+	// What the read goroutine counted and has not yet published to the
+	// atomics above and its subscriptions': it publishes (flush) before each
+	// socket read, so once per batch of messages that arrived together, when
+	// the connection has a read clock (batch); after every message otherwise.
+	// Read goroutine only.
+	n, nb   int64
+	pending bool
+	dirty   []*sub
+	latBuf  [latBatch]int64
+	latN    int
+	batch   bool
+	flushFn func() // s.flush, made once: the read clock's BeforeRead hook
 
 	// clock is the current connection's read clock: the time of the read that
 	// delivered a message (nil when the dialer is not ours: time.Now per message).
@@ -191,6 +211,11 @@ func New(plan *wire.Plan, tr transport.Transport, out io.Writer, log *slog.Logge
 	}
 	w.monoOff = transport.MonoOrigin(w.epoch)
 	var err error
+	if plan.Encoding != "" {
+		if w.enc, err = codec.Parse(plan.Encoding); err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+	}
 	w.dialer = &transport.Dialer{RcvBuf: plan.RcvBuf, Timeout: plan.HandshakeTimeout}
 	if plan.Proxy != "" {
 		if w.dialer.Proxy, err = endpoint.ParseProxy(plan.Proxy); err != nil {
@@ -208,10 +233,13 @@ func New(plan *wire.Plan, tr transport.Transport, out io.Writer, log *slog.Logge
 			if err != nil {
 				return nil, fmt.Errorf("slot %d: %w", ps.ID, err)
 			}
-			sb := &sub{st: st, rule: st.Seq(), slot: s, stall: stallAfter(plan, st), prefix: binance.CombinedPrefix(name)}
+			sb := &sub{st: st, rule: st.Seq(), slot: s, stall: stallAfter(plan, st), prefix: binance.CombinedPrefix(name),
+				mpref: binance.MsgpackPrefix(name)}
 			s.subs = append(s.subs, sb)
 			s.byName[name] = sb
 		}
+		s.dirty = make([]*sub, 0, len(s.subs))
+		s.flushFn = s.flush
 		w.slots = append(w.slots, s)
 	}
 	return w, nil
@@ -404,6 +432,52 @@ func (w *Worker) subStats(now time.Time) []wire.SubStat {
 	return out
 }
 
+// latBatch is how many latencies the read goroutine holds before it records
+// them under the histogram's lock, if no socket read came first.
+const latBatch = 256
+
+// flush publishes what the read goroutine counted since its previous flush:
+// one lock for the latencies and a few stores per subscription that had
+// messages, per batch. Read goroutine only (the read clock's BeforeRead hook,
+// after each message when there is no hook, and when Run returned).
+func (s *slot) flush() {
+	if !s.pending {
+		return
+	}
+	s.pending = false
+	if s.latN > 0 {
+		s.lat.RecordBatch(s.latBuf[:s.latN])
+		s.latN = 0
+	}
+	s.msgs.Store(s.n)
+	s.bytes.Store(s.nb)
+	for _, sb := range s.dirty {
+		sb.dirty = false
+		sb.msgs.Store(sb.n)
+		sb.bytes.Store(sb.nb)
+		sb.lastSeen.Store(sb.seen)
+		sb.lastSeq.Store(sb.seq.Last())
+	}
+	clear(s.dirty)
+	s.dirty = s.dirty[:0]
+}
+
+// hook makes clock's reads publish the slot's counts (nil: none).
+func (s *slot) hook(clock *transport.ReadClock) {
+	s.clock, s.batch = clock, clock != nil
+	if clock != nil {
+		clock.BeforeRead(&s.flushFn)
+	}
+}
+
+// unhook stops the current connection's reads from publishing: before a
+// Close or Abort from another goroutine, which a library may read in.
+func (s *slot) unhook() {
+	if c := s.clock; c != nil {
+		c.BeforeRead(nil)
+	}
+}
+
 // inc adds to a counter that only one goroutine writes: no read-modify-write.
 func inc(a *atomic.Int64, d int64) { a.Store(a.Load() + d) }
 
@@ -414,13 +488,23 @@ func incNonZero(a *atomic.Int64, d int64) {
 	}
 }
 
-// OnMessage is the per-message hot path. It allocates nothing and takes one
-// lock, the latency histogram's, which only the once-a-second drain contends.
+// OnMessage is the per-message hot path. It allocates nothing and takes no
+// lock: what it counts is published once per socket read (flush).
 //
 // A message's receive time is the end of the socket read that delivered its
 // last byte (the connection's ReadClock): one clock reading per read serves
 // every message that arrived in it, and no later processing delays it.
-func (s *slot) OnMessage(_ bool, p []byte) {
+//
+// Text messages are JSON; binary ones msgpack or packed (the encoding the
+// plan asked for; control replies and serverShutdown stay JSON text).
+func (s *slot) OnMessage(text bool, p []byte) {
+	s.onMessage(text, p)
+	if !s.batch {
+		s.flush()
+	}
+}
+
+func (s *slot) onMessage(text bool, p []byte) {
 	if s.w.tap != nil {
 		s.w.tap(s.Slot.ID, p)
 	}
@@ -433,18 +517,27 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 		now := time.Now()
 		wall, mono = now.UnixNano(), int64(now.Sub(s.w.epoch))
 	}
-	inc(&s.msgs, 1)
-	inc(&s.bytes, int64(len(p)))
+	s.n++
+	s.nb += int64(len(p))
+	s.pending = true
 	// Plans always use combined connections (/stream): every event names its stream.
 	sb := s.last
 	var data []byte
 	var ok bool
 	if sb != nil {
-		data, ok = binance.SplitPrefixed(p, sb.prefix)
+		if text {
+			data, ok = binance.SplitPrefixed(p, sb.prefix)
+		} else {
+			data, ok = binance.SplitPrefixedMsgpack(p, sb.mpref)
+		}
 	}
 	if !ok {
 		var name []byte
-		name, data, ok = binance.SplitCombined(p)
+		if text {
+			name, data, ok = binance.SplitCombined(p)
+		} else {
+			name, data, ok = binance.SplitCombinedMsgpack(p)
+		}
 		sb = nil
 		if ok {
 			sb = s.byName[string(name)]
@@ -453,7 +546,7 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 	if sb == nil {
 		// A control reply (counted for the slot, not for a stream), or an
 		// unwrapped event such as serverShutdown.
-		if bytes.Contains(p, serverShutdown) {
+		if text && bytes.Contains(p, serverShutdown) {
 			s.w.emit(wire.Event{Kind: wire.EventServerShutdown, Slot: s.Slot.ID, Group: s.Slot.Group})
 		}
 		return
@@ -462,14 +555,24 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 	if !s.gotFirst {
 		s.firstData(s.w.epoch.Add(time.Duration(mono)))
 	}
-	inc(&sb.msgs, 1)
-	inc(&sb.bytes, int64(len(p)))
-	if gap := mono - max(sb.lastSeen.Load(), s.w.from); gap > sb.maxSilence.Load() && mono > 0 {
+	sb.n++
+	sb.nb += int64(len(p))
+	if !sb.dirty {
+		sb.dirty = true
+		s.dirty = append(s.dirty, sb) // within its capacity, len(s.subs)
+	}
+	if gap := mono - max(sb.seen, s.w.from); gap > sb.maxSilence.Load() && mono > 0 {
 		sb.maxSilence.Store(gap)
 	}
-	sb.lastSeen.Store(mono)
+	sb.seen = mono
 	var f binance.Fields
-	if !binance.Scan(data, sb.st.Kind, &f) {
+	var scanned bool
+	if text {
+		scanned = binance.Scan(data, sb.st.Kind, &f)
+	} else {
+		scanned = binance.ScanMsgpack(data, sb.st.Kind, &f)
+	}
+	if !scanned {
 		if sb.fresh {
 			s.back(sb, 0)
 		}
@@ -480,7 +583,11 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 		if e < 1e14 { // milliseconds
 			e *= 1000
 		}
-		s.lat.Record(wall/1000 - e)
+		s.latBuf[s.latN] = wall/1000 - e
+		if s.latN++; s.latN == latBatch {
+			s.lat.RecordBatch(s.latBuf[:])
+			s.latN = 0
+		}
 	}
 	var lost int64
 	if f.HasSeq {
@@ -506,7 +613,6 @@ func (s *slot) OnMessage(_ bool, p []byte) {
 			}
 			lost = c.Lost
 		}
-		sb.lastSeq.Store(sb.seq.Last())
 	}
 	if sb.fresh {
 		s.back(sb, lost)
@@ -665,6 +771,7 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 		TLS:              w.tls,
 		HandshakeTimeout: w.plan.HandshakeTimeout,
 		ReadLimit:        w.plan.ReadLimit,
+		Subprotocols:     codec.Subprotocols(w.enc),
 	}
 	if w.plan.Local {
 		cfg.Header = http.Header{wire.TagHeader: {wire.Tag{Lib: w.tr.Name(), Slot: s.Slot.ID, Attempt: attempt}.String()}}
@@ -707,7 +814,7 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	s.phases.dial += tcpDone.Sub(t0)
 	s.phases.handshake += now.Sub(tcpDone)
 	s.phases.connectedAt = now
-	s.clock = clock
+	s.hook(clock)
 	s.gotFirst = false
 	s.freshLeft, s.outageLost = len(s.subs), 0
 	for _, sb := range s.subs {
@@ -718,13 +825,17 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	s.ctl.reset()
 	s.lastPong.Store(int64(now.Sub(w.epoch)))
 	s.connMono.Store(int64(now.Sub(w.epoch)))
-	ev.Kind, ev.Detail, ev.DurMs = wire.EventConnected, "", ms(now.Sub(t0))
+	ev.Kind, ev.Detail, ev.DurMs = wire.EventConnected, negotiated(conn), ms(now.Sub(t0))
 	w.emit(ev)
 	w.connsUp.Add(1)
 	defer w.connsUp.Add(-1)
 
 	runErr := make(chan error, 1)
-	go func() { runErr <- conn.Run(s) }()
+	go func() {
+		err := conn.Run(s)
+		s.flush() // the last batch, if the hook did not run after it
+		runErr <- err
+	}()
 	done := make(chan struct{})
 	var aux sync.WaitGroup
 	aux.Add(2)
@@ -747,10 +858,12 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	select {
 	case rerr = <-runErr:
 	case <-ctx.Done():
+		s.unhook()
 		_ = conn.Close(1000, "soak stop")
 		select {
 		case rerr = <-runErr:
 		case <-time.After(3 * time.Second):
+			s.unhook()
 			_ = conn.Abort()
 			rerr = <-runErr
 		}
@@ -812,6 +925,7 @@ func (s *slot) keepalive(conn transport.Conn, done <-chan struct{}) {
 			mono := int64(now.Sub(s.w.epoch))
 			if to > 0 && mono-s.lastPong.Load() > int64(to) {
 				s.abortWhy.Store(&abortReason{causePongTimeout, fmt.Sprintf("no pong for %s", to)})
+				s.unhook()
 				_ = conn.Abort()
 				return
 			}
@@ -872,6 +986,7 @@ func (s *slot) watchSilence(conn transport.Conn, done <-chan struct{}) {
 			}
 			if all {
 				s.abortWhy.Store(&abortReason{causeStallAbort, fmt.Sprintf("all %d subscriptions silent for %s or more", len(s.subs), longest.Round(time.Millisecond))})
+				s.unhook()
 				_ = conn.Abort()
 				return
 			}
@@ -905,4 +1020,13 @@ func (s *slot) subscribe(conn transport.Conn, done <-chan struct{}) {
 	d := time.Since(t0)
 	s.subscribed.Store(int64(d))
 	s.w.emit(wire.Event{Kind: wire.EventSubscribed, Slot: s.Slot.ID, Group: s.Slot.Group, DurMs: ms(d)})
+}
+
+// negotiated is the connected event's detail: the subprotocol the server
+// answered, if any ("subprotocol soak.msgpack.v1").
+func negotiated(c transport.Conn) string {
+	if sp := transport.SubprotocolOf(c); sp != "" {
+		return "subprotocol " + sp
+	}
+	return ""
 }

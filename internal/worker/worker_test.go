@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"io"
 	"log/slog"
 	"reflect"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/codec"
 	"github.com/wssoak/wssoak/internal/transport"
 	"github.com/wssoak/wssoak/internal/wire"
 )
@@ -30,11 +32,14 @@ func hotSlot(t testing.TB) *slot {
 }
 
 // aggTrades builds n combined aggTrade frames with consecutive ids.
-func aggTrades(n int) [][]byte {
+func aggTrades(n int) [][]byte { return aggTradesFrom(n, 100000) }
+
+// aggTradesFrom is aggTrades with ids from first.
+func aggTradesFrom(n int, first int64) [][]byte {
 	out := make([][]byte, n)
 	e := time.Now().UnixMicro()
 	for i := range out {
-		id := strconv.Itoa(100000 + i)
+		id := strconv.FormatInt(first+int64(i), 10)
 		out[i] = []byte(`{"stream":"btcusdt@aggTrade","data":{"e":"aggTrade","E":` + strconv.FormatInt(e, 10) + `,"s":"BTCUSDT","a":` + id +
 			`,"p":"67123.45000000","q":"0.00123000","f":` + id + `,"l":` + id + `,"T":1784563200122,"m":true,"M":true}}`)
 	}
@@ -189,17 +194,102 @@ func BenchmarkOnMessageOnePerRead(b *testing.B) { benchOnMessage(b, 1) }
 
 func benchOnMessage(b *testing.B, perRead int) {
 	s := hotSlot(b)
-	s.clock = new(transport.ReadClock)
+	s.hook(new(transport.ReadClock))
 	// A library hands over its (reused, cache-warm) read buffer; a small ring
-	// of messages keeps them warm likewise. Ids repeat every 64 messages, which
-	// the sequence check counts as duplicates after the first round.
-	msgs := aggTrades(64)
+	// of messages keeps them warm likewise. Before a message's turn comes
+	// again, its id ("a") goes up by the ring's size, in place: every id is
+	// the next one, as from a server that loses nothing.
+	const ring = 64
+	const first = 1e12 // room for 10¹² messages
+	msgs := aggTradesFrom(ring, first)
+	at := make([]int, ring) // index of the last digit of "a"'s value
+	for i, m := range msgs {
+		at[i] = bytes.Index(m, []byte(`"a":`)) + len(`"a":`) + len("1000000000000") - 1
+	}
 	b.ReportAllocs()
 	b.SetBytes(int64(len(msgs[0])))
 	for i := 0; b.Loop(); i++ {
 		if i%perRead == 0 {
+			s.flush() // the read clock's BeforeRead hook, as before a socket read
 			s.clock.Stamp(time.Now())
 		}
-		s.OnMessage(true, msgs[i&63])
+		m := msgs[i%ring]
+		if i >= ring {
+			addDecimal(m[:at[i%ring]+1], ring)
+		}
+		s.OnMessage(true, m)
+	}
+	b.StopTimer()
+	s.flush()
+	sb := s.byName["btcusdt@aggTrade"]
+	if sb.lost.Load()+sb.dup.Load()+sb.ooo.Load() != 0 || sb.msgs.Load() != int64(b.N) {
+		b.Fatalf("msgs %d of %d, lost %d, dup %d, out of order %d", sb.msgs.Load(), b.N, sb.lost.Load(), sb.dup.Load(), sb.ooo.Load())
+	}
+}
+
+// addDecimal adds d to the decimal number at the end of p, in place; the
+// number must not grow a digit.
+func addDecimal(p []byte, d int) {
+	for i := len(p) - 1; d > 0; i-- {
+		v := int(p[i]-'0') + d%10
+		d /= 10
+		if v >= 10 {
+			v -= 10
+			d++
+		}
+		p[i] = byte('0' + v)
+	}
+}
+
+// binarySlot is hotSlot with n aggTrades in JSON, transcoded to e.
+func binarySlot(t testing.TB, e codec.Encoding, n int) (*slot, [][]byte) {
+	s := hotSlot(t)
+	var out [][]byte
+	for _, p := range aggTrades(n) {
+		m, err := codec.Append(nil, p, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return s, out
+}
+
+// TestOnMessageBinary: binary messages are scanned as msgpack (packed alike):
+// the sequence is followed, a skipped id is lost, and nothing is allocated.
+func TestOnMessageBinary(t *testing.T) {
+	for _, e := range []codec.Encoding{codec.Msgpack, codec.Packed} {
+		s, msgs := binarySlot(t, e, 1000)
+		sb := s.byName["btcusdt@aggTrade"]
+		for i, m := range msgs[:100] {
+			if i != 50 {
+				s.OnMessage(false, m)
+			}
+		}
+		if sb.msgs.Load() != 99 || sb.lost.Load() != 1 || sb.lastSeq.Load() != 100099 {
+			t.Errorf("%v: msgs %d lost %d last %d, want 99, 1, 100099", e, sb.msgs.Load(), sb.lost.Load(), sb.lastSeq.Load())
+		}
+		i := 100
+		allocs := testing.AllocsPerRun(5000, func() {
+			s.OnMessage(false, msgs[i%len(msgs)])
+			i++
+		})
+		if allocs != 0 {
+			t.Errorf("%v: OnMessage allocates %.2f per message, want 0", e, allocs)
+		}
+	}
+}
+
+// BenchmarkOnMessageMsgpack is BenchmarkOnMessage on msgpack aggTrades.
+func BenchmarkOnMessageMsgpack(b *testing.B) {
+	s, msgs := binarySlot(b, codec.Msgpack, 64)
+	s.clock = new(transport.ReadClock)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(msgs[0])))
+	for i := 0; b.Loop(); i++ {
+		if i%64 == 0 {
+			s.clock.Stamp(time.Now())
+		}
+		s.OnMessage(false, msgs[i&63])
 	}
 }

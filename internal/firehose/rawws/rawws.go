@@ -52,6 +52,9 @@ type Options struct {
 	// NetDial makes the TCP connection (e.g. transport.Dialer's, which sets
 	// SO_RCVBUF before connect); nil: a plain net.Dialer.
 	NetDial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Subprotocols are offered in Sec-WebSocket-Protocol (the firehose's
+	// encodings); none: no header. The answer is not checked.
+	Subprotocols []string
 }
 
 // Counts is what a Reader has read.
@@ -386,7 +389,7 @@ type Conn struct {
 }
 
 // Dial connects to a ws:// URL and does the opening handshake (no
-// extension, no subprotocol), bounded by ctx.
+// extension; Options.Subprotocols offered), bounded by ctx.
 func Dial(ctx context.Context, rawURL string, opt Options) (*Conn, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -411,7 +414,7 @@ func Dial(ctx context.Context, rawURL string, opt Options) (*Conn, error) {
 		_ = nc.SetDeadline(dl)
 	}
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
-	pending, err := handshake(nc, u)
+	pending, err := handshake(nc, u, opt.Subprotocols)
 	if !stop() || err != nil {
 		nc.Close()
 		if err == nil {
@@ -429,13 +432,17 @@ func Dial(ctx context.Context, rawURL string, opt Options) (*Conn, error) {
 
 // handshake sends the upgrade request and checks the response; it returns
 // the bytes read past the response (the first frames).
-func handshake(nc net.Conn, u *url.URL) ([]byte, error) {
+func handshake(nc net.Conn, u *url.URL, protocols []string) ([]byte, error) {
 	var k [16]byte
 	_, _ = rand.Read(k[:])
 	key := base64.StdEncoding.EncodeToString(k[:])
 	path := u.RequestURI()
 	req := "GET " + path + " HTTP/1.1\r\nHost: " + u.Host + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
-		"Sec-WebSocket-Key: " + key + "\r\nSec-WebSocket-Version: 13\r\n\r\n"
+		"Sec-WebSocket-Key: " + key + "\r\nSec-WebSocket-Version: 13\r\n"
+	if len(protocols) > 0 {
+		req += "Sec-WebSocket-Protocol: " + strings.Join(protocols, ", ") + "\r\n"
+	}
+	req += "\r\n"
 	if _, err := io.WriteString(nc, req); err != nil {
 		return nil, fmt.Errorf("handshake: %w", err)
 	}
