@@ -117,7 +117,7 @@ const server = http.createServer((req, res) => {
     return;
   }
   let settle = 0;
-  if (u.searchParams.has('settle')) {
+  if (u.searchParams.get('settle')) { // absent or empty: no wait, as the Go servers
     const m = /^(\d+(?:\.\d+)?)(ms|s)$/.exec(u.searchParams.get('settle'));
     if (!m) {
       res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"settle: want a duration such as 2s"}\n');

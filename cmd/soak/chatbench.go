@@ -22,6 +22,7 @@ import (
 	"github.com/wssoak/wssoak/internal/bench"
 	"github.com/wssoak/wssoak/internal/chat"
 	"github.com/wssoak/wssoak/internal/metrics"
+	"github.com/wssoak/wssoak/internal/store"
 )
 
 // chatBenchArgs are the flags of soak bench -side server (soak chatbench).
@@ -204,10 +205,41 @@ func chatBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return fmt.Errorf("bench: %w", err)
 		}
 	}
+	if err := writeChatDB(filepath.Join(dir, "soak.db"), id, host, rec.Config, start, elapsed, runErr, results); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
 	_, _ = stdout.Write(tbuf.Bytes())
-	fmt.Fprintf(stdout, "\nresults: %s (results.json, table.txt)\n", dir)
+	fmt.Fprintf(stdout, "\nresults: %s (soak.db, results.json, table.txt); soak report %s draws the bars\n", dir, dir)
 	if runErr != nil {
 		return fmt.Errorf("bench: %w", runErr)
 	}
 	return nil
+}
+
+// writeChatDB records the server bench as a bench database, so that soak
+// report draws it (the bench page: a group of bars per room size, one bar a
+// server, msgs/s being deliveries/s and CPU µs/msg the server's CPU µs per
+// delivery) and soak export writes its runs: a run of kind bench whose
+// scenarios are "chat N=<n>", its one path "server", its libraries the servers.
+func writeChatDB(path, id string, host map[string]string, cfg bench.ChatConfig, start time.Time, elapsed time.Duration,
+	runErr error, results []bench.ChatResult) error {
+	db, err := store.Open(path)
+	if err != nil {
+		return err
+	}
+	cj, _ := json.Marshal(cfg)
+	status := "done"
+	if runErr != nil {
+		status = "failed: " + runErr.Error()
+	}
+	run := store.Run{ID: id, Name: "bench -side server", Target: "chat", Status: status, GoVersion: runtime.Version(),
+		Started: start, Ended: start.Add(elapsed), Host: host, Settings: map[string]string{"config": string(cj), "side": "server"}}
+	rows := make([]store.BenchResult, len(results))
+	for i, r := range results {
+		rows[i] = store.BenchResult{Scenario: fmt.Sprintf("chat N=%d", r.N), Path: "server", Lib: r.Lib, Round: r.Round,
+			Valid: r.Valid, Reason: r.Invalid, Err: r.Err, Msgs: r.Client.Deliveries, SentMsgs: r.ServerDeliveries,
+			WallNS: r.Client.WallNS, UserNS: r.ServerUserNS, SysNS: r.ServerSysNS, MaxRSSKiB: r.ServerMaxRSSKiB}
+	}
+	err = errors.Join(db.CreateRun(run), db.SetKind(store.KindBench), db.WriteBenchResults(rows))
+	return errors.Join(err, db.Close())
 }

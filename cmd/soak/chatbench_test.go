@@ -61,6 +61,15 @@ func TestChatBench(t *testing.T) {
 			t.Errorf("table lacks the row of %s:\n%s", lib, stdout)
 		}
 	}
+	// Recorded as a bench: soak report draws its bars, a group per room size.
+	dir := filepath.Dir(m[0])
+	if _, stderr, err := runSoak(t, "report", dir); err != nil {
+		t.Fatalf("soak report %s: %v\n%s", dir, err, stderr)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil || !strings.Contains(string(page), "chat N=4: ") {
+		t.Errorf("report.html: %v; want the bench page with the chart of chat N=4", err)
+	}
 	for _, w := range []string{"deliveries/s", "server CPU µs/delivery", "p99", "limit", "host: "} {
 		if !strings.Contains(stdout, w) {
 			t.Errorf("table lacks %q:\n%s", w, stdout)

@@ -1,9 +1,16 @@
 package chat
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"testing"
 	"time"
+
+	"github.com/gobwas/ws"
+	"github.com/gobwas/ws/wsutil"
+
+	"github.com/wssoak/wssoak/internal/firehose/rawws"
 )
 
 // discard is a sink that writes nowhere.
@@ -58,4 +65,73 @@ func BenchmarkParseDelivery(b *testing.B) {
 			b.Fatal("no parse")
 		}
 	}
+}
+
+// broadcastStream is what a load client of a room of 64 reads in one round:
+// 64 server frames "cI: SEQ", unmasked, repeated rounds times.
+func broadcastStream(rounds int) []byte {
+	var b []byte
+	for r := 1; r <= rounds; r++ {
+		for i := range 64 {
+			b = rawws.AppendFrame(b, rawws.OpText, true, []byte(fmt.Sprintf("c%d: %d", i, r)), false)
+		}
+	}
+	return b
+}
+
+// cycle reads its bytes over and over.
+type cycle struct {
+	b []byte
+	i int
+}
+
+func (c *cycle) Read(p []byte) (int, error) {
+	n := copy(p, c.b[c.i:])
+	c.i = (c.i + n) % len(c.b)
+	return n, nil
+}
+
+// BenchmarkClientRead compares the readers the load client could use, per
+// delivery read and parsed from memory (the socket's part, the same for
+// both, left out): rawws, the library-free reader it uses, against gobwas's
+// low-level wsutil.Reader over a bufio.Reader, the cheapest library reader
+// of the client bench. One op is one delivery.
+func BenchmarkClientRead(b *testing.B) {
+	stream := broadcastStream(64)
+	b.Run("reader=rawws", func(b *testing.B) {
+		rd := rawws.NewReader(&cycle{b: stream}, nil, 64<<10, nil)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			m, err := rd.Next(true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, _, ok := parseDelivery(m.Payload, 64); !ok {
+				b.Fatal("no parse")
+			}
+		}
+	})
+	b.Run("reader=gobwas", func(b *testing.B) {
+		rd := &wsutil.Reader{Source: bufio.NewReaderSize(&cycle{b: stream}, 64<<10), State: ws.StateClientSide, CheckUTF8: false}
+		buf := make([]byte, 256)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			h, err := rd.NextFrame()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if h.OpCode != ws.OpText {
+				b.Fatal("not text")
+			}
+			n, err := io.ReadFull(rd, buf[:h.Length])
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, _, ok := parseDelivery(buf[:n], 64); !ok {
+				b.Fatal("no parse")
+			}
+		}
+	})
 }

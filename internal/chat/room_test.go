@@ -31,14 +31,24 @@ func start(t *testing.T, cfg Config) *Server {
 	return s
 }
 
+// addrer is a chat server under test: one of ours, or the Node reference.
+type addrer interface{ Addr() string }
+
 // fetchStats reads the server's /_stats over HTTP, as a foreign client would.
-func fetchStats(t *testing.T, s *Server, settle string) Stats {
+func fetchStats(t *testing.T, s addrer, settle string) Stats {
 	t.Helper()
-	resp, err := http.Get("http://" + s.Addr() + StatsPath + "?settle=" + settle)
+	url := "http://" + s.Addr() + StatsPath
+	if settle != "" {
+		url += "?settle=" + settle
+	}
+	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: status %d", url, resp.StatusCode)
+	}
 	var st Stats
 	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 		t.Fatal(err)
@@ -87,11 +97,11 @@ type reader struct {
 	name string
 }
 
-func dialClient(t *testing.T, s *Server, name string) *rawws.Conn {
+func dialClient(t *testing.T, s addrer, name string) *rawws.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := rawws.Dial(ctx, s.URL()+"?name="+name, rawws.Options{})
+	c, err := rawws.Dial(ctx, "ws://"+s.Addr()+"/?name="+name, rawws.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,93 +137,97 @@ func (r *reader) run(n int) {
 func TestSlowReaderDropped(t *testing.T) {
 	for _, lib := range Libs {
 		t.Run(lib, func(t *testing.T) {
-			// A burst of 8 fits a queue of 16: the readers that keep up
-			// never fill theirs; the one that never reads does.
-			const n, burst = 4, 8
-			s := start(t, Config{Lib: lib, N: n, Queue: 16})
-			var readers []*reader
-			for i := range n - 1 {
-				r := &reader{c: dialClient(t, s, ClientName(i)), got: make(chan int64, 1024), err: make(chan error, 1), name: ClientName(i)}
-				readers = append(readers, r)
-			}
-			slow := dialClient(t, s, "slow") // never reads until dropped
-			for _, r := range readers {
-				go r.run(n)
-			}
-			payload := strings.Repeat("x", 64<<10)
-			var seq int64
-			for batch := 0; ; batch++ {
-				if batch == 400 { // 400 × 8 × 64 KiB: 200 MiB past a reader that never reads
-					t.Fatalf("no drop after %d messages: %+v", seq, fetchStats(t, s, "1s"))
-				}
-				var frames []byte
-				for range burst {
-					seq++
-					frames = rawws.AppendFrame(frames, rawws.OpText, true, []byte(fmt.Sprint(seq, payload)), true)
-				}
-				if _, err := readers[0].c.Conn.Write(frames); err != nil {
-					t.Fatal(err)
-				}
-				for _, r := range readers {
-					for want := seq - burst + 1; want <= seq; want++ {
-						select {
-						case got := <-r.got:
-							if got != want {
-								t.Fatalf("%s: sequence %d, want %d", r.name, got, want)
-							}
-						case err := <-r.err:
-							t.Fatalf("%s: %v", r.name, err)
-						case <-time.After(30 * time.Second):
-							t.Fatalf("%s: no message %d within 30 s", r.name, want)
-						}
-					}
-				}
-				if st := fetchStats(t, s, ""); st.Drops > 0 {
-					if st.Drops != 1 || !slices.Equal(st.Dropped, []string{"slow"}) || st.Conns != n-1 {
-						t.Fatalf("stats %+v: want exactly the slow client dropped, %d left in the room", st, n-1)
-					}
-					break
-				}
-			}
-			// The dropped client's connection ends (after what was in flight).
-			done := make(chan error, 1)
-			go func() {
-				for {
-					if _, err := slow.Next(false); err != nil {
-						done <- err
-						return
-					}
-				}
-			}()
-			select {
-			case err := <-done:
-				if !errors.Is(err, io.EOF) && slow.Counts().CloseCode == 0 && !isConnEnd(err) {
-					t.Errorf("dropped client's read ended with %v", err)
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatal("the dropped client's connection did not end within 30 s")
-			}
-			// The room goes on: one more message reaches the others exactly once.
+			slowReaderDropped(t, start(t, Config{Lib: lib, N: 4, Queue: 16}))
+		})
+	}
+}
+
+// slowReaderDropped checks a server of a room of 4 with a queue of 16.
+func slowReaderDropped(t *testing.T, s addrer) {
+	// A burst of 8 fits a queue of 16: the readers that keep up
+	// never fill theirs; the one that never reads does.
+	const n, burst = 4, 8
+	var readers []*reader
+	for i := range n - 1 {
+		r := &reader{c: dialClient(t, s, ClientName(i)), got: make(chan int64, 1024), err: make(chan error, 1), name: ClientName(i)}
+		readers = append(readers, r)
+	}
+	slow := dialClient(t, s, "slow") // never reads until dropped
+	for _, r := range readers {
+		go r.run(n)
+	}
+	payload := strings.Repeat("x", 64<<10)
+	var seq int64
+	for batch := 0; ; batch++ {
+		if batch == 400 { // 400 × 8 × 64 KiB: 200 MiB past a reader that never reads
+			t.Fatalf("no drop after %d messages: %+v", seq, fetchStats(t, s, "1s"))
+		}
+		var frames []byte
+		for range burst {
 			seq++
-			if _, err := readers[0].c.Conn.Write(rawws.AppendFrame(nil, rawws.OpText, true, []byte(fmt.Sprint(seq)), true)); err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range readers {
+			frames = rawws.AppendFrame(frames, rawws.OpText, true, []byte(fmt.Sprint(seq, payload)), true)
+		}
+		if _, err := readers[0].c.Conn.Write(frames); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range readers {
+			for want := seq - burst + 1; want <= seq; want++ {
 				select {
 				case got := <-r.got:
-					if got != seq {
-						t.Fatalf("%s: sequence %d, want %d", r.name, got, seq)
+					if got != want {
+						t.Fatalf("%s: sequence %d, want %d", r.name, got, want)
 					}
 				case err := <-r.err:
 					t.Fatalf("%s: %v", r.name, err)
 				case <-time.After(30 * time.Second):
-					t.Fatalf("%s: no message after the drop", r.name)
+					t.Fatalf("%s: no message %d within 30 s", r.name, want)
 				}
 			}
-			if st := fetchStats(t, s, "5s"); st.Drops != 1 {
-				t.Errorf("drops %d after the room went on, want 1", st.Drops)
+		}
+		if st := fetchStats(t, s, ""); st.Drops > 0 {
+			if st.Drops != 1 || !slices.Equal(st.Dropped, []string{"slow"}) || st.Conns != n-1 {
+				t.Fatalf("stats %+v: want exactly the slow client dropped, %d left in the room", st, n-1)
 			}
-		})
+			break
+		}
+	}
+	// The dropped client's connection ends (after what was in flight).
+	done := make(chan error, 1)
+	go func() {
+		for {
+			if _, err := slow.Next(false); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, io.EOF) && slow.Counts().CloseCode == 0 && !isConnEnd(err) {
+			t.Errorf("dropped client's read ended with %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the dropped client's connection did not end within 30 s")
+	}
+	// The room goes on: one more message reaches the others exactly once.
+	seq++
+	if _, err := readers[0].c.Conn.Write(rawws.AppendFrame(nil, rawws.OpText, true, []byte(fmt.Sprint(seq)), true)); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range readers {
+		select {
+		case got := <-r.got:
+			if got != seq {
+				t.Fatalf("%s: sequence %d, want %d", r.name, got, seq)
+			}
+		case err := <-r.err:
+			t.Fatalf("%s: %v", r.name, err)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: no message after the drop", r.name)
+		}
+	}
+	if st := fetchStats(t, s, "5s"); st.Drops != 1 {
+		t.Errorf("drops %d after the room went on, want 1", st.Drops)
 	}
 }
 
