@@ -45,6 +45,7 @@ type Plan struct {
 	CAFiles          []string      `json:"ca_files,omitempty"`    // PEM files trusted besides the system roots (wss target, https proxy)
 	ServerName       string        `json:"server_name,omitempty"` // TLS server name instead of the target's host
 	Runtime          Runtime       `json:"runtime"`               // the Go runtime of every worker alike
+	Compression      Compression   `json:"compression"`           // permessage-deflate every library asks for, as far as it can
 }
 
 // Runtime is the Go runtime a worker sets at its start, the same for every
