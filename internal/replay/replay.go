@@ -66,6 +66,8 @@ type ConnStats struct {
 	PingsSent     int64                  `json:"pingsSent"`
 	PongsReceived int64                  `json:"pongsReceived"` // pongs echoing an outstanding ping
 	ControlMsgs   int64                  `json:"controlMsgs"`   // incoming ping, pong and data messages
+	WireBytes     int64                  `json:"wireBytes"`     // WebSocket frame bytes written after the upgrade (headers and payloads, control frames included; TLS not counted)
+	Extensions    string                 `json:"extensions"`    // the Sec-WebSocket-Extensions answer ("" if none)
 }
 
 // StreamStats counts the messages of one stream written to one connection's socket.
@@ -114,6 +116,9 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	cfg.Replay = cfg.Replay.WithDefaults()
+	if err := cfg.Deflate().Validate(); err != nil {
+		return nil, fmt.Errorf("new: %w", err)
+	}
 	for _, s := range cfg.Symbols {
 		if st, err := binance.ParseStream(s + "@trade"); err != nil || st.Kind != binance.KindTrade {
 			return nil, fmt.Errorf("new: symbol %q is not a lowercase symbol", s)
@@ -379,7 +384,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	defer s.wg.Done()
 
-	nc, rw, _, err := ws.HTTPUpgrader{Timeout: 10 * time.Second}.Upgrade(r, w)
+	neg := &negotiator{cfg: s.cfg.Deflate()}
+	nc, rw, _, err := ws.HTTPUpgrader{Timeout: 10 * time.Second, Negotiate: neg.negotiate}.Upgrade(r, w)
 	if err != nil {
 		if nc != nil {
 			_ = nc.Close()
@@ -397,8 +403,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		micro:      micro,
 		combined:   combined,
 		nc:         nc,
+		wout:       &wireCounter{nc: nc},
+		pmd:        neg.accepted,
+		exts:       neg.extensions(),
 		br:         rw.Reader,
-		bw:         bufioWriter(nc),
 		out:        make(chan item, s.cfg.QueueSize),
 		ctl:        make(chan item, ctlQueue),
 		fcmd:       make(chan connFault, 4),
@@ -409,6 +417,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		streams:    make(map[string]*streamStat),
 	}
 	c.combinedNow.Store(combined)
+	c.bw = bufioWriter(c.wout)
+	if neg.accepted {
+		if c.defl, err = newDeflater(s.cfg.Deflate(), neg.resp); err != nil {
+			s.log.Error("deflate", "err", err)
+			_ = nc.Close()
+			return
+		}
+	}
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
