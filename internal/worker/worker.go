@@ -92,6 +92,11 @@ type slot struct {
 
 	msgs, bytes atomic.Int64 // all data messages, control replies included
 
+	// frame bytes read: of the connections that ended, and the current one's counter
+	wmu      sync.Mutex
+	wireDone int64
+	wireCur  *atomic.Int64
+
 	lat *metrics.Latency // has its own lock; the reporter drains it once a second
 
 	// clock is the current connection's read clock: the time of the read that
@@ -290,7 +295,7 @@ func (w *Worker) emit(ev wire.Event) {
 
 // report sends a sec frame at every second boundary after the plan's start.
 func (w *Worker) report(ctx context.Context) {
-	var prevMsgs, prevBytes int64
+	var prevMsgs, prevBytes, prevWire int64
 	k := int64(1)
 	if now := w.sec(time.Now()); now >= 1 {
 		k = now + 1
@@ -305,11 +310,12 @@ func (w *Worker) report(ctx context.Context) {
 		case <-t.C:
 		}
 		now := time.Now()
-		var msgs, bytes, lost, dup int64
+		var msgs, bytes, wireN, lost, dup int64
 		w.secLat.Reset()
 		for _, s := range w.slots {
 			msgs += s.msgs.Load()
 			bytes += s.bytes.Load()
+			wireN += s.wireBytes()
 			w.secLat.Drain(s.lat)
 			for _, sb := range s.subs {
 				lost += sb.lost.Load()
@@ -325,9 +331,10 @@ func (w *Worker) report(ctx context.Context) {
 			Goroutines: runtime.NumGoroutine(), HeapBytes: int64(ms.HeapAlloc),
 			ConnsUp: int(w.connsUp.Load()), Reconnects: w.reconnects.Load(), Lost: lost, Dup: dup,
 			LatN: snap.Count, LatP50: snap.P50, LatP99: snap.P99, LatMax: snap.Max,
-			Dropped: w.dropped.Load(),
+			Dropped:   w.dropped.Load(),
+			WireBytes: wireN - prevWire, WireBytesTotal: wireN,
 		}
-		prevMsgs, prevBytes = msgs, bytes
+		prevMsgs, prevBytes, prevWire = msgs, bytes, wireN
 		if err := w.fw.Send(&wire.Frame{Type: wire.FrameSec, Sec: k, Stat: st}); err != nil {
 			w.log.Error("send sec frame", "err", err)
 		}
@@ -652,6 +659,7 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	ev := wire.Event{Slot: s.Slot.ID, Group: s.Slot.Group}
 	var tcpDone time.Time
 	var clock *transport.ReadClock
+	var wireN *atomic.Int64
 	cfg := transport.DialConfig{
 		URL: s.Slot.URL(w.plan.Target, w.plan.TimeUnit),
 		NetDial: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -659,12 +667,14 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 			tcpDone = time.Now()
 			if err == nil {
 				clock = transport.ReadClockOf(c)
+				wireN = transport.WireBytesOf(c)
 			}
 			return c, err
 		},
 		TLS:              w.tls,
 		HandshakeTimeout: w.plan.HandshakeTimeout,
 		ReadLimit:        w.plan.ReadLimit,
+		Compression:      w.plan.Compression,
 	}
 	if w.plan.Local {
 		cfg.Header = http.Header{wire.TagHeader: {wire.Tag{Lib: w.tr.Name(), Slot: s.Slot.ID, Attempt: attempt}.String()}}
@@ -718,8 +728,11 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	s.ctl.reset()
 	s.lastPong.Store(int64(now.Sub(w.epoch)))
 	s.connMono.Store(int64(now.Sub(w.epoch)))
-	ev.Kind, ev.Detail, ev.DurMs = wire.EventConnected, "", ms(now.Sub(t0))
+	// The detail is what the server answered to the extensions asked for:
+	// what this connection really negotiated.
+	ev.Kind, ev.Detail, ev.DurMs = wire.EventConnected, conn.Extensions(), ms(now.Sub(t0))
 	w.emit(ev)
+	s.setWire(wireN)
 	w.connsUp.Add(1)
 	defer w.connsUp.Add(-1)
 
@@ -757,6 +770,7 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	}
 	close(done)
 	aux.Wait()
+	s.setWire(nil)
 	lost := time.Now()
 	// The read loop has ended: a reconnect still waiting for some subscription
 	// to deliver again is recorded now, with what came back.
@@ -785,6 +799,28 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 		return errNoData
 	}
 	return nil
+}
+
+// setWire makes c the current connection's frame byte counter (nil: none),
+// adding the previous one's count to the slot's.
+func (s *slot) setWire(c *atomic.Int64) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.wireCur != nil {
+		s.wireDone += s.wireCur.Load()
+	}
+	s.wireCur = c
+}
+
+// wireBytes is the frame bytes read on every connection of the slot so far.
+func (s *slot) wireBytes() int64 {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	n := s.wireDone
+	if s.wireCur != nil {
+		n += s.wireCur.Load()
+	}
+	return n
 }
 
 func maxLastSeen(s *slot) int64 {
