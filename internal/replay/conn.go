@@ -16,6 +16,7 @@ import (
 	"github.com/gobwas/ws"
 
 	"github.com/wssoak/wssoak/internal/binance"
+	"github.com/wssoak/wssoak/internal/deflate"
 )
 
 // ErrClosed is returned by Conn hooks once the connection is closing or closed.
@@ -119,7 +120,7 @@ type Conn struct {
 	pongTimer *time.Timer
 	pongArmed bool
 	wfx       writerFaults
-	defl      *deflater // nil without permessage-deflate
+	defl      *deflate.Compressor // nil without permessage-deflate
 
 	pingsSent, pongsRecv, ctlMsgs atomic.Int64
 

@@ -255,8 +255,12 @@ func TestDeflateIncoming(t *testing.T) {
 			}
 			_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 			for {
-				f, err := ws.ReadFrame(src)
-				if err != nil {
+				h, err := ws.ReadHeader(src)
+				if err != nil || h.Length > 1<<20 {
+					t.Fatalf("read header: %v (%d bytes)", err, h.Length)
+				}
+				f := ws.Frame{Header: h, Payload: make([]byte, h.Length)}
+				if _, err := io.ReadFull(src, f.Payload); err != nil {
 					t.Fatal(err)
 				}
 				if f.Header.OpCode == ws.OpClose {

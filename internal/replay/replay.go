@@ -30,6 +30,7 @@ import (
 	"github.com/gobwas/ws"
 
 	"github.com/wssoak/wssoak/internal/binance"
+	"github.com/wssoak/wssoak/internal/deflate"
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
@@ -384,8 +385,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	defer s.wg.Done()
 
-	neg := &negotiator{cfg: s.cfg.Deflate()}
-	nc, rw, _, err := ws.HTTPUpgrader{Timeout: 10 * time.Second, Negotiate: neg.negotiate}.Upgrade(r, w)
+	neg := &deflate.Negotiator{Cfg: s.cfg.Deflate()}
+	nc, rw, _, err := ws.HTTPUpgrader{Timeout: 10 * time.Second, Negotiate: neg.Negotiate}.Upgrade(r, w)
 	if err != nil {
 		if nc != nil {
 			_ = nc.Close()
@@ -404,8 +405,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		combined:   combined,
 		nc:         nc,
 		wout:       &wireCounter{nc: nc},
-		pmd:        neg.accepted,
-		exts:       neg.extensions(),
+		pmd:        neg.Accepted(),
+		exts:       neg.Extensions(),
 		br:         rw.Reader,
 		out:        make(chan item, s.cfg.QueueSize),
 		ctl:        make(chan item, ctlQueue),
@@ -418,8 +419,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c.combinedNow.Store(combined)
 	c.bw = bufioWriter(c.wout)
-	if neg.accepted {
-		if c.defl, err = newDeflater(s.cfg.Deflate(), neg.resp); err != nil {
+	if neg.Accepted() {
+		if c.defl, err = deflate.NewCompressor(s.cfg.Deflate(), neg.Params()); err != nil {
 			s.log.Error("deflate", "err", err)
 			_ = nc.Close()
 			return
