@@ -220,23 +220,24 @@ func firehoseFlags(fs *flagSet) *firehoseArgs {
 
 // benchArgs are the flags of soak bench.
 type benchArgs struct {
-	profile, out, format, libs, scenarios, paths, rcvbuf, cpus, sweep *string
-	runs, n                                                           *int
+	profile, out, format, libs, scenarios, paths, rcvbuf, cpus, sweep, compression *string
+	runs, n                                                                        *int
 }
 
 func benchFlags(fs *flagSet) *benchArgs {
 	return &benchArgs{
-		profile:   fs.String("profile", "", "YAML profile `FILE` (default "+defaultBenchProfile+", or the built-in default when that file is absent)"),
-		out:       fs.String("out", "out", "make the bench directory in `DIR`"),
-		format:    fs.String("format", "table", "what to print: `FORMAT` table, or gobench (Go benchmark lines, for benchstat)"),
-		libs:      fs.String("libs", "", "comma-separated `LIBS`, overrides the profile"),
-		scenarios: fs.String("scenarios", "", "comma-separated firehose scenarios `LIST`: aggTrade, kline, depth20, depth, tickerArr, mix"),
-		paths:     fs.String("paths", "", "comma-separated client paths `LIST`: bare, full, decode"),
-		runs:      fs.Int("runs", 5, "`N` counted rounds (after one warm-up round)"),
-		n:         fs.Int("n", 0, "`N` messages per connection (default: the profile's bytes_per_run of each scenario's messages)"),
-		rcvbuf:    fs.String("rcvbuf", "", "SO_RCVBUF of the clients' sockets, a `SIZE` such as 128KiB (default: the kernel's autotuning)"),
-		cpus:      fs.String("cpus", "", "pin the firehose and the clients to CPU `LISTS` SERVER:CLIENT, such as 0:1 or 0-1:2-3"),
-		sweep:     fs.String("sweep", "", "a message-size sweep instead of the scenarios: depth diffs of payload sizes in log steps over the `RANGE` LO..HI, such as 9KB..900KB (paths default to bare)"),
+		profile:     fs.String("profile", "", "YAML profile `FILE` (default "+defaultBenchProfile+", or the built-in default when that file is absent)"),
+		out:         fs.String("out", "out", "make the bench directory in `DIR`"),
+		format:      fs.String("format", "table", "what to print: `FORMAT` table, or gobench (Go benchmark lines, for benchstat)"),
+		libs:        fs.String("libs", "", "comma-separated `LIBS`, overrides the profile"),
+		scenarios:   fs.String("scenarios", "", "comma-separated firehose scenarios `LIST`: aggTrade, kline, depth20, depth, tickerArr, mix"),
+		paths:       fs.String("paths", "", "comma-separated client paths `LIST`: bare, full, decode"),
+		runs:        fs.Int("runs", 5, "`N` counted rounds (after one warm-up round)"),
+		n:           fs.Int("n", 0, "`N` messages per connection (default: the profile's bytes_per_run of each scenario's messages)"),
+		rcvbuf:      fs.String("rcvbuf", "", "SO_RCVBUF of the clients' sockets, a `SIZE` such as 128KiB (default: the kernel's autotuning)"),
+		cpus:        fs.String("cpus", "", "pin the firehose and the clients to CPU `LISTS` SERVER:CLIENT, such as 0:1 or 0-1:2-3"),
+		compression: fs.String("compression", "", "comma-separated permessage-deflate settings `LIST`, each scenario run under each: off, on, no_context_takeover (default off)"),
+		sweep:       fs.String("sweep", "", "a message-size sweep instead of the scenarios: depth diffs of payload sizes in log steps over the `RANGE` LO..HI, such as 9KB..900KB (paths default to bare)"),
 	}
 }
 

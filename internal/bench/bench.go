@@ -19,19 +19,23 @@ import (
 
 // Config is one soak bench.
 type Config struct {
-	Exe          string   `json:"-"` // the soak binary: run as "benchserver" and "benchclient"
-	Scenarios    []string // firehose scenario names
-	Libs         []string // transport names
-	Paths        []string // of LibPaths
-	Runs         int      // counted rounds; one warm-up round more
-	N            int      // messages per run; 0: BytesPerRun of each scenario's payloads
-	BytesPerRun  int64    // payload bytes per run when N is 0
-	Seed         uint64
-	RcvBuf       int
-	ServerCPUs   []int // nil: not pinned
-	ClientCPUs   []int
-	Runtime      wire.Runtime
-	Progress     io.Writer `json:"-"` // a line per run; nil: none
+	Exe         string   `json:"-"` // the soak binary: run as "benchserver" and "benchclient"
+	Scenarios   []string // firehose scenario names
+	Libs        []string // transport names
+	Paths       []string // of LibPaths
+	Runs        int      // counted rounds; one warm-up round more
+	N           int      // messages per run; 0: BytesPerRun of each scenario's payloads
+	BytesPerRun int64    // payload bytes per run when N is 0
+	Seed        uint64
+	RcvBuf      int
+	ServerCPUs  []int // nil: not pinned
+	ClientCPUs  []int
+	Runtime     wire.Runtime
+	// Compression is the permessage-deflate settings each scenario runs
+	// under, one row each (Labels); nil: off only.
+	Compression  []wire.Compression `json:",omitempty"`
+	Deflate      wire.Deflate       // how the firehose compresses (window, level)
+	Progress     io.Writer          `json:"-"` // a line per run; nil: none
 	ChildTimeout time.Duration
 }
 
@@ -67,16 +71,19 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		rs, err := runScenario(ctx, cfg, sc)
-		all = append(all, rs...)
-		if err != nil {
-			return all, fmt.Errorf("scenario %s: %w", name, err)
+		for _, mode := range cfg.compressions() {
+			rs, err := runScenario(ctx, cfg, sc, mode)
+			all = append(all, rs...)
+			if err != nil {
+				return all, fmt.Errorf("scenario %s: %w", Label(name, mode), err)
+			}
 		}
 	}
 	return all, nil
 }
 
-func runScenario(ctx context.Context, cfg Config, sc firehose.Scenario) ([]Result, error) {
+func runScenario(ctx context.Context, cfg Config, sc firehose.Scenario, mode wire.Compression) ([]Result, error) {
+	label := Label(sc.Name, mode)
 	srv := exec.CommandContext(ctx, cfg.Exe, "benchserver")
 	stdin, err := srv.StdinPipe()
 	if err != nil {
@@ -102,7 +109,12 @@ func runScenario(ctx context.Context, cfg Config, sc firehose.Scenario) ([]Resul
 			<-done
 		}
 	}()
-	spec, _ := json.Marshal(ServerSpec{Scenario: sc.Name, N: cfg.MessagesFor(sc), Seed: cfg.Seed})
+	zs := cfg.Deflate
+	zs.Compression = wire.CompressionOff
+	if mode.Enabled() {
+		zs.Compression = wire.CompressionOn // the firehose takes either mode as the library offers it
+	}
+	spec, _ := json.Marshal(ServerSpec{Scenario: sc.Name, N: cfg.MessagesFor(sc), Seed: cfg.Seed, Deflate: zs})
 	if _, err := fmt.Fprintf(stdin, "%s\n", spec); err != nil {
 		return nil, fmt.Errorf("firehose process: %w", err)
 	}
@@ -123,18 +135,23 @@ func runScenario(ctx context.Context, cfg Config, sc firehose.Scenario) ([]Resul
 				jobs = append(jobs, job{lib, p})
 			}
 		}
-		jobs = append(jobs, job{RawLib, PathRaw}, job{RawLib, PathCeiling})
+		if !mode.Enabled() { // the library-free rows read plain frames: once, under off
+			jobs = append(jobs, job{RawLib, PathRaw}, job{RawLib, PathCeiling})
+		}
 		for _, j := range jobs {
 			if err := ctx.Err(); err != nil {
 				return out, err
 			}
 			cs := ClientSpec{URL: info.URL, StatsURL: info.StatsURL, Lib: j.lib, Path: j.path, Streams: info.Streams,
 				RcvBuf: cfg.RcvBuf, Runtime: cfg.Runtime}
+			if j.lib != RawLib {
+				cs.Compression = mode
+			}
 			if j.path == PathCeiling {
 				cs.SkipBytes = info.WireBytes + 4 // the close frame 1000: a 2-byte header, a 2-byte code
 			}
 			r := runChild(ctx, cfg, cs)
-			r.Scenario, r.Round = sc.Name, round
+			r.Scenario, r.Round = label, round
 			check(ctx, &r, info)
 			out = append(out, r)
 			if cfg.Progress != nil {
@@ -147,7 +164,7 @@ func runScenario(ctx context.Context, cfg Config, sc firehose.Scenario) ([]Resul
 					warm = " (warm-up)"
 				}
 				fmt.Fprintf(cfg.Progress, "round %d%s %s %s/%s: %d msgs in %.3f s, %.0f msgs/s, %.3f CPU µs/msg; %s\n",
-					round, warm, sc.Name, r.Lib, r.Path, r.Messages, float64(r.WallNS)/1e9, r.MsgsPerSec(), r.CPUPerMsg(), state)
+					round, warm, label, r.Lib, r.Path, r.Messages, float64(r.WallNS)/1e9, r.MsgsPerSec(), r.CPUPerMsg(), state)
 			}
 		}
 	}
@@ -205,6 +222,8 @@ func check(ctx context.Context, r *Result, info ServerInfo) {
 			r.Invalid = fmt.Sprintf("firehose sent %d of %d messages", c.Messages, info.N)
 		case r.Lost != 0 || r.Dup != 0:
 			r.Invalid = fmt.Sprintf("sequence accounting: %d lost, %d duplicates", r.Lost, r.Dup)
+		case r.Lib != RawLib && r.WireBytes != c.WireBytes+firehose.CloseFrameSize:
+			r.Invalid = fmt.Sprintf("read %d frame bytes; firehose wrote %d + %d of close", r.WireBytes, c.WireBytes, firehose.CloseFrameSize)
 		}
 	}
 	r.Valid = r.Invalid == ""

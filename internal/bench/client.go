@@ -95,11 +95,14 @@ func runClient(ctx context.Context, spec ClientSpec, res *Result) error {
 	default:
 		return fmt.Errorf("unknown path %q", spec.Path)
 	}
-	conn, err := tr.Dial(dctx, transport.DialConfig{URL: spec.URL, NetDial: netDial, HandshakeTimeout: dialTimeout})
+	conn, err := tr.Dial(dctx, transport.DialConfig{URL: spec.URL, NetDial: netDial, HandshakeTimeout: dialTimeout,
+		Compression: spec.Compression})
 	if err != nil {
 		return fmt.Errorf("dial: %w", err)
 	}
 	defer conn.Abort()
+	res.Extensions = conn.Extensions()
+	wireN := transport.WireBytesOf(nc)
 	if rp != nil {
 		rp.SetClock(transport.ReadClockOf(nc))
 	}
@@ -116,6 +119,9 @@ func runClient(ctx context.Context, spec ClientSpec, res *Result) error {
 		return err
 	}
 	res.record(m0, m1)
+	if wireN != nil {
+		res.WireBytes = wireN.Load()
+	}
 	switch {
 	case rp != nil:
 		c := rp.Counts()

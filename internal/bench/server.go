@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/wssoak/wssoak/internal/firehose"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // ServerSpec is what a firehose process is asked to serve (a JSON line on its stdin).
@@ -14,6 +15,8 @@ type ServerSpec struct {
 	Scenario string `json:"scenario"`
 	N        int    `json:"n"`
 	Seed     uint64 `json:"seed"`
+	// Deflate is the permessage-deflate the firehose accepts.
+	Deflate wire.Deflate `json:"deflate"`
 }
 
 // ServerInfo is the firehose process's first line on stdout.
@@ -43,7 +46,7 @@ func Serve(in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv, err := firehose.New(firehose.Config{Scenario: sc, N: spec.N, Seed: spec.Seed})
+	srv, err := firehose.New(firehose.Config{Scenario: sc, N: spec.N, Seed: spec.Seed, Deflate: spec.Deflate})
 	if err != nil {
 		return fmt.Errorf("firehose: %w", err)
 	}

@@ -34,6 +34,8 @@ type ClientSpec struct {
 	RcvBuf    int          `json:"rcvbuf,omitempty"`
 	Runtime   wire.Runtime `json:"runtime"`
 	SkipBytes int64        `json:"skip_bytes,omitempty"` // PathCeiling: the bytes to read, close frame included
+	// Compression is the permessage-deflate the library asks for, as far as it can.
+	Compression wire.Compression `json:"compression"`
 }
 
 // Result is what one client process measured over its timed part: from the
@@ -59,6 +61,11 @@ type Result struct {
 	RcvBuf       int          `json:"rcvbuf_effective,omitempty"`
 	Runtime      wire.Runtime `json:"runtime"`
 	Err          string       `json:"err,omitempty"`
+	// WireBytes is the WebSocket frame bytes read after the handshake (the
+	// close frame included), compressed as they came; Extensions what the
+	// server answered to the compression asked for.
+	WireBytes  int64  `json:"wire_bytes,omitempty"`
+	Extensions string `json:"extensions,omitempty"`
 	// Filled in by the parent from the firehose's stats of the connection.
 	SentMessages int64  `json:"sent_messages"`
 	SentPayload  int64  `json:"sent_payload_bytes"`

@@ -44,10 +44,12 @@ func Significant(a, b []float64) (bool, float64) {
 // Cell is the counted runs of one scenario × path × library.
 type Cell struct {
 	Scenario, Path, Lib string
-	Rate, CPU           Stat // msgs/s, CPU µs/msg
-	Reads, ReadBytes    Stat // reads/msg, bytes/read
-	RSS, Allocs         Stat // peak RSS KiB, allocs/msg
-	MBps                Stat // payload MB/s (10^6 bytes)
+	Rate, CPU           Stat   // msgs/s, CPU µs/msg
+	Reads, ReadBytes    Stat   // reads/msg, bytes/read
+	RSS, Allocs         Stat   // peak RSS KiB, allocs/msg
+	MBps                Stat   // payload MB/s (10^6 bytes)
+	Wire, Payload       Stat   // frame bytes read per message, payload bytes per message
+	Extensions          string // what the library negotiated (the last counted run's answer)
 	Invalid             int
 	rates, cpus         []float64
 }
@@ -62,7 +64,7 @@ func key(sc, path, lib string) string { return sc + "/" + path + "/" + lib }
 
 // Summarize groups the counted rounds' results (round ≥ 1) by cell.
 func Summarize(cfg Config, rs []Result) *Table {
-	t := &Table{Scenarios: cfg.Scenarios, Paths: cfg.Paths, Libs: cfg.Libs, Cells: map[string]*Cell{}}
+	t := &Table{Scenarios: cfg.Labels(), Paths: cfg.Paths, Libs: cfg.Libs, Cells: map[string]*Cell{}}
 	vals := map[string]map[string][]float64{}
 	for _, r := range rs {
 		if r.Round < 1 {
@@ -87,6 +89,11 @@ func Summarize(cfg Config, rs []Result) *Table {
 		v["rss"] = append(v["rss"], float64(r.MaxRSSKiB))
 		v["allocs"] = append(v["allocs"], r.AllocsPerMsg())
 		v["mbps"] = append(v["mbps"], r.MBPerSec())
+		if r.WireBytes > 0 {
+			v["wire"] = append(v["wire"], r.WirePerMsg())
+			v["payload"] = append(v["payload"], float64(r.PayloadBytes)/float64(max(r.Messages, 1)))
+		}
+		c.Extensions = r.Extensions
 	}
 	for k, c := range t.Cells {
 		v := vals[k]
@@ -95,6 +102,7 @@ func Summarize(cfg Config, rs []Result) *Table {
 		c.Reads, c.ReadBytes = summarize(v["reads"]), summarize(v["rb"])
 		c.RSS, c.Allocs = summarize(v["rss"]), summarize(v["allocs"])
 		c.MBps = summarize(v["mbps"])
+		c.Wire, c.Payload = summarize(v["wire"]), summarize(v["payload"])
 		c.Rate.Invalid = c.Invalid
 	}
 	return t
@@ -220,6 +228,7 @@ func (t *Table) Print(w io.Writer, header []string) {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	_ = tw.Flush()
+	t.printWire(w)
 	fmt.Fprintln(w, "\nwhy (medians): reads/msg, bytes/read, peak RSS, allocs/msg:")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "scenario\tpath\t%s\t%s\n", strings.Join(t.Libs, "\t"), RawLib)
