@@ -22,6 +22,35 @@ var Catalogue = []*Measure{
 			}
 			return Cell{fmt.Sprintf("%s / %s", count(float64(c.msgsMax)), size(float64(c.bytesMax))), float64(c.msgsMax)}
 		}},
+	{ID: "wire_bytes", Title: "Wire bytes / ratio", Unit: "bytes", Better: Lower,
+		Value: func(c *column) Cell { // frame bytes read ÷ payload bytes: under 1 when deflate pays
+			if !c.hasWorker || c.wireMax == 0 {
+				return notMeasured()
+			}
+			ratio := "-"
+			if c.bytesMax > 0 {
+				ratio = fmt.Sprintf("%.2f", float64(c.wireMax)/float64(c.bytesMax))
+			}
+			return Cell{fmt.Sprintf("%s / %s", size(float64(c.wireMax)), ratio), float64(c.wireMax)}
+		}},
+	{ID: "negotiated", Title: "Negotiated", Unit: "connections", Better: NoRank,
+		Value: func(c *column) Cell { // connections by the extensions the server answered
+			if len(c.negotiated) == 0 {
+				return notMeasured()
+			}
+			var parts []string
+			deflated := 0
+			for _, ext := range slices.Sorted(maps.Keys(c.negotiated)) {
+				name := ext
+				if name == "" {
+					name = "none"
+				} else {
+					deflated += c.negotiated[ext]
+				}
+				parts = append(parts, fmt.Sprintf("%s ×%d", name, c.negotiated[ext]))
+			}
+			return Cell{strings.Join(parts, "; "), float64(deflated)}
+		}},
 	{ID: "msg_rate", Title: "Avg / peak msgs/s", Unit: "msgs/s", Better: Higher, Prom: "soak_messages_per_second",
 		Value: func(c *column) Cell { // the average over the window's one-second counts
 			if c.rate == 0 {

@@ -48,8 +48,8 @@ func TestCatalogueComplete(t *testing.T) {
 			t.Errorf("ByTitle(%q) = %v", m.Title, ByTitle(m.Title))
 		}
 	}
-	if n := len(Table()); n != 19 {
-		t.Errorf("%d rows in the end table, want 19", n)
+	if n := len(Table()); n != 21 {
+		t.Errorf("%d rows in the end table, want 21", n)
 	}
 }
 
@@ -83,6 +83,8 @@ func TestThresholdsMapToMeasures(t *testing.T) {
 func TestByTitleOfStoredRows(t *testing.T) {
 	for name, want := range map[string]string{
 		"Messages / data":                    "messages",
+		"Wire bytes / ratio":                 "wire_bytes",
+		"Negotiated":                         "negotiated",
 		"Reconnects (arr / markets / depth)": "reconnects",
 		"Reconnects":                         "reconnects",
 		"Reconnect duration (median / max)":  "reconnect_duration",
