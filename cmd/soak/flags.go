@@ -201,20 +201,21 @@ func serveFlags(fs *flagSet) *serveArgs {
 
 // firehoseArgs are the flags of soak firehose.
 type firehoseArgs struct {
-	addr, scenario *string
-	addrPublic     *bool
-	n, conns       *int
-	seed           *int64
+	addr, scenario, compression *string
+	addrPublic                  *bool
+	n, conns                    *int
+	seed                        *int64
 }
 
 func firehoseFlags(fs *flagSet) *firehoseArgs {
 	return &firehoseArgs{
-		addr:       fs.String("addr", "127.0.0.1:0", "listen on `HOST:PORT` (loopback, port 0: a free one; see -addr-public)"),
-		addrPublic: fs.Bool("addr-public", false, "allow -addr on an address other than loopback (the firehose has no authentication)"),
-		scenario:   fs.String("scenario", "aggTrade", "the scenario `NAME`: aggTrade, kline, depth20, depth, tickerArr or mix"),
-		n:          fs.Int("n", 0, "`N` messages per connection (default: about 40 MB of the scenario's messages, 200,000 aggTrade)"),
-		conns:      fs.Int("conns", 1, "serve `N` connections, then exit (at most 10000)"),
-		seed:       fs.Int64("seed", 1, "random seed `N` of the generated values"),
+		addr:        fs.String("addr", "127.0.0.1:0", "listen on `HOST:PORT` (loopback, port 0: a free one; see -addr-public)"),
+		addrPublic:  fs.Bool("addr-public", false, "allow -addr on an address other than loopback (the firehose has no authentication)"),
+		scenario:    fs.String("scenario", "aggTrade", "the scenario `NAME`: aggTrade, kline, depth20, depth, tickerArr or mix"),
+		n:           fs.Int("n", 0, "`N` messages per connection (default: about 40 MB of the scenario's messages, 200,000 aggTrade)"),
+		conns:       fs.Int("conns", 1, "serve `N` connections, then exit (at most 10000)"),
+		seed:        fs.Int64("seed", 1, "random seed `N` of the generated values"),
+		compression: fs.String("compression", "off", "permessage-deflate `MODE` the firehose accepts: off, on (either mode, as the client offers) or no_context_takeover (imposed)"),
 	}
 }
 

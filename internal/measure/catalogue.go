@@ -41,13 +41,10 @@ var Catalogue = []*Measure{
 			var parts []string
 			deflated := 0
 			for _, ext := range slices.Sorted(maps.Keys(c.negotiated)) {
-				name := ext
-				if name == "" {
-					name = "none"
-				} else {
+				if ext != "" {
 					deflated += c.negotiated[ext]
 				}
-				parts = append(parts, fmt.Sprintf("%s ×%d", name, c.negotiated[ext]))
+				parts = append(parts, fmt.Sprintf("%s ×%d", extensionsName(ext), c.negotiated[ext]))
 			}
 			return Cell{strings.Join(parts, "; "), float64(deflated)}
 		}},
@@ -306,4 +303,26 @@ func p99(xs []float64) float64 {
 	}
 	s := slices.Sorted(slices.Values(xs))
 	return s[int(math.Ceil(0.99*float64(len(s))))-1]
+}
+
+// extensionsName is a Sec-WebSocket-Extensions answer in a few words:
+// "none", "deflate", "deflate no-takeover", with the server's window when bounded.
+func extensionsName(ext string) string {
+	if ext == "" {
+		return "none"
+	}
+	if !strings.Contains(ext, "permessage-deflate") {
+		return ext
+	}
+	name := "deflate"
+	if strings.Contains(ext, "server_no_context_takeover") {
+		name += " no-takeover"
+	}
+	if _, bits, ok := strings.Cut(ext, "server_max_window_bits="); ok {
+		if i := strings.IndexAny(bits, ";, "); i >= 0 {
+			bits = bits[:i]
+		}
+		name += " window " + bits
+	}
+	return name
 }

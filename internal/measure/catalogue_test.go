@@ -154,3 +154,18 @@ func TestBenchCatalogue(t *testing.T) {
 		t.Errorf("a run without messages: CPU µs/msg %v, want 0", got)
 	}
 }
+
+func TestExtensionsName(t *testing.T) {
+	for in, want := range map[string]string{
+		"": "none",
+		"permessage-deflate;client_no_context_takeover":                                  "deflate",
+		"permessage-deflate;server_no_context_takeover;client_no_context_takeover":       "deflate no-takeover",
+		"permessage-deflate;client_no_context_takeover;server_max_window_bits=10":        "deflate window 10",
+		"permessage-deflate; server_no_context_takeover; server_max_window_bits=12; x=1": "deflate no-takeover window 12",
+		"x-webkit-deflate-frame": "x-webkit-deflate-frame",
+	} {
+		if got := extensionsName(in); got != want {
+			t.Errorf("extensionsName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
