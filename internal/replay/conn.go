@@ -93,6 +93,8 @@ type Conn struct {
 	wout   *wireCounter // beneath bw: the frame bytes written
 	pmd    bool         // permessage-deflate negotiated
 	exts   string       // the Sec-WebSocket-Extensions answer ("" if none)
+	// wireAtClose is wout's count when the client's close frame was read; -1 before.
+	wireAtClose atomic.Int64
 
 	out        chan item
 	ctl        chan item
@@ -557,6 +559,7 @@ func (c *Conn) readLoop() {
 			ws.Cipher(p, h.Mask, 0)
 		}
 		if h.OpCode == ws.OpClose {
+			c.wireAtClose.CompareAndSwap(-1, c.wout.n.Load())
 			code, reason := ws.ParseCloseFrameData(p)
 			if len(p) < 2 {
 				code = 1005
@@ -818,15 +821,19 @@ func (c *Conn) stats() ConnStats {
 	defer c.mu.Unlock()
 	cs := ConnStats{
 		ID: c.id, Tag: c.tag, Remote: c.remote, Path: c.path, Opened: c.opened, Closed: c.closed,
-		Streams:       make(map[string]StreamStats, len(c.streams)),
-		PingsSent:     c.pingsSent.Load(),
-		PongsReceived: c.pongsRecv.Load(),
-		ControlMsgs:   c.ctlMsgs.Load(),
-		WireBytes:     c.wout.n.Load(),
-		Extensions:    c.exts,
+		Streams:           make(map[string]StreamStats, len(c.streams)),
+		PingsSent:         c.pingsSent.Load(),
+		PongsReceived:     c.pongsRecv.Load(),
+		ControlMsgs:       c.ctlMsgs.Load(),
+		WireBytes:         c.wout.n.Load(),
+		WireBytesReadable: c.wout.n.Load(),
+		Extensions:        c.exts,
 	}
 	if !c.closed.IsZero() {
 		cs.CloseCode, cs.CloseReason, cs.ClosedBy = c.closeCode, c.closeReason, c.closedBy
+		if n := c.wireAtClose.Load(); n >= 0 && c.closedBy == "client" {
+			cs.WireBytesReadable = n
+		}
 	}
 	for name, st := range c.streams {
 		cs.Streams[name] = StreamStats{Sent: st.sent.Load(), Bytes: st.bytes.Load(), FirstSeq: st.first.Load(), LastSeq: st.last.Load()}

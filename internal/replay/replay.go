@@ -68,7 +68,11 @@ type ConnStats struct {
 	PongsReceived int64                  `json:"pongsReceived"` // pongs echoing an outstanding ping
 	ControlMsgs   int64                  `json:"controlMsgs"`   // incoming ping, pong and data messages
 	WireBytes     int64                  `json:"wireBytes"`     // WebSocket frame bytes written after the upgrade (headers and payloads, control frames included; TLS not counted)
-	Extensions    string                 `json:"extensions"`    // the Sec-WebSocket-Extensions answer ("" if none)
+	// WireBytesReadable is what the client could read of WireBytes: all of
+	// it, or, when the client closed first, what was written before its
+	// close frame came (after sending it a client reads nothing more).
+	WireBytesReadable int64  `json:"wireBytesReadable"`
+	Extensions        string `json:"extensions"` // the Sec-WebSocket-Extensions answer ("" if none)
 }
 
 // StreamStats counts the messages of one stream written to one connection's socket.
@@ -418,6 +422,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		streams:    make(map[string]*streamStat),
 	}
 	c.combinedNow.Store(combined)
+	c.wireAtClose.Store(-1)
 	c.bw = bufioWriter(c.wout)
 	if neg.Accepted() {
 		if c.defl, err = deflate.NewCompressor(s.cfg.Deflate(), neg.Params()); err != nil {

@@ -348,6 +348,43 @@ func (s *DB) ServerCounts() ([]ServerCount, error) {
 	})
 }
 
+// ServerWire is what the replay server wrote on one connection.
+type ServerWire struct {
+	Tag        string
+	WireBytes  int64 // frame bytes written after the upgrade
+	Readable   int64 // of those, what the client could read (all, or before its close frame came)
+	Extensions string
+}
+
+// SaveServerWire stores the rows, replacing those with the same tag.
+func (s *DB) SaveServerWire(ws []ServerWire) error {
+	return s.tx("save server wire", func(tx *sql.Tx) error {
+		for _, w := range ws {
+			if _, err := tx.Exec(`INSERT OR REPLACE INTO server_wire (tag, wire_bytes, readable, extensions) VALUES (?, ?, ?, ?)`,
+				w.Tag, w.WireBytes, w.Readable, w.Extensions); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ServerWire returns the rows ordered by tag (none in a database before schemaWire).
+func (s *DB) ServerWire() ([]ServerWire, error) {
+	if s.readOnly && s.version < wireVersion {
+		return nil, nil
+	}
+	rows, err := s.db.Query(`SELECT tag, wire_bytes, readable, extensions FROM server_wire ORDER BY tag`)
+	if err != nil {
+		return nil, fmt.Errorf("read server wire: %w", err)
+	}
+	return collect(rows, "read server wire", func(rows *sql.Rows) (ServerWire, error) {
+		var w ServerWire
+		err := rows.Scan(&w.Tag, &w.WireBytes, &w.Readable, &w.Extensions)
+		return w, err
+	})
+}
+
 // SummaryRow is one cell of the summary table: a metric for a library ("" =
 // the run), its text as shown and its number (NaN if none), Ord the row order.
 // ID is the measure's catalogue id (empty in a table stored before ids were).

@@ -249,10 +249,21 @@ CREATE TABLE bench_results (
 var benchVersion = slices.Index(migrations, schemaBench) + 1
 
 // schemaWire: per worker second, the WebSocket frame bytes read (compressed
-// as they came) beside the payload bytes; NULL before it.
+// as they came) beside the payload bytes, NULL before it; per slot the total
+// read over its connections (0 before it); per replay connection what the
+// server wrote.
 const schemaWire = `
 ALTER TABLE samples ADD COLUMN wire_bytes INTEGER;
 ALTER TABLE samples ADD COLUMN wire_bytes_total INTEGER;
+ALTER TABLE slot_dials ADD COLUMN wire_bytes INTEGER NOT NULL DEFAULT 0;
+
+-- The replay server's frame bytes per connection (tag lib/slot/attempt).
+CREATE TABLE server_wire (
+	tag        TEXT PRIMARY KEY,
+	wire_bytes INTEGER NOT NULL, -- written after the upgrade, close frames included
+	readable   INTEGER NOT NULL, -- of those, what the client could read: all, or those before its close frame came
+	extensions TEXT NOT NULL     -- the Sec-WebSocket-Extensions answer
+) WITHOUT ROWID;
 `
 
 // wireVersion is the first version with samples.wire_bytes (by position).

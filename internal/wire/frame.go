@@ -109,6 +109,7 @@ type SlotStat struct {
 	DialFails    int64            `json:"dial_fails"`
 	Statuses     map[string]int64 `json:"statuses,omitempty"` // failKey (handshake status, "accept") → failed dials
 	Unrepairable bool             `json:"unrepairable,omitempty"`
+	WireBytes    int64            `json:"wire_bytes,omitempty"` // frame bytes read on all the slot's connections
 }
 
 // Event is something that happened to a connection slot.

@@ -376,7 +376,8 @@ func (w *Worker) checkStall(sb *sub, now time.Time) {
 func (w *Worker) slotStats() []wire.SlotStat {
 	out := make([]wire.SlotStat, 0, len(w.slots))
 	for _, s := range w.slots {
-		st := wire.SlotStat{Slot: s.Slot.ID, Group: s.Slot.Group, Dials: s.dials, DialFails: s.dialFails, Unrepairable: s.unrepairable}
+		st := wire.SlotStat{Slot: s.Slot.ID, Group: s.Slot.Group, Dials: s.dials, DialFails: s.dialFails, Unrepairable: s.unrepairable,
+			WireBytes: s.wireBytes()}
 		for key, n := range s.statuses {
 			if st.Statuses == nil {
 				st.Statuses = map[string]int64{}
