@@ -326,6 +326,29 @@ func TestBenchCompression(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
 		}
 	}
+	// The stored results keep the frame bytes: the bench page draws them.
+	dir := benchDir(t, out)
+	if o, e, err := runSoak(t, "report", dir); err != nil {
+		t.Fatalf("soak report: %v\n%s%s", err, o, e)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil || !strings.Contains(string(page), `soak.draw("wire"`) {
+		t.Errorf("the bench page has no wire bytes chart (%v)", err)
+	}
+	db, err := store.OpenReadOnly(filepath.Join(dir, "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.BenchResults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range rows {
+		if r := rec.Results[i]; w.WireBytes != r.WireBytes || w.Extensions != r.Extensions {
+			t.Errorf("soak.db result %d: %d frame bytes %q, results.json %d %q", i, w.WireBytes, w.Extensions, r.WireBytes, r.Extensions)
+		}
+	}
 }
 
 // TestBenchProfiles reads profiles/bench*.yaml: each is valid, and bench.yaml

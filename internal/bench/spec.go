@@ -76,7 +76,7 @@ type Result struct {
 // measured is the result as the bench measures (internal/measure) read it.
 func (r Result) measured() measure.BenchRun {
 	return measure.BenchRun{Messages: r.Messages, PayloadBytes: r.PayloadBytes, WallNS: r.WallNS, UserNS: r.UserNS,
-		SysNS: r.SysNS, Syscr: r.Syscr, Rchar: r.Rchar, MaxRSSKiB: r.MaxRSSKiB, Mallocs: r.Mallocs}
+		SysNS: r.SysNS, Syscr: r.Syscr, Rchar: r.Rchar, MaxRSSKiB: r.MaxRSSKiB, Mallocs: r.Mallocs, WireBytes: r.WireBytes}
 }
 
 // Value is the result's value of the bench measure id (measure.Bench).
@@ -106,7 +106,7 @@ func (r Result) Row() store.BenchResult {
 		Valid: r.Valid, Reason: r.Invalid, Err: r.Err, Msgs: r.Messages, Bytes: r.PayloadBytes,
 		SentMsgs: r.SentMessages, SentBytes: r.SentPayload, WallNS: r.WallNS, UserNS: r.UserNS, SysNS: r.SysNS,
 		Syscr: r.Syscr, Rchar: r.Rchar, MaxRSSKiB: r.MaxRSSKiB, Mallocs: r.Mallocs, Lost: r.Lost, Dup: r.Dup,
-		RcvBuf: r.RcvBuf, Runtime: r.Runtime.String()}
+		RcvBuf: r.RcvBuf, Runtime: r.Runtime.String(), WireBytes: r.WireBytes, Extensions: r.Extensions}
 }
 
 // FromRow is a result read back from the store (the runtime settings as
@@ -116,5 +116,5 @@ func FromRow(w store.BenchResult) Result {
 		Valid: w.Valid, Invalid: w.Reason, Err: w.Err, Messages: w.Msgs, PayloadBytes: w.Bytes,
 		SentMessages: w.SentMsgs, SentPayload: w.SentBytes, WallNS: w.WallNS, UserNS: w.UserNS, SysNS: w.SysNS,
 		Syscr: w.Syscr, Rchar: w.Rchar, MaxRSSKiB: w.MaxRSSKiB, Mallocs: w.Mallocs, Lost: w.Lost, Dup: w.Dup,
-		RcvBuf: w.RcvBuf}
+		RcvBuf: w.RcvBuf, WireBytes: w.WireBytes, Extensions: w.Extensions}
 }

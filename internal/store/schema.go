@@ -256,6 +256,8 @@ const schemaWire = `
 ALTER TABLE samples ADD COLUMN wire_bytes INTEGER;
 ALTER TABLE samples ADD COLUMN wire_bytes_total INTEGER;
 ALTER TABLE slot_dials ADD COLUMN wire_bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE bench_results ADD COLUMN wire_bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE bench_results ADD COLUMN extensions TEXT NOT NULL DEFAULT '';
 
 -- The replay server's frame bytes per connection (tag lib/slot/attempt).
 CREATE TABLE server_wire (
