@@ -207,6 +207,9 @@ func benchWire(d *benchData) *charts.Bar {
 			}
 			bars = append(bars, opts.BarData{Name: fmt.Sprintf("%s %s: %s", lib, sc, fnum(v)), Value: round4(v)})
 		}
+		if !slices.ContainsFunc(bars, func(x opts.BarData) bool { return x.Value != "-" }) {
+			continue // the raw reader: frame bytes not counted
+		}
 		color := palette[li%len(palette)]
 		b.AddSeries(lib, bars, charts.WithSeriesOpts(func(s *charts.SingleSeries) {
 			s.Color, s.BarGap, s.BarCategoryGap = color, barGap, barCategoryGap
