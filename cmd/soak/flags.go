@@ -215,7 +215,7 @@ func firehoseFlags(fs *flagSet) *firehoseArgs {
 		n:           fs.Int("n", 0, "`N` messages per connection (default: about 40 MB of the scenario's messages, 200,000 aggTrade)"),
 		conns:       fs.Int("conns", 1, "serve `N` connections, then exit (at most 10000)"),
 		seed:        fs.Int64("seed", 1, "random seed `N` of the generated values"),
-		compression: fs.String("compression", "off", "permessage-deflate `MODE` the firehose accepts: off, on (either mode, as the client offers) or no_context_takeover (imposed)"),
+		compression: fs.String("compression", "off", "the permessage-deflate `COMPRESSION` the firehose accepts: off, on (either mode, as the client offers) or no_context_takeover (imposed)"),
 	}
 }
 
@@ -237,7 +237,7 @@ func benchFlags(fs *flagSet) *benchArgs {
 		n:           fs.Int("n", 0, "`N` messages per connection (default: the profile's bytes_per_run of each scenario's messages)"),
 		rcvbuf:      fs.String("rcvbuf", "", "SO_RCVBUF of the clients' sockets, a `SIZE` such as 128KiB (default: the kernel's autotuning)"),
 		cpus:        fs.String("cpus", "", "pin the firehose and the clients to CPU `LISTS` SERVER:CLIENT, such as 0:1 or 0-1:2-3"),
-		compression: fs.String("compression", "", "comma-separated permessage-deflate settings `LIST`, each scenario run under each: off, on, no_context_takeover (default off)"),
+		compression: fs.String("compression", "", "permessage-deflate `COMPRESSION` settings, comma-separated, each scenario run under each: off, on, no_context_takeover (default off)"),
 		sweep:       fs.String("sweep", "", "a message-size sweep instead of the scenarios: depth diffs of payload sizes in log steps over the `RANGE` LO..HI, such as 9KB..900KB (paths default to bare)"),
 	}
 }

@@ -50,6 +50,7 @@ var meanings = map[string]struct{ arg, meaning string }{
 	"rcvbuf":         {"SIZE", "the clients' SO_RCVBUF"},
 	"cpus":           {"LISTS", "the CPUs the firehose and the clients are pinned to"},
 	"sweep":          {"RANGE", "the payload sizes of soak bench's message-size sweep, LO..HI"},
+	"compression":    {"COMPRESSION", "permessage-deflate: off, on or no_context_takeover (soak bench: a comma-separated list, each scenario run under each)"},
 }
 
 // flagUse is a flag as one subcommand declares it.
