@@ -307,7 +307,10 @@ func TestBenchBadInput(t *testing.T) {
 		{"sweep and scenarios", []string{"-sweep", "9KB..900KB", "-scenarios", "depth"}, "-sweep"},
 		{"unknown encoding", []string{"-encodings", "json,protobuf"}, "-encodings"},
 		{"encoding twice", []string{"-encodings", "msgpack,json,msgpack"}, "-encodings"},
-		{"sweep and encodings", []string{"-sweep", "9KB..900KB", "-encodings", "msgpack"}, "-encodings"},
+		{"sweep and encodings", []string{"-sweep", "9KB..900KB", "-encodings", "msgpack"}, "-sweep"},
+		{"compression unknown", []string{"-compression", "off,zstd"}, "-compression"},
+		{"compression twice", []string{"-compression", "on,on"}, "-compression"},
+		{"sweep and compression", []string{"-sweep", "9KB..900KB", "-compression", "on"}, "-sweep"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -326,6 +329,77 @@ func TestBenchBadInput(t *testing.T) {
 				t.Errorf("exit code %d, stderr %q: want 2 and one line", code, errb.String())
 			}
 		})
+	}
+}
+
+// TestBenchCompression: each scenario runs under each compression setting,
+// every library's run passes the truth check (messages, payload and frame
+// bytes equal the firehose's), and the table gives the wire bytes per
+// message, smaller with deflate, and what was negotiated.
+func TestBenchCompression(t *testing.T) {
+	out := t.TempDir()
+	stdout, stderr, err := runSoak(t, "bench", "-scenarios", "depth20", "-libs", "gorilla,gws", "-paths", "bare", "-runs", "1",
+		"-n", "500", "-compression", "off,on", "-out", out)
+	if err != nil {
+		t.Fatalf("soak bench: %v\n%s", err, stderr)
+	}
+	if strings.Contains(stdout, "INVALID") {
+		t.Fatalf("an invalid run:\n%s", stdout)
+	}
+	b, err := os.ReadFile(filepath.Join(benchDir(t, out), "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct{ Results []bench.Result }
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	wire := map[string]int64{}
+	for _, r := range rec.Results {
+		if r.Lib == bench.RawLib {
+			continue
+		}
+		if !r.Valid || r.WireBytes == 0 {
+			t.Errorf("%s %s round %d: valid %v (%s), %d frame bytes", r.Scenario, r.Lib, r.Round, r.Valid, r.Invalid, r.WireBytes)
+		}
+		if deflated := r.Scenario == "depth20+deflate"; deflated != strings.Contains(r.Extensions, "permessage-deflate") {
+			t.Errorf("%s %s negotiated %q", r.Scenario, r.Lib, r.Extensions)
+		}
+		wire[r.Scenario+"/"+r.Lib] = r.WireBytes
+	}
+	for _, lib := range []string{"gorilla", "gws"} {
+		if plain, z := wire["depth20/"+lib], wire["depth20+deflate/"+lib]; z == 0 || z*2 > plain {
+			t.Errorf("%s: %d frame bytes with deflate, %d without", lib, z, plain)
+		}
+	}
+	for _, want := range []string{"depth20+deflate ", "wire bytes per message", "negotiated (the server's Sec-WebSocket-Extensions answer)",
+		"depth20+deflate gorilla: permessage-deflate;server_no_context_takeover"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+	// The stored results keep the frame bytes: the bench page draws them.
+	dir := benchDir(t, out)
+	if o, e, err := runSoak(t, "report", dir); err != nil {
+		t.Fatalf("soak report: %v\n%s%s", err, o, e)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil || !strings.Contains(string(page), `soak.draw("wire"`) {
+		t.Errorf("the bench page has no wire bytes chart (%v)", err)
+	}
+	db, err := store.OpenReadOnly(filepath.Join(dir, "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.BenchResults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range rows {
+		if r := rec.Results[i]; w.WireBytes != r.WireBytes || w.Extensions != r.Extensions {
+			t.Errorf("soak.db result %d: %d frame bytes %q, results.json %d %q", i, w.WireBytes, w.Extensions, r.WireBytes, r.Extensions)
+		}
 	}
 }
 

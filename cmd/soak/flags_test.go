@@ -51,6 +51,7 @@ var meanings = map[string]struct{ arg, meaning string }{
 	"cpus":           {"LISTS", "the CPUs the firehose and the clients are pinned to"},
 	"sweep":          {"RANGE", "the payload sizes of soak bench's message-size sweep, LO..HI"},
 	"encodings":      {"LIST", "the encodings to bench, comma-separated"},
+	"compression":    {"COMPRESSION", "permessage-deflate: off, on or no_context_takeover (soak bench: a comma-separated list, each scenario run under each)"},
 }
 
 // flagUse is a flag as one subcommand declares it.
