@@ -170,9 +170,13 @@ func benchBar(d *benchData, sc string, m *measure.Measure) *charts.Bar {
 }
 
 // compressed reports whether the bench ran scenarios with permessage-deflate
-// (soak bench -compression): the page then has the wire bytes chart.
+// (soak bench -compression) or in several encodings (-encodings: rows
+// scenario-json, scenario-msgpack, …): the page then has the wire bytes chart.
 func (d *benchData) compressed() bool {
-	return slices.ContainsFunc(d.Scenarios, func(sc string) bool { return strings.Contains(sc, "+deflate") })
+	return slices.ContainsFunc(d.Scenarios, func(row string) bool {
+		sc, _, deflated := strings.Cut(row, "+deflate")
+		return deflated || strings.HasSuffix(sc, "-json") || strings.HasSuffix(sc, "-msgpack") || strings.HasSuffix(sc, "-packed")
+	})
 }
 
 // benchWire is the wire bytes chart: the scenarios (each under each
@@ -379,8 +383,8 @@ func renderBench(db *store.DB, w io.Writer, now time.Time) error {
 		}
 		c := benchChart{ID: id, Option: o}
 		if id == "wire" {
-			c.Title, c.Note = "Wire bytes per message, with and without permessage-deflate",
-				"median frame bytes a message the client read, on its first path; +deflate: context takeover asked, +deflate_nct: no_context_takeover"
+			c.Title, c.Note = "Wire bytes per message, by encoding and permessage-deflate",
+				"median frame bytes a message the client read, on its first path; -msgpack, -packed: the encoding; +deflate: context takeover asked, +deflate_nct: no_context_takeover"
 		} else if id == "sweep" {
 			m := measure.BenchByID("bench_mb_rate")
 			c.Title, c.Note = "Message-size sweep: "+m.Title+" by payload size ("+d.Sweep+")", "median over the counted runs, a line a library and path"

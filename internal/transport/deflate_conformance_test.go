@@ -58,6 +58,7 @@ var deflateScenarios = []scenario{
 	{"negotiated", testNegotiated},
 	{"control-reply", testControlReply},
 	{"wire-bytes-equal-server", testWireBytes},
+	{"subprotocol-and-deflate", testSubprotocolDeflate},
 }
 
 var rawDeflateScenarios = []scenario{
@@ -76,6 +77,30 @@ func testNegotiated(t *testing.T, tr transport.Transport, e *env) {
 	asked := transport.Capability(tr.Name(), e.compression)
 	if got := strings.Contains(ext, "server_no_context_takeover"); got != (asked == wire.CompressionNoContextTakeover) {
 		t.Fatalf("Extensions() = %q, asked for %s", ext, asked)
+	}
+}
+
+// testSubprotocolDeflate: a subprotocol and permessage-deflate asked in one
+// handshake are both answered, and the connection reads what is then sent.
+func testSubprotocolDeflate(t *testing.T, tr transport.Transport, e *env) {
+	const proto = "soak.msgpack.v1"
+	s := open(t, tr, e, transport.DialConfig{Subprotocols: []string{proto}})
+	if ext := s.conn.Extensions(); !strings.Contains(ext, "permessage-deflate") {
+		t.Fatalf("Extensions() = %q: deflate not negotiated beside the subprotocol", ext)
+	}
+	server := ""
+	if n, ok := s.srv.(interface{ Subprotocol() string }); ok {
+		server = n.Subprotocol()
+	}
+	if got := transport.SubprotocolOf(s.conn); got != proto || server != proto {
+		t.Fatalf("subprotocol: client %q, server %q; want %q", got, server, proto)
+	}
+	mustOK(t, s.srv.SendText(payload(20_000, 3)))
+	s.rec.waitFor(t, "the message", func(r *recorder) bool { return len(r.msgs) >= 1 })
+	s.rec.mu.Lock()
+	defer s.rec.mu.Unlock()
+	if !bytes.Equal(s.rec.msgs[0], payload(20_000, 3)) {
+		t.Fatalf("message of %d bytes differs from the %d sent", len(s.rec.msgs[0]), 20_000)
 	}
 }
 

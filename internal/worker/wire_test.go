@@ -16,7 +16,8 @@ import (
 // frame bytes a worker counts for a connection equal what the replay server
 // wrote to it (the server closes it, so the client reads its last frame), the
 // connected event names what was negotiated, and the per-second frames carry
-// the total.
+// the total. Under compression on the worker asks for msgpack too: the
+// detail is then the extensions answer, "; ", the subprotocol.
 func TestWireBytesEqualServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives real connections")
@@ -41,6 +42,9 @@ func TestWireBytesEqualServer(t *testing.T) {
 					BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond, HandshakeTimeout: 2 * time.Second,
 					ReadLimit: 1 << 20, StallFactor: 10, StallMin: 3 * time.Second, StallRealTime: time.Minute, UnrepairableDial: 20, SubsEvery: 10,
 					Compression: mode, Slots: []wire.Slot{{ID: 0, Group: "g", Subscribe: "url", Streams: []string{"btcusdt@trade"}}}}
+				if mode == wire.CompressionOn {
+					plan.Encoding = "msgpack" // the trades below are sent as text: read as JSON all the same
+				}
 				var (
 					mu        sync.Mutex
 					events    []wire.Event
@@ -108,6 +112,9 @@ func TestWireBytesEqualServer(t *testing.T) {
 				negotiated := strings.Contains(connected, "permessage-deflate")
 				if negotiated != mode.Enabled() {
 					t.Fatalf("connected with %q, compression %s", connected, mode)
+				}
+				if sp := strings.HasSuffix(connected, "; subprotocol soak.msgpack.v1 "); sp != (plan.Encoding == "msgpack") {
+					t.Fatalf("connected with %q, encoding %q: want the extensions answer, then \"; subprotocol soak.msgpack.v1\"", connected, plan.Encoding)
 				}
 				if err := waitFor(5*time.Second, "a second's total", func() bool {
 					mu.Lock()
