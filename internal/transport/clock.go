@@ -61,10 +61,11 @@ func ReadClockOf(conn net.Conn) *ReadClock {
 	return nil
 }
 
-// stampConn is a net.Conn whose reads stamp its ReadClock.
+// stampConn is a net.Conn whose reads stamp its ReadClock and count its wire bytes.
 type stampConn struct {
 	net.Conn
 	clock ReadClock
+	wire  wireCount
 }
 
 func (c *stampConn) Read(p []byte) (int, error) {
@@ -74,6 +75,7 @@ func (c *stampConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 {
 		c.clock.Stamp(time.Now())
+		c.wire.add(p[:n])
 	}
 	return n, err
 }

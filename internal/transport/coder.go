@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 const coderModule = "github.com/coder/websocket"
@@ -54,9 +56,10 @@ func (Coder) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 	// A rejected upgrade leaves its connection idle in tr; nothing else will use it.
 	defer tr.CloseIdleConnections()
 	ws, resp, err := websocket.Dial(ctx, cfg.URL, &websocket.DialOptions{
-		HTTPClient:   &http.Client{Transport: tr},
-		HTTPHeader:   cfg.Header,
-		Subprotocols: cfg.Subprotocols,
+		HTTPClient:      &http.Client{Transport: tr},
+		HTTPHeader:      cfg.Header,
+		CompressionMode: coderCompression(cfg.Compression),
+		Subprotocols:    cfg.Subprotocols,
 		OnPingReceived: func(_ context.Context, p []byte) bool {
 			if h := c.handler(); h != nil {
 				h.OnPing(p)
@@ -79,15 +82,31 @@ func (Coder) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 		}
 		return nil, fmt.Errorf("coder dial: %w", err)
 	}
+	// The library's limit counts inflated bytes, compressed or not.
 	ws.SetReadLimit(readLimit(cfg.ReadLimit, -1))
 	c.ws = ws
+	c.exts = responseExtensions(resp)
 	return c, nil
 }
 
+// coderCompression maps the setting to the library's mode (it does both).
+func coderCompression(c wire.Compression) websocket.CompressionMode {
+	switch c {
+	case wire.CompressionOn:
+		return websocket.CompressionContextTakeover
+	case wire.CompressionNoContextTakeover:
+		return websocket.CompressionNoContextTakeover
+	}
+	return websocket.CompressionDisabled
+}
+
+func (c *coderConn) Extensions() string { return c.exts }
+
 type coderConn struct {
-	ws *websocket.Conn
-	cs closeState
-	rg runGuard
+	ws   *websocket.Conn
+	cs   closeState
+	rg   runGuard
+	exts string // the server's Sec-WebSocket-Extensions answer
 
 	life    context.Context // cancelled when the connection is shut: ends pending pings
 	endLife context.CancelFunc
@@ -134,7 +153,7 @@ func (c *coderConn) Run(h Handler) error {
 		if err != nil {
 			return c.readError(err)
 		}
-		n, err := readMessage(r, &buf)
+		n, err := readMessage(r, &buf, 0)
 		if err != nil {
 			return c.readError(err)
 		}
