@@ -142,8 +142,9 @@ func testCorruptDeflate(t *testing.T, tr transport.Transport, e *env) {
 	}
 	mustOK(t, e.raw.SendRawTo(s.tag, rsv1Frame(true, opText, []byte{0xff, 0xfe, 0xfd, 0x00, 0x13, 0x37})))
 	err := s.runErr(t)
-	if !strings.Contains(err.Error(), "flate: corrupt input") {
-		t.Fatalf("Run returned %v, want the inflation's cause", err)
+	var fce flate.CorruptInputError
+	if !errors.As(err, &fce) {
+		t.Fatalf("Run returned %v, want the inflation's cause (flate.CorruptInputError) in its chain", err)
 	}
 	// The client's close: 1007 from the adapters that read the stream
 	// themselves, 1011 from gws (any failed inflation); coder closes the TCP
