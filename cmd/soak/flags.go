@@ -213,22 +213,23 @@ func runFlags(fs *flagSet) *runArgs {
 
 // serveArgs are the flags of soak serve.
 type serveArgs struct {
-	addr, profile, cert, key *string
-	addrPublic, child        *bool
-	seed                     *int64
-	speed                    *float64
+	addr, profile, cert, key, compression *string
+	addrPublic, child                     *bool
+	seed                                  *int64
+	speed                                 *float64
 }
 
 func serveFlags(fs *flagSet) *serveArgs {
 	return &serveArgs{
-		addr:       fs.String("addr", "127.0.0.1:9443", "listen on `HOST:PORT` (loopback; see -addr-public)"),
-		addrPublic: fs.Bool("addr-public", false, "allow -addr on an address other than loopback (the replay server has no authentication)"),
-		profile:    fs.String("profile", "", "profile `FILE` whose replay section configures the server (default: built-in)"),
-		seed:       fs.Int64("seed", 0, "random seed `N` of the generated streams (default: the profile's)"),
-		speed:      fs.Float64("speed", 0, "rate `FACTOR` (default: the profile's)"),
-		cert:       fs.String("cert", "", "PEM certificate (chain) `FILE`: serve wss:// (with -key)"),
-		key:        fs.String("key", "", "PEM private key `FILE` of -cert"),
-		child:      fs.Bool("child", false, "run as the child of 'soak run' (internal)"),
+		addr:        fs.String("addr", "127.0.0.1:9443", "listen on `HOST:PORT` (loopback; see -addr-public)"),
+		addrPublic:  fs.Bool("addr-public", false, "allow -addr on an address other than loopback (the replay server has no authentication)"),
+		profile:     fs.String("profile", "", "profile `FILE` whose replay section configures the server (default: built-in)"),
+		compression: fs.String("compression", "", "the permessage-deflate `COMPRESSION` the server accepts: off, on (either mode, as the client offers) or no_context_takeover (imposed); default: the profile's compression"),
+		seed:        fs.Int64("seed", 0, "random seed `N` of the generated streams (default: the profile's)"),
+		speed:       fs.Float64("speed", 0, "rate `FACTOR` (default: the profile's)"),
+		cert:        fs.String("cert", "", "PEM certificate (chain) `FILE`: serve wss:// (with -key)"),
+		key:         fs.String("key", "", "PEM private key `FILE` of -cert"),
+		child:       fs.Bool("child", false, "run as the child of 'soak run' (internal)"),
 	}
 }
 

@@ -66,6 +66,7 @@ type stampConn struct {
 	net.Conn
 	clock ReadClock
 	wire  wireCount
+	above atomic.Bool // the wire bytes are counted above TLS (countAbove)
 }
 
 func (c *stampConn) Read(p []byte) (int, error) {
@@ -75,7 +76,9 @@ func (c *stampConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 {
 		c.clock.Stamp(time.Now())
-		c.wire.add(p[:n])
+		if !c.above.Load() {
+			c.wire.add(p[:n])
+		}
 	}
 	return n, err
 }

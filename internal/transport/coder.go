@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -53,6 +54,14 @@ func (Coder) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 	if cfg.TLS != nil {
 		tr.TLSClientConfig = cfg.TLS.Clone()
 	}
+	// wss: TLS done here (HTTP/1.1, as the upgrade needs), so that the frame
+	// bytes are counted above it.
+	tlsCfg := &tls.Config{NextProtos: []string{"http/1.1"}}
+	if cfg.TLS != nil {
+		tlsCfg = cfg.TLS.Clone()
+		tlsCfg.NextProtos = []string{"http/1.1"}
+	}
+	tr.DialTLSContext = tlsDial(tr.DialContext, tlsCfg)
 	// A rejected upgrade leaves its connection idle in tr; nothing else will use it.
 	defer tr.CloseIdleConnections()
 	ws, resp, err := websocket.Dial(ctx, cfg.URL, &websocket.DialOptions{

@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/wssoak/wssoak/internal/cert"
 	"github.com/wssoak/wssoak/internal/replay"
 	"github.com/wssoak/wssoak/internal/transport"
 	"github.com/wssoak/wssoak/internal/wire"
@@ -167,8 +170,9 @@ func testCorruptDeflate(t *testing.T, tr transport.Transport, e *env) {
 	}
 	mustOK(t, e.raw.SendRawTo(s.tag, rsv1Frame(true, opText, []byte{0xff, 0xfe, 0xfd, 0x00, 0x13, 0x37})))
 	err := s.runErr(t)
-	if !strings.Contains(err.Error(), "flate: corrupt input") {
-		t.Fatalf("Run returned %v, want the inflation's cause", err)
+	var fce flate.CorruptInputError
+	if !errors.As(err, &fce) {
+		t.Fatalf("Run returned %v, want the inflation's cause (flate.CorruptInputError) in its chain", err)
 	}
 	// The client's close: 1007 from the adapters that read the stream
 	// themselves, 1011 from gws (any failed inflation); coder closes the TCP
@@ -271,5 +275,42 @@ func TestDeflateBombRSS(t *testing.T) {
 	t.Logf("child peak RSS %d MB over %d bomb runs", peak>>20, 2*len(compressionModes)*len(transport.All()))
 	if peak > 100<<20 {
 		t.Fatalf("peak RSS %d MB: a bomb was inflated beyond the read limit", peak>>20)
+	}
+}
+
+// TestWireBytesTLS: over wss every adapter counts the frame bytes above TLS:
+// what it read equals what the replay server wrote (which counts above TLS
+// too), with and without deflate, and TLS records are not in it.
+func TestWireBytesTLS(t *testing.T) {
+	ca, err := cert.New(time.Hour, "127.0.0.1")
+	mustOK(t, err)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	mustOK(t, os.WriteFile(caFile, ca.CAPEM, 0o600))
+	trusted, err := transport.TLSConfig([]string{caFile}, "")
+	mustOK(t, err)
+	for _, tr := range transport.All() {
+		for _, mode := range []wire.Compression{wire.CompressionOff, wire.CompressionOn} {
+			t.Run(tr.Name()+"/"+mode.String(), func(t *testing.T) {
+				cfg := replay.Config{TLS: ca.ServerTLS()}
+				cfg.Compression = wire.CompressionOn
+				e := replayEnvWith(t, cfg)
+				if !strings.HasPrefix(e.url, "wss://") {
+					t.Fatalf("server URL %s", e.url)
+				}
+				e.compression = mode
+				s := open(t, tr, e, transport.DialConfig{TLS: trusted})
+				for i := range 50 {
+					mustOK(t, s.srv.SendText(fmt.Appendf(nil, `{"e":"trade","t":%d,"p":"60000.1"}`, i)))
+				}
+				mustOK(t, s.srv.SendText(payload(100_000, 1)))
+				s.rec.waitFor(t, "51 messages", func(r *recorder) bool { return len(r.msgs) >= 51 })
+				mustOK(t, s.srv.Close(1000, "bye"))
+				wantClose(t, s.runErr(t), 1000, "bye")
+				<-s.srv.Done()
+				if client, server := s.wire.Load(), e.wireBytes(s.tag); client != server {
+					t.Fatalf("client read %d frame bytes, server wrote %d", client, server)
+				}
+			})
+		}
 	}
 }

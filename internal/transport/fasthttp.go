@@ -37,6 +37,8 @@ func (Fasthttp) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 	if cfg.TLS != nil {
 		d.TLSClientConfig = cfg.TLS.Clone()
 	}
+	// wss: TLS done here, so that the frame bytes are counted above it.
+	d.NetDialTLSContext = tlsDial(d.NetDialContext, cfg.TLS)
 	ws, resp, err := d.DialContext(ctx, cfg.URL, cfg.Header)
 	if !guard.release() {
 		if err == nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -50,6 +51,13 @@ func (Gobwas) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 	}
 	if cfg.TLS != nil {
 		d.TLSConfig = cfg.TLS.Clone()
+	}
+	// wss: the frame bytes counted above TLS.
+	d.WrapConn = func(c net.Conn) net.Conn {
+		if tc, ok := c.(*tls.Conn); ok {
+			return countAbove(tc, tc.NetConn())
+		}
+		return c
 	}
 	if len(cfg.Header) > 0 {
 		d.Header = ws.HandshakeHeaderHTTP(cfg.Header)

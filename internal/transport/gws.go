@@ -72,7 +72,7 @@ func (Gws) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 			_ = conn.Close()
 			return nil, fmt.Errorf("gws dial: tls: %w", err)
 		}
-		conn = tlsConn
+		conn = countAbove(tlsConn, conn) // the frame bytes counted above TLS
 	}
 	timeout := cfg.HandshakeTimeout
 	if dl, ok := ctx.Deadline(); ok {
