@@ -22,7 +22,7 @@ var Catalogue = []*Measure{
 			}
 			return Cell{fmt.Sprintf("%s / %s", count(float64(c.msgsMax)), size(float64(c.bytesMax))), float64(c.msgsMax)}
 		}},
-	{ID: "wire_bytes", Title: "Wire bytes / ratio", Unit: "bytes", Better: Lower,
+	{ID: "wire_bytes", Title: "Wire bytes / ratio", Unit: "bytes", Better: Lower, Prom: "soak_wire_bytes_total",
 		Value: func(c *column) Cell { // frame bytes read ÷ payload bytes: under 1 when deflate pays
 			if !c.hasWorker || c.wireMax == 0 {
 				return notMeasured()
