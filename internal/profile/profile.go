@@ -74,6 +74,8 @@ type Profile struct {
 	TLS              TLS         `yaml:"tls"`                                // trust for wss targets and https proxies
 	Report           Report      `yaml:"report"`                             // the HTML report written during and after the run
 	WorkerRuntime    Runtime     `yaml:"worker_runtime"`                     // the Go runtime of every worker alike
+	Side             string      `yaml:"side" soak:"kind=side"`              // "client" (default): the libraries as clients; "server": as chat servers (side.go)
+	Chat             ChatLoad    `yaml:"chat"`                               // the chat load of a side: server run
 
 	// Warnings are problems that do not stop the run, as "<path>:<line>: <text>":
 	// e.g. a stream Binance retired, which will be reported as stalled.
@@ -246,6 +248,8 @@ func Default() *Profile {
 		Encoding:         "json",
 		Replay:           wire.DefaultReplay(),
 		Report:           Report{Every: Duration(5 * time.Minute)},
+		Side:             SideClient,
+		Chat:             ChatLoad{N: 16, Rate: 200, Queue: 4096},
 	}
 	p.Replay.Symbols = append([]string(nil), p.Symbols...)
 	return p
