@@ -52,6 +52,9 @@ type SoakConfig struct {
 	// RcvBuf is every client's SO_RCVBUF (fixed, so a client that stops
 	// reading fills its socket soon); 0: 64 KiB.
 	RcvBuf int `json:"rcvbuf,omitempty"`
+	// Hold keeps every room's clients connected after its end record until
+	// ctx ends (the controller samples the servers' last second first).
+	Hold bool `json:"hold,omitempty"`
 	// Timeout bounds a tick's deliveries, a dial, the server's noticing a
 	// reset; 0: 30 s.
 	Timeout time.Duration `json:"timeout,omitempty"`
@@ -90,22 +93,25 @@ type SoakRecord struct {
 	Fault  string    `json:"fault,omitempty"`
 	Count  int       `json:"count,omitempty"`
 	Detail string    `json:"detail,omitempty"`
+	DurMs  float64   `json:"dur_ms,omitempty"` // reconnect: from the reset to every client back
 	// end
 	End *SoakResult `json:"end,omitempty"`
 }
 
 // SoakResult is a room's account at the end.
 type SoakResult struct {
-	Sent           int64  `json:"sent"`
-	Deliveries     int64  `json:"deliveries"`      // read by the clients never made slow
-	SlowDeliveries int64  `json:"slow_deliveries"` // read by the slow clients before they stopped
-	Resets         int64  `json:"resets"`          // clients reset
-	Reconnects     int64  `json:"reconnects"`      // clients dialled again after a reset
-	SlowInjected   int64  `json:"slow_injected"`   // clients made slow
-	SlowDropped    int64  `json:"slow_dropped"`    // of those, dropped by the server (its count rose by exactly them, naming them)
-	Rejoins        int64  `json:"rejoins"`         // slots dialled again after their drop
-	Server         *Stats `json:"server,omitempty"`
-	Err            string `json:"err,omitempty"`
+	Sent           int64 `json:"sent"`
+	Deliveries     int64 `json:"deliveries"`      // read by the clients never made slow
+	SlowDeliveries int64 `json:"slow_deliveries"` // read by the slow clients before they stopped
+	Resets         int64 `json:"resets"`          // clients reset
+	Reconnects     int64 `json:"reconnects"`      // clients dialled again after a reset
+	SlowInjected   int64 `json:"slow_injected"`   // clients made slow
+	SlowDropped    int64 `json:"slow_dropped"`    // of those, dropped by the server (its count rose by exactly them, naming them)
+	Rejoins        int64 `json:"rejoins"`         // slots dialled again after their drop
+	// The broadcast latency over the window (send instant to receipt), µs.
+	LatCount, LatP50, LatP99, LatP999, LatMax int64
+	Server                                    *Stats `json:"server,omitempty"`
+	Err                                       string `json:"err,omitempty"`
 }
 
 // Truth says whether the clients' count equals the server's exactly, and
@@ -159,8 +165,9 @@ type soakLoad struct {
 	emit    func(SoakRecord)
 	start   time.Time
 	slots   []*soakSlot
-	lat     *metrics.Latency
-	read    atomic.Int64 // deliveries read, every session
+	lat     *metrics.Latency // the second's
+	total   *metrics.Latency // the window's
+	read    atomic.Int64     // deliveries read, every session
 	res     SoakResult
 	truth   int64 // deliveries of ended sessions never made slow
 	slow    []*soakSession
@@ -188,7 +195,7 @@ func RunSoak(ctx context.Context, cfg SoakConfig, emit func(SoakRecord)) {
 	var wg sync.WaitGroup
 	for i := range cfg.Rooms {
 		wg.Go(func() {
-			l := &soakLoad{cfg: cfg, room: &cfg.Rooms[i], emit: locked, start: time.Now(), lat: metrics.NewLatency()}
+			l := &soakLoad{cfg: cfg, room: &cfg.Rooms[i], emit: locked, start: time.Now(), lat: metrics.NewLatency(), total: metrics.NewLatency()}
 			rcv := cfg.RcvBuf
 			l.netDial = (&net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 				var serr error
@@ -197,6 +204,7 @@ func RunSoak(ctx context.Context, cfg SoakConfig, emit func(SoakRecord)) {
 				}
 				return serr
 			}}).DialContext
+			defer l.closeAll()
 			err := l.run(ctx)
 			if err != nil {
 				l.res.Err = err.Error()
@@ -204,6 +212,9 @@ func RunSoak(ctx context.Context, cfg SoakConfig, emit func(SoakRecord)) {
 			}
 			res := l.res
 			locked(SoakRecord{T: "end", Lib: l.room.Lib, End: &res})
+			if cfg.Hold {
+				<-ctx.Done()
+			}
 		})
 	}
 	wg.Wait()
@@ -217,7 +228,6 @@ func (l *soakLoad) run(ctx context.Context) error {
 	for i := range l.slots {
 		l.slots[i] = &soakSlot{idx: i, sendAt: make([]atomic.Int64, ring)}
 	}
-	defer l.closeAll()
 	for _, s := range l.slots {
 		if err := l.dial(ctx, s); err != nil {
 			return err
@@ -340,6 +350,8 @@ func (l *soakLoad) run(ctx context.Context) error {
 		}
 	}
 	l.res.Deliveries += l.truth
+	t := l.total.Snapshot()
+	l.res.LatCount, l.res.LatP50, l.res.LatP99, l.res.LatP999, l.res.LatMax = t.Count, t.P50, t.P99, t.P999, t.Max
 	return nil
 }
 
@@ -383,8 +395,10 @@ func sleepUntil(ctx context.Context, at time.Time) error {
 
 // second writes the clients' second sec.
 func (l *soakLoad) second(sec, read int64) {
-	snap := l.lat.Snapshot()
-	l.lat.Reset()
+	h := metrics.NewLatency()
+	h.Drain(l.lat)
+	snap := h.Snapshot()
+	l.total.Merge(h)
 	up := 0
 	for _, s := range l.slots {
 		if s.sess != nil {
@@ -440,6 +454,7 @@ func (l *soakLoad) inject(ctx context.Context, f SoakFault) error {
 			l.end(s, true)
 		}
 		l.res.Resets += int64(len(targets))
+		resetAt := time.Now()
 		// The server must have seen them leave before anything else is sent
 		// (else it may count a write to a connection already reset).
 		if err := l.awaitStats(ctx, func(st Stats) bool { return st.Left >= st0.Left+int64(len(targets)) }); err != nil {
@@ -455,7 +470,7 @@ func (l *soakLoad) inject(ctx context.Context, f SoakFault) error {
 			l.res.Reconnects++
 		}
 		l.emit(SoakRecord{T: "event", Lib: l.room.Lib, At: time.Now(), Kind: "reconnect", Count: len(targets),
-			Detail: fmt.Sprintf("%d clients reset and back: %v", len(targets), names)})
+			DurMs: float64(time.Since(resetAt).Microseconds()) / 1000, Detail: fmt.Sprintf("%d clients reset and back: %v", len(targets), names)})
 	case SoakSlowReader:
 		if len(l.slow) == 0 {
 			st0, err := FetchStats(ctx, l.room.Stats, 0)

@@ -120,7 +120,7 @@ func (c *controller) serverSide(ctx context.Context, runID string) (*Result, err
 		}
 		servers = append(servers, s)
 	}
-	cfg := chat.SoakConfig{N: p.Chat.N, Rate: p.Chat.Rate, Payload: int(p.Chat.Payload), Start: start, Duration: time.Duration(p.Duration)}
+	cfg := chat.SoakConfig{Hold: true, N: p.Chat.N, Rate: p.Chat.Rate, Payload: int(p.Chat.Payload), Start: start, Duration: time.Duration(p.Duration)}
 	for _, s := range servers {
 		cfg.Rooms = append(cfg.Rooms, chat.SoakRoom{Lib: s.lib, URL: s.url, Stats: s.stats})
 	}
@@ -150,6 +150,7 @@ func (c *controller) serverSide(ctx context.Context, runID string) (*Result, err
 		"start", start.Format(time.RFC3339), "duration", time.Duration(p.Duration))
 
 	runErr := c.serverLoop(ctx, servers, recs, end.Sub(start))
+	load.stop(5 * time.Second)
 	res := &Result{}
 	for _, s := range servers {
 		wr := WorkerResult{Lib: s.lib, SampledCPU: s.prev.CPUUser + s.prev.CPUSys}
@@ -182,8 +183,11 @@ func (c *controller) serverSide(ctx context.Context, runID string) (*Result, err
 			rec.RusageUser, rec.RusageSys = u, sy
 			res.Workers[i].RusageCPU = u + sy
 		}
-		if e := s.end; e != nil && e.Server != nil {
-			rec.MaxRSS = e.Server.MaxRSSKiB * 1024
+		if e := s.end; e != nil {
+			rec.LatCount, rec.LatP50, rec.LatP99, rec.LatP999, rec.LatMax = e.LatCount, e.LatP50, e.LatP99, e.LatP999, e.LatMax
+			if e.Server != nil {
+				rec.MaxRSS = e.Server.MaxRSSKiB * 1024
+			}
 		}
 		if werr := c.o.EndRetry.Do("record worker "+s.lib, func() error { return c.db.UpsertWorker(rec) }); werr != nil {
 			c.o.Log.Warn("record worker", "lib", s.lib, "err", werr)
@@ -255,7 +259,7 @@ func (c *controller) serverLoop(ctx context.Context, servers []*serverProc, recs
 	total := int64(window / time.Second)
 	ends := 0
 	var errs []error
-	for ends < len(servers) {
+	for ends < len(servers) || k <= total {
 		select {
 		case <-ctx.Done():
 			c.writeServerRows(servers, 1<<62)
@@ -314,7 +318,14 @@ func (c *controller) serverLoop(ctx context.Context, servers []*serverProc, recs
 				case "fault":
 					ev.Kind, ev.Fault = wire.EventFault, wire.FaultKind(r.Fault)
 				case "reconnect":
-					ev.Kind = wire.EventReconnect
+					// A disconnected event per client reset (as a client
+					// soak records a reset: abnormal closure), then the
+					// reconnect with the time they took to be back.
+					for range r.Count {
+						c.batch.Events = append(c.batch.Events, store.Event{Lib: s.lib, TS: ev.TS, Sec: ev.Sec, Kind: wire.EventDisconnected,
+							Slot: -1, Group: "chat", Code: 1006, Detail: "reset by the load client (fault)"})
+					}
+					ev.Kind, ev.DurMs, ev.Code = wire.EventReconnect, r.DurMs, r.Count
 				case "dropped":
 					ev.Kind = EventDropped
 				default:
