@@ -280,6 +280,12 @@ func (c *controller) serverLoop(ctx context.Context, servers []*serverProc, recs
 					c.batch.Host = append(c.batch.Host, store.HostSample{Sec: k, TS: now, Load1: hs.Load1, Load5: hs.Load5, Load15: hs.Load15,
 						CPUPct: hs.CPUPct, StealPct: hs.StealPct, IOWaitPct: hs.IOWaitPct, MemUsed: int64(hs.MemUsed), MemAvail: int64(hs.MemAvailable)})
 				}
+				if k%60 == 1 { // the clock's sync state, as a client soak records it
+					if cs, err := metrics.ReadClock(); err == nil {
+						c.batch.Clock = append(c.batch.Clock, store.ClockSample{Sec: k, TS: now, Synced: cs.Synced, State: cs.State,
+							Status: cs.Status, EstErrorUs: cs.EstErrorUs, MaxErrorUs: cs.MaxErrorUs})
+					}
+				}
 				if k%10 == 0 || k == total {
 					c.serverProgress(servers, k, total)
 				}
