@@ -29,7 +29,9 @@ import (
 // server's leave awaited through /_stats, then the clients dial again: a
 // reconnect each) and slow_reader (k clients stop reading and sending; when
 // the server has dropped them, as its Drops and Dropped names show, their
-// slots dial again, not counted as reconnects).
+// slots dial again, not counted as reconnects) and oversize (k clients each
+// send one message larger than the server reads: the server must close them,
+// as its Left shows, and broadcast nothing; they dial again, a reconnect each).
 
 // SoakTick is the load's pacing step.
 const SoakTick = 100 * time.Millisecond
@@ -38,6 +40,7 @@ const SoakTick = 100 * time.Millisecond
 const (
 	SoakReset      = "reset"
 	SoakSlowReader = "slow_reader"
+	SoakOversize   = "oversize"
 )
 
 // SoakConfig is the load of a server-side soak.
@@ -73,6 +76,7 @@ type SoakFault struct {
 	At    time.Duration `json:"at"`
 	Every time.Duration `json:"every,omitempty"`
 	N     int           `json:"n"`
+	Size  int           `json:"size,omitempty"` // oversize: the message's bytes
 }
 
 // SoakRecord is one line the load writes: a second, an event or a room's end.
@@ -94,6 +98,7 @@ type SoakRecord struct {
 	Count  int       `json:"count,omitempty"`
 	Detail string    `json:"detail,omitempty"`
 	DurMs  float64   `json:"dur_ms,omitempty"` // reconnect: from the reset to every client back
+	Codes  []int     `json:"codes,omitempty"`  // reconnect after an oversize message: the server's close code per client (reset: none)
 	// end
 	End *SoakResult `json:"end,omitempty"`
 }
@@ -104,7 +109,8 @@ type SoakResult struct {
 	Deliveries     int64 `json:"deliveries"`      // read by the clients never made slow
 	SlowDeliveries int64 `json:"slow_deliveries"` // read by the slow clients before they stopped
 	Resets         int64 `json:"resets"`          // clients reset
-	Reconnects     int64 `json:"reconnects"`      // clients dialled again after a reset
+	Reconnects     int64 `json:"reconnects"`      // clients dialled again after a reset or an oversize close
+	Oversize       int64 `json:"oversize"`        // clients that sent an oversize message (each closed by the server)
 	SlowInjected   int64 `json:"slow_injected"`   // clients made slow
 	SlowDropped    int64 `json:"slow_dropped"`    // of those, dropped by the server (its count rose by exactly them, naming them)
 	Rejoins        int64 `json:"rejoins"`         // slots dialled again after their drop
@@ -128,8 +134,8 @@ func (r *SoakResult) Truth() error {
 	if r.SlowDropped != r.SlowInjected || r.Server.Drops != r.SlowInjected {
 		errs = append(errs, fmt.Errorf("%d slow readers injected, %d seen dropped, the server dropped %d", r.SlowInjected, r.SlowDropped, r.Server.Drops))
 	}
-	if r.Reconnects != r.Resets {
-		errs = append(errs, fmt.Errorf("%d clients reset, %d reconnected", r.Resets, r.Reconnects))
+	if r.Reconnects != r.Resets+r.Oversize {
+		errs = append(errs, fmt.Errorf("%d clients reset, %d closed for an oversize message, %d reconnected", r.Resets, r.Oversize, r.Reconnects))
 	}
 	return errors.Join(errs...)
 }
@@ -155,6 +161,7 @@ type soakSession struct {
 	stop    chan struct{} // closed when the session is ended by the load
 	slow    atomic.Bool
 	ending  atomic.Bool // reset or closed by the load: a read error is expected
+	closing atomic.Bool // sent an oversize message: the server's close is expected
 	err     error
 }
 
@@ -471,6 +478,10 @@ func (l *soakLoad) inject(ctx context.Context, f SoakFault) error {
 		}
 		l.emit(SoakRecord{T: "event", Lib: l.room.Lib, At: time.Now(), Kind: "reconnect", Count: len(targets),
 			DurMs: float64(time.Since(resetAt).Microseconds()) / 1000, Detail: fmt.Sprintf("%d clients reset and back: %v", len(targets), names)})
+	case SoakOversize:
+		if err := l.oversize(ctx, f, targets, names); err != nil {
+			return err
+		}
 	case SoakSlowReader:
 		if len(l.slow) == 0 {
 			st0, err := FetchStats(ctx, l.room.Stats, 0)
@@ -487,6 +498,60 @@ func (l *soakLoad) inject(ctx context.Context, f SoakFault) error {
 	default:
 		return fmt.Errorf("unknown fault kind %q", f.Kind)
 	}
+	return nil
+}
+
+// oversize has each target send one message of f.Size bytes; the server must
+// close every one of them and broadcast none; they then dial again.
+func (l *soakLoad) oversize(ctx context.Context, f SoakFault, targets []*soakSlot, names []string) error {
+	st0, err := FetchStats(ctx, l.room.Stats, 0)
+	if err != nil {
+		return err
+	}
+	at := time.Now()
+	frame := rawws.AppendFrame(nil, rawws.OpText, true, make([]byte, f.Size), true)
+	for _, s := range targets {
+		s.sess.closing.Store(true)
+		// The server may close before it has read it all: a failed write is expected.
+		_ = s.sess.c.Conn.SetWriteDeadline(time.Now().Add(l.cfg.Timeout))
+		_, _ = s.sess.c.Conn.Write(frame)
+	}
+	t := time.NewTimer(l.cfg.Timeout)
+	defer t.Stop()
+	codes := make([]int, len(targets))
+	for i, s := range targets {
+		select {
+		case <-s.sess.done:
+			codes[i] = s.sess.c.Counts().CloseCode // 0: the connection ended without a close frame
+		case <-t.C:
+			return fmt.Errorf("oversize: client %s not closed by the server within %s", ClientName(s.idx), l.cfg.Timeout)
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	if err := l.awaitStats(ctx, func(st Stats) bool { return st.Left >= st0.Left+int64(len(targets)) }); err != nil {
+		return fmt.Errorf("oversize %v: the server did not see them leave: %w", names, err)
+	}
+	st1, err := FetchStats(ctx, l.room.Stats, 0)
+	if err != nil {
+		return err
+	}
+	if st1.Broadcasts != st0.Broadcasts {
+		return fmt.Errorf("oversize %v: the server broadcast %d messages while nothing but the oversize ones was sent", names, st1.Broadcasts-st0.Broadcasts)
+	}
+	l.res.Oversize += int64(len(targets))
+	for _, s := range targets {
+		l.end(s, false)
+		if err := l.dial(ctx, s); err != nil {
+			return err
+		}
+		if err := l.awaitReady(ctx, s.sess); err != nil {
+			return err
+		}
+		l.res.Reconnects++
+	}
+	l.emit(SoakRecord{T: "event", Lib: l.room.Lib, At: time.Now(), Kind: "reconnect", Count: len(targets), Codes: codes,
+		DurMs: float64(time.Since(at).Microseconds()) / 1000, Detail: fmt.Sprintf("%d clients closed by the server for a %d-byte message (close codes %v) and back: %v", len(targets), f.Size, codes, names)})
 	return nil
 }
 
@@ -679,7 +744,7 @@ func (l *soakLoad) readLoop(ss *soakSession) error {
 		}
 		m, err := ss.c.Next(true)
 		if err != nil {
-			if ss.ending.Load() || ss.slow.Load() {
+			if ss.ending.Load() || ss.slow.Load() || ss.closing.Load() {
 				return nil
 			}
 			return err

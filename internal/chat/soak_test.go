@@ -8,13 +8,16 @@ import (
 	"go.uber.org/goleak"
 )
 
-// TestRunSoak: the soak load on two servers in this process, with a slow
-// reader and a reset: the clients' deliveries equal the server's writes
-// exactly, the server dropped exactly the slow client, the reset one came
-// back, and a record for every second.
+// TestRunSoak: the soak load on the five servers in this process, with a
+// slow reader, a reset and an oversize message: the clients' deliveries equal the server's writes
+// exactly, the server dropped exactly the slow client, the reset ones and
+// the one the server closed for its oversize message came back (no
+// goroutine of the load left), and a record for every second.
 func TestRunSoak(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	libs := []string{"gorilla", "gws"}
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), // fasthttp's package-wide clock and worker pool stay
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"))
+	libs := Libs
 	var rooms []SoakRoom
 	for _, lib := range libs {
 		srv, err := New(Config{Lib: lib, N: 6, Queue: 64})
@@ -28,7 +31,8 @@ func TestRunSoak(t *testing.T) {
 		rooms = append(rooms, SoakRoom{Lib: lib, URL: srv.URL(), Stats: "http://" + srv.Addr() + StatsPath})
 	}
 	cfg := SoakConfig{Rooms: rooms, N: 6, Rate: 50, Payload: 64 << 10, Start: time.Now().Add(500 * time.Millisecond), Duration: 5 * time.Second,
-		Faults: []SoakFault{{Kind: SoakSlowReader, At: time.Second, N: 1}, {Kind: SoakReset, At: 3 * time.Second, N: 2}}}
+		Faults: []SoakFault{{Kind: SoakSlowReader, At: time.Second, N: 1}, {Kind: SoakReset, At: 3 * time.Second, N: 2},
+			{Kind: SoakOversize, At: 4 * time.Second, N: 1, Size: DefaultReadLimit + 1}}}
 	secs := map[string]int{}
 	ends := map[string]*SoakResult{}
 	events := map[string][]string{}
@@ -55,8 +59,8 @@ func TestRunSoak(t *testing.T) {
 		if err := res.Truth(); err != nil {
 			t.Errorf("%s: %v", lib, err)
 		}
-		if res.SlowInjected != 1 || res.Resets != 2 || res.Reconnects != 2 {
-			t.Errorf("%s: slow %d resets %d reconnects %d, want 1, 2, 2", lib, res.SlowInjected, res.Resets, res.Reconnects)
+		if res.SlowInjected != 1 || res.Resets != 2 || res.Oversize != 1 || res.Reconnects != 3 {
+			t.Errorf("%s: slow %d resets %d oversize %d reconnects %d, want 1, 2, 1, 3", lib, res.SlowInjected, res.Resets, res.Oversize, res.Reconnects)
 		}
 		if secs[lib] != 5 {
 			t.Errorf("%s: %d seconds recorded, want 5", lib, secs[lib])

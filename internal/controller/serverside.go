@@ -125,7 +125,7 @@ func (c *controller) serverSide(ctx context.Context, runID string) (*Result, err
 		cfg.Rooms = append(cfg.Rooms, chat.SoakRoom{Lib: s.lib, URL: s.url, Stats: s.stats})
 	}
 	for _, f := range p.ServerFaults() {
-		cfg.Faults = append(cfg.Faults, chat.SoakFault{Kind: f.Kind, At: f.At, Every: f.Every, N: f.N})
+		cfg.Faults = append(cfg.Faults, chat.SoakFault{Kind: f.Kind, At: f.At, Every: f.Every, N: f.N, Size: f.Size})
 	}
 	b, _ := json.Marshal(cfg)
 	load, err := startChild("load", c.o.Exe, []string{"chatsoak"}, b, filepath.Join(c.dir, "load.log"))
@@ -164,8 +164,8 @@ func (c *controller) serverSide(ctx context.Context, runID string) (*Result, err
 			if terr := s.end.Truth(); terr != nil {
 				ev.Code, ev.Detail = 1, terr.Error()
 			} else {
-				ev.Detail = fmt.Sprintf("exact: clients read %d deliveries, the server wrote %d (less %d to the %d clients it dropped, all slow); %d resets, %d reconnects",
-					s.end.Deliveries, s.end.Server.Deliveries, s.end.Server.DroppedDeliveries, s.end.Server.Drops, s.end.Resets, s.end.Reconnects)
+				ev.Detail = fmt.Sprintf("exact: clients read %d deliveries, the server wrote %d (less %d to the %d clients it dropped, all slow); %d resets and %d closed for oversize messages, %d reconnects",
+					s.end.Deliveries, s.end.Server.Deliveries, s.end.Server.DroppedDeliveries, s.end.Server.Drops, s.end.Resets, s.end.Oversize, s.end.Reconnects)
 			}
 		}
 		if ev.Code != 0 {
@@ -327,9 +327,13 @@ func (c *controller) serverLoop(ctx context.Context, servers []*serverProc, recs
 					// A disconnected event per client reset (as a client
 					// soak records a reset: abnormal closure), then the
 					// reconnect with the time they took to be back.
-					for range r.Count {
-						c.batch.Events = append(c.batch.Events, store.Event{Lib: s.lib, TS: ev.TS, Sec: ev.Sec, Kind: wire.EventDisconnected,
-							Slot: -1, Group: "chat", Code: 1006, Detail: "reset by the load client (fault)"})
+					for i := range r.Count {
+						d := store.Event{Lib: s.lib, TS: ev.TS, Sec: ev.Sec, Kind: wire.EventDisconnected, Slot: -1, Group: "chat",
+							Code: 1006, Detail: "reset by the load client (fault)"}
+						if i < len(r.Codes) { // closed by the server for an oversize message
+							d.Code, d.Detail = r.Codes[i], "closed by the server after an oversize message (fault)"
+						}
+						c.batch.Events = append(c.batch.Events, d)
 					}
 					ev.Kind, ev.DurMs, ev.Code = wire.EventReconnect, r.DurMs, r.Count
 				case "dropped":

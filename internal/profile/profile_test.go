@@ -457,6 +457,7 @@ var badProfiles = []struct{ name, yaml string }{
 	{"server fault kind", "side: server\nfaults:\n  - kind: zombie\n    at: 1s\n"},
 	{"server fault n past room", "side: server\nchat: {n: 4}\nfaults:\n  - kind: reset\n    at: 1s\n    n: 4\n"},
 	{"server fault streams", "side: server\nfaults:\n  - kind: slow_reader\n    at: 1s\n    streams: [btcusdt@trade]\n"},
+	{"server fault oversize small", "side: server\nfaults:\n  - kind: oversize\n    at: 1s\n    size: 1KiB\n"},
 	{"slow reader client side", "name: x\nfaults:\n  - kind: slow_reader\n    at: 1s\n"},
 }
 

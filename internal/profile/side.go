@@ -15,15 +15,23 @@ const (
 )
 
 // Fault kinds of a side: server run, injected by the load client: reset
-// (N clients' TCP connections reset at one instant, then redialled) and
-// slow_reader (N clients stop reading until the server drops them).
+// (N clients' TCP connections reset at one instant, then redialled),
+// slow_reader (N clients stop reading until the server drops them) and
+// oversize (N clients each send one message of Size bytes, more than the
+// server reads: it must close them and broadcast nothing of it).
 const (
 	ServerFaultReset      = "reset"
 	ServerFaultSlowReader = "slow_reader"
+	ServerFaultOversize   = "oversize"
 )
 
+// ChatReadLimit is the largest message a chat server reads (package chat's
+// DefaultReadLimit; the profile links no server); an oversize fault's
+// default size is one byte more.
+const ChatReadLimit = 1 << 20
+
 // ServerFaultKinds are the fault kinds a side: server run takes.
-var ServerFaultKinds = []string{ServerFaultReset, ServerFaultSlowReader}
+var ServerFaultKinds = []string{ServerFaultReset, ServerFaultSlowReader, ServerFaultOversize}
 
 // ChatLoad is the steady load of a side: server run: a room of N clients on
 // every library's chat server, the clients together sending Rate messages a
@@ -116,9 +124,13 @@ func (d *decoder) validateServerFaults(p *Profile, add func(*Error)) {
 			add(d.errf(at("n"), "fault %s n %d: at most chat.n-1 (%d) clients, one must stay in the room", f.Kind, f.N, p.Chat.N-1))
 			continue
 		}
+		if f.Kind == ServerFaultOversize && f.lines["size"] > 0 && (f.Size <= ChatReadLimit || f.Size > 64<<20) {
+			add(d.errf(at("size"), "fault oversize size %v: want more than the servers read (1MiB) and at most 64MiB", f.Size))
+			continue
+		}
 		for _, k := range []string{"streams", "code", "reason", "status", "retry_after", "size", "for", "delay"} {
-			if f.lines[k] > 0 {
-				add(d.errf(at(k), "fault %s takes no %s on side %q (only at, every, n)", f.Kind, k, SideServer))
+			if f.lines[k] > 0 && (k != "size" || f.Kind != ServerFaultOversize) {
+				add(d.errf(at(k), "fault %s takes no %s on side %q (only at, every, n%s)", f.Kind, k, SideServer, map[bool]string{true: ", size"}[f.Kind == ServerFaultOversize]))
 				break
 			}
 		}
@@ -131,13 +143,18 @@ type ServerFault struct {
 	At    time.Duration `json:"at"`
 	Every time.Duration `json:"every,omitempty"`
 	N     int           `json:"n"`
+	Size  int           `json:"size,omitempty"` // oversize: bytes of the message
 }
 
 // ServerFaults are the profile's faults for the load client (N at least 1).
 func (p *Profile) ServerFaults() []ServerFault {
 	var out []ServerFault
 	for _, f := range p.Faults {
-		out = append(out, ServerFault{Kind: f.Kind, At: time.Duration(f.At), Every: time.Duration(f.Every), N: max(f.N, 1)})
+		sf := ServerFault{Kind: f.Kind, At: time.Duration(f.At), Every: time.Duration(f.Every), N: max(f.N, 1)}
+		if f.Kind == ServerFaultOversize {
+			sf.Size = max(int(f.Size), ChatReadLimit+1)
+		}
+		out = append(out, sf)
 	}
 	return out
 }
