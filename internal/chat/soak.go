@@ -114,6 +114,7 @@ type SoakResult struct {
 	SlowInjected   int64 `json:"slow_injected"`   // clients made slow
 	SlowDropped    int64 `json:"slow_dropped"`    // of those, dropped by the server (its count rose by exactly them, naming them)
 	Rejoins        int64 `json:"rejoins"`         // slots dialled again after their drop
+	SkippedTicks   int64 `json:"skipped_ticks"`   // ticks not sent because the load was behind by more than a tick
 	// The broadcast latency over the window (send instant to receipt), µs.
 	LatCount, LatP50, LatP99, LatP999, LatMax int64
 	Server                                    *Stats `json:"server,omitempty"`
@@ -264,6 +265,7 @@ func (l *soakLoad) run(ctx context.Context) error {
 		frames   []byte
 		sendRR   int
 		readBase = l.read.Load()
+		total    = int64(cfg.Duration / time.Second)
 	)
 	for {
 		at := cfg.Start.Add(time.Duration(tick) * SoakTick)
@@ -273,8 +275,17 @@ func (l *soakLoad) run(ctx context.Context) error {
 		if err := sleepUntil(ctx, at); err != nil {
 			return nil // the run was stopped
 		}
+		if late := time.Since(at); late > SoakTick {
+			// Behind (a slow tick, a busy machine): the ticks missed are
+			// skipped, not sent in a burst, and counted.
+			skip := int64(late / SoakTick)
+			tick += skip
+			l.res.SkippedTicks += skip
+			sent = int64(cfg.Rate) * tick * int64(SoakTick/time.Millisecond) / 1000
+			continue
+		}
 		// Seconds ended before this tick.
-		for now := time.Now(); !now.Before(cfg.Start.Add(time.Duration(sec) * time.Second)); sec++ {
+		for now := time.Now(); sec <= total && !now.Before(cfg.Start.Add(time.Duration(sec)*time.Second)); sec++ {
 			r := l.read.Load() - readBase
 			l.second(sec, r-secRead)
 			secRead = r
@@ -336,7 +347,7 @@ func (l *soakLoad) run(ctx context.Context) error {
 	if err := sleepUntil(ctx, end); err != nil {
 		return nil
 	}
-	for now := time.Now(); !now.Before(cfg.Start.Add(time.Duration(sec) * time.Second)); sec++ {
+	for now := time.Now(); sec <= total && !now.Before(cfg.Start.Add(time.Duration(sec)*time.Second)); sec++ {
 		r := l.read.Load() - readBase
 		l.second(sec, r-secRead)
 		secRead = r

@@ -168,6 +168,9 @@ func (c *controller) serverSide(ctx context.Context, runID string) (*Result, err
 					s.end.Deliveries, s.end.Server.Deliveries, s.end.Server.DroppedDeliveries, s.end.Server.Drops, s.end.Resets, s.end.Oversize, s.end.Reconnects)
 			}
 		}
+		if s.end != nil && s.end.SkippedTicks > 0 {
+			ev.Detail += fmt.Sprintf("; the load fell behind and skipped %d ticks of %s", s.end.SkippedTicks, chat.SoakTick)
+		}
 		if ev.Code != 0 {
 			wr.Err = fmt.Errorf("%s: %s", s.lib, ev.Detail)
 		}
