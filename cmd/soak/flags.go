@@ -134,6 +134,11 @@ Prints the address it listens on as the first line; GET /_stats returns its coun
 		about:    `The load process of soak bench -side server (internal): its config as JSON on stdin, its result as one JSON line on stdout.`,
 		examples: []example{{"soak chatload", "read the config from stdin, run it, print the result"}},
 	},
+	"chatsoak": {
+		synopsis: "soak chatsoak",
+		about:    `The load process of soak run with side: server (internal): its config as a JSON line on stdin, a JSON record per line on stdout (seconds, events, each server's end account).`,
+		examples: []example{{"soak chatsoak", "read the config from stdin, run the load, print its records"}},
+	},
 	"report": {
 		synopsis: "soak report [-o FILE] [-out DIR] [RUN_DIR|DB]",
 		about: `Write report.html beside a run's database (default RUN: the latest soak run under

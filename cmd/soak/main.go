@@ -112,6 +112,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return chatServerCmd(ctx, rest, stdout, stderr)
 	case "chatload":
 		return chatLoadCmd(ctx, rest, stdin, stdout, stderr)
+	case "chatsoak":
+		return chatSoakCmd(ctx, rest, stdin, stdout, stderr)
 	case "benchclient":
 		return benchClientCmd(ctx, rest, stdin, stdout, stderr)
 	case "benchserver":

@@ -101,6 +101,8 @@ type member struct {
 	// (scheduler only): the job is scheduled when it goes from 0 to 1.
 	pending atomic.Int64
 	job     func()
+	// delivered is the broadcast messages written to this connection.
+	delivered atomic.Int64
 }
 
 // Room is the chat room: its members, its counts.
@@ -113,6 +115,10 @@ type Room struct {
 	ready   bool
 	closed  bool // the server is closing: no more joins
 	dropped []string
+	// droppedMembers are the members dropped for a full queue: what was
+	// written to them is counted apart (Stats.DroppedDeliveries), since a
+	// client that stopped reading never read it.
+	droppedMembers []*member
 
 	readyMsg *msg
 
@@ -211,6 +217,7 @@ func (r *Room) drop(m *member) {
 	if len(r.dropped) < maxDroppedNames {
 		r.dropped = append(r.dropped, m.name)
 	}
+	r.droppedMembers = append(r.droppedMembers, m)
 	r.mu.Unlock()
 	m.stop()
 	go m.sink.kill(CloseTooSlow, "too slow: queue full")
@@ -265,6 +272,16 @@ func (r *Room) Broadcast(from string, text []byte) {
 	for _, m := range slow {
 		r.drop(m)
 	}
+}
+
+// droppedDeliveries is what was written to the dropped members (r.mu held
+// for reading at least).
+func (r *Room) droppedDeliveries() int64 {
+	var n int64
+	for _, m := range r.droppedMembers {
+		n += m.delivered.Load()
+	}
+	return n
 }
 
 // push queues x on m without blocking; false when the queue is full.
@@ -387,6 +404,7 @@ func (m *member) batch(x *msg) (n int, ok bool) {
 		go m.sink.kill(CloseGoingAway, "write failed")
 		return n, false
 	}
+	m.delivered.Add(counted)
 	m.room.deliveries.Add(counted)
 	m.room.inflight.Add(-int64(n))
 	return n, true

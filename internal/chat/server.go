@@ -46,13 +46,16 @@ type Stats struct {
 	Rejected   int64    `json:"rejected"`
 	Drops      int64    `json:"drops"`   // clients dropped for a full queue
 	Dropped    []string `json:"dropped"` // their names (the first 100)
-	Settled    bool     `json:"settled"` // nothing in flight when read
-	UserNS     int64    `json:"user_ns"` // the process's getrusage
-	SysNS      int64    `json:"sys_ns"`
-	MaxRSSKiB  int64    `json:"max_rss_kib"`
-	Syscw      int64    `json:"syscw"` // the process's write syscalls (/proc/self/io; 0 where it has none)
-	Wchar      int64    `json:"wchar"` // and the bytes they wrote
-	Goroutines int      `json:"goroutines"`
+	// DroppedDeliveries is the part of Deliveries written to the clients
+	// later dropped: what a client that stops reading never reads.
+	DroppedDeliveries int64 `json:"dropped_deliveries"`
+	Settled           bool  `json:"settled"` // nothing in flight when read
+	UserNS            int64 `json:"user_ns"` // the process's getrusage
+	SysNS             int64 `json:"sys_ns"`
+	MaxRSSKiB         int64 `json:"max_rss_kib"`
+	Syscw             int64 `json:"syscw"` // the process's write syscalls (/proc/self/io; 0 where it has none)
+	Wchar             int64 `json:"wchar"` // and the bytes they wrote
+	Goroutines        int   `json:"goroutines"`
 }
 
 // Server is a chat server of one library.
@@ -146,6 +149,7 @@ func (s *Server) Stats(settle time.Duration) Stats {
 		Rejected: r.rejected.Load(), Drops: r.drops.Load(), Settled: settled, Goroutines: runtime.NumGoroutine()}
 	r.mu.RLock()
 	st.Conns, st.Ready, st.Dropped = len(r.members), r.ready, slices.Clone(r.dropped)
+	st.DroppedDeliveries = r.droppedDeliveries()
 	r.mu.RUnlock()
 	user, sys, rss := metrics.Rusage()
 	st.UserNS, st.SysNS, st.MaxRSSKiB = int64(math.Round(user*1e9)), int64(math.Round(sys*1e9)), rss/1024

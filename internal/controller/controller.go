@@ -150,6 +150,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		o.Exe = exe
 	}
+	if o.Resume == "" && o.Profile != nil && o.Profile.Server() {
+		return runServerSide(ctx, o)
+	}
 	var (
 		runID, dir string
 		db         *store.DB
@@ -162,6 +165,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 		o.Profile, db, dir, runID, lock = rs.profile, rs.db, o.Resume, rs.run.ID, rs.lock
+		if o.Profile.Server() {
+			db.Close()
+			lock.Release()
+			return nil, fmt.Errorf("resume %s: a side: server run cannot be resumed (its rooms start anew)", o.Resume)
+		}
 	}
 	p := o.Profile
 	if err := preflight(ctx, p.Target, p.Proxy); err != nil {

@@ -79,7 +79,7 @@ func (d *decoder) faultKind(v *yaml.Node, name string, dst *string) error {
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(wire.FaultKinds, wire.FaultKind(s)) {
+	if !slices.Contains(wire.FaultKinds, wire.FaultKind(s)) && !slices.Contains(ServerFaultKinds, s) {
 		kinds := kindNames()
 		hint := suggest(s, kinds)
 		if hint == "" {
@@ -141,6 +141,10 @@ func (p *Profile) ScheduledFaults() []wire.ScheduledFault {
 // and streams that some group subscribes.
 func (d *decoder) validateFaults(p *Profile, add func(*Error)) {
 	if len(p.Faults) == 0 {
+		return
+	}
+	if p.Side == SideServer {
+		d.validateServerFaults(p, add)
 		return
 	}
 	if p.Target != TargetLocal {

@@ -196,6 +196,8 @@ func (d *decoder) custom(s spec, name string, fv, parent reflect.Value) func(*ya
 		return str(func(v *yaml.Node, dst *string) error { return d.subscribe(v, name, dst) })
 	case "encoding":
 		return str(func(v *yaml.Node, dst *string) error { return d.encoding(v, name, dst) })
+	case "side":
+		return str(func(v *yaml.Node, dst *string) error { return d.side(v, name, dst) })
 	case "fault_kind":
 		return str(func(v *yaml.Node, dst *string) error { return d.faultKind(v, name, dst) })
 	case "compression":

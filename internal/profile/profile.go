@@ -75,6 +75,8 @@ type Profile struct {
 	Report           Report           `yaml:"report"`                              // the HTML report written during and after the run
 	WorkerRuntime    Runtime          `yaml:"worker_runtime"`                      // the Go runtime of every worker alike
 	Compression      wire.Compression `yaml:"compression" soak:"kind=compression"` // permessage-deflate: off, on, no_context_takeover
+	Side             string           `yaml:"side" soak:"kind=side"`               // "client" (default): the libraries as clients; "server": as chat servers (side.go)
+	Chat             ChatLoad         `yaml:"chat"`                                // the chat load of a side: server run
 
 	// Warnings are problems that do not stop the run, as "<path>:<line>: <text>":
 	// e.g. a stream Binance retired, which will be reported as stalled.
@@ -247,6 +249,8 @@ func Default() *Profile {
 		Encoding:         "json",
 		Replay:           wire.DefaultReplay(),
 		Report:           Report{Every: Duration(5 * time.Minute)},
+		Side:             SideClient,
+		Chat:             ChatLoad{N: 16, Rate: 200, Queue: 4096},
 	}
 	p.Replay.Symbols = append([]string(nil), p.Symbols...)
 	return p

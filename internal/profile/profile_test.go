@@ -461,6 +461,15 @@ var badProfiles = []struct{ name, yaml string }{
 	{"second document after blank lines", "name: x\n\n\n---\nname: y\n"},
 	{"empty second document", "---\nname: x\n---\n"},
 	{"whitespace only", "  \n\n"},
+	{"side unknown", "name: x\nside: both\n"},
+	{"side server live target", "side: server\ntarget: wss://stream.binance.com:9443\n"},
+	{"chat without side server", "name: x\nchat: {n: 8}\n"},
+	{"chat n zero", "side: server\nchat:\n  n: 0\n"},
+	{"server fault kind", "side: server\nfaults:\n  - kind: zombie\n    at: 1s\n"},
+	{"server fault n past room", "side: server\nchat: {n: 4}\nfaults:\n  - kind: reset\n    at: 1s\n    n: 4\n"},
+	{"server fault streams", "side: server\nfaults:\n  - kind: slow_reader\n    at: 1s\n    streams: [btcusdt@trade]\n"},
+	{"server fault oversize small", "side: server\nfaults:\n  - kind: oversize\n    at: 1s\n    size: 1KiB\n"},
+	{"slow reader client side", "name: x\nfaults:\n  - kind: slow_reader\n    at: 1s\n"},
 }
 
 func TestParseErrors(t *testing.T) {

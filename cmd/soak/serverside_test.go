@@ -1,0 +1,121 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wssoak/wssoak/internal/controller"
+	"github.com/wssoak/wssoak/internal/wire"
+)
+
+const serverSideProfile = `name: server-e2e
+side: server
+duration: 10s
+warmup: 2s
+libraries: [gorilla, gws]
+chat:
+  n: 6
+  rate: 50
+  payload: 64KiB   # a client that stops reading fills its socket within a second or two
+  queue: 64
+faults:
+  - kind: slow_reader
+    at: 2s
+    n: 1
+  - kind: reset
+    at: 5s
+    n: 2
+`
+
+// TestRunServerSide runs a real side: server soak: two chat server
+// processes and the load process over loopback, one slow reader and one
+// reset of two clients. Every server has a row for every second; the server
+// dropped exactly the slow reader; the reset clients came back; the
+// clients' deliveries equal the server's writes exactly (the truth event).
+func TestRunServerSide(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run")
+	}
+	dir := t.TempDir()
+	prof := writeProfile(t, dir, "server.yaml", serverSideProfile)
+	out := filepath.Join(dir, "out")
+	stdout, stderr, err := runSoak(t, "run", "-profile", prof, "-out", out)
+	if err != nil {
+		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	t.Logf("stdout:\n%s", stdout)
+	db := openRun(t, out)
+	for _, lib := range []string{"gorilla", "gws"} {
+		if !strings.Contains(stdout, lib) {
+			t.Errorf("table lacks a %s column", lib)
+		}
+		rows, err := db.Samples(lib)
+		if err != nil {
+			t.Fatal(err)
+		}
+		secs := map[int64]bool{}
+		for _, r := range rows {
+			if !r.HasProc || !r.HasWorker {
+				t.Errorf("%s second %d: a half missing (process %v, server %v)", lib, r.Sec, r.HasProc, r.HasWorker)
+			}
+			if r.ConnsUp < 1 || r.Goroutines < 1 || r.RSS <= 0 || r.FDs < 1 {
+				t.Errorf("%s second %d: conns %d goroutines %d RSS %d FDs %d", lib, r.Sec, r.ConnsUp, r.Goroutines, r.RSS, r.FDs)
+			}
+			secs[r.Sec] = true
+		}
+		for s := int64(1); s <= 10; s++ {
+			if !secs[s] {
+				t.Errorf("%s: no row for second %d", lib, s)
+			}
+		}
+		if n := len(rows); n > 0 && rows[n-1].ReconnectsTotal != 2 {
+			t.Errorf("%s: %d reconnects at the end, want 2", lib, rows[n-1].ReconnectsTotal)
+		}
+		evs, err := db.Events(lib)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts := map[wire.EventKind]int{}
+		faults := map[wire.FaultKind]int{}
+		for _, e := range evs {
+			switch e.Kind {
+			case wire.EventFault:
+				faults[e.Fault] += e.Code
+			case controller.EventDropped, wire.EventReconnect:
+				counts[e.Kind] += e.Code
+			case controller.EventTruth:
+				counts[e.Kind]++
+				if e.Code != 0 {
+					t.Errorf("%s: truth: %s", lib, e.Detail)
+				}
+			case wire.EventDisconnected:
+				counts[e.Kind]++
+			}
+		}
+		if faults["slow_reader"] != 1 || faults["reset"] != 2 {
+			t.Errorf("%s: faults injected %v, want 1 slow reader and 2 resets", lib, faults)
+		}
+		if counts[controller.EventDropped] != faults["slow_reader"] {
+			t.Errorf("%s: %d clients dropped, %d slow readers injected", lib, counts[controller.EventDropped], faults["slow_reader"])
+		}
+		if counts[wire.EventReconnect] != faults["reset"] || counts[wire.EventDisconnected] != faults["reset"] {
+			t.Errorf("%s: %d reconnected, %d disconnected, %d reset", lib, counts[wire.EventReconnect], counts[wire.EventDisconnected], faults["reset"])
+		}
+		if counts[controller.EventTruth] != 1 {
+			t.Errorf("%s: %d truth events, want 1", lib, counts[controller.EventTruth])
+		}
+	}
+	workers, err := db.Workers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(workers) != 2 {
+		t.Fatalf("%d server processes recorded, want 2", len(workers))
+	}
+	for _, w := range workers {
+		if w.RusageUser+w.RusageSys <= 0 || w.LatCount == 0 {
+			t.Errorf("%s: rusage %.3f s, %d latency samples", w.Lib, w.RusageUser+w.RusageSys, w.LatCount)
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package chat
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// TestRunSoak: the soak load on the five servers in this process, with a
+// slow reader, a reset and an oversize message: the clients' deliveries equal the server's writes
+// exactly, the server dropped exactly the slow client, the reset ones and
+// the one the server closed for its oversize message came back (no
+// goroutine of the load left), and a record for every second.
+func TestRunSoak(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), // fasthttp's package-wide clock and worker pool stay
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"))
+	libs := Libs
+	var rooms []SoakRoom
+	for _, lib := range libs {
+		srv, err := New(Config{Lib: lib, N: 6, Queue: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.Listen("127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close()
+		rooms = append(rooms, SoakRoom{Lib: lib, URL: srv.URL(), Stats: "http://" + srv.Addr() + StatsPath})
+	}
+	cfg := SoakConfig{Rooms: rooms, N: 6, Rate: 50, Payload: 64 << 10, Start: time.Now().Add(500 * time.Millisecond), Duration: 5 * time.Second,
+		Faults: []SoakFault{{Kind: SoakSlowReader, At: time.Second, N: 1}, {Kind: SoakReset, At: 3 * time.Second, N: 2},
+			{Kind: SoakOversize, At: 4 * time.Second, N: 1, Size: DefaultReadLimit + 1}}}
+	secs := map[string]int{}
+	ends := map[string]*SoakResult{}
+	events := map[string][]string{}
+	RunSoak(context.Background(), cfg, func(r SoakRecord) {
+		switch r.T {
+		case "sec":
+			secs[r.Lib]++
+		case "end":
+			ends[r.Lib] = r.End
+		case "event":
+			events[r.Lib] = append(events[r.Lib], r.Kind+" "+r.Detail)
+		}
+	})
+	for _, lib := range libs {
+		res := ends[lib]
+		if res == nil {
+			t.Fatalf("%s: no end record", lib)
+		}
+		t.Logf("%s: %+v server %+v events %q", lib, *res, *res.Server, events[lib])
+		if res.Err != "" {
+			t.Errorf("%s: %s", lib, res.Err)
+			continue
+		}
+		if err := res.Truth(); err != nil {
+			t.Errorf("%s: %v", lib, err)
+		}
+		if res.SlowInjected != 1 || res.Resets != 2 || res.Oversize != 1 || res.Reconnects != 3 {
+			t.Errorf("%s: slow %d resets %d oversize %d reconnects %d, want 1, 2, 1, 3", lib, res.SlowInjected, res.Resets, res.Oversize, res.Reconnects)
+		}
+		if secs[lib] != 5 {
+			t.Errorf("%s: %d seconds recorded, want 5", lib, secs[lib])
+		}
+	}
+}
