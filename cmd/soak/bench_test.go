@@ -271,7 +271,7 @@ func TestBenchEncodingsCompression(t *testing.T) {
 			t.Errorf("%s %s: %d frame bytes with deflate, %d without", c.enc, c.lib, z, plain)
 		}
 	}
-	for _, want := range []string{"depth20-packed+deflate ", "depth20+deflate    json "} {
+	for _, want := range []string{"depth20-packed+deflate ", "depth20+deflate            json ", "depth20+deflate vs off     json -"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
 		}

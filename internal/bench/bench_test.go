@@ -171,7 +171,8 @@ func TestSizesFromWire(t *testing.T) {
 	}
 	var b strings.Builder
 	Summarize(cfg, rs).printSizes(&b)
-	for _, want := range []string{"depth20  ", "json 1204 B, msgpack 830 B (-31 %)", "depth20+deflate", "json 400 B, msgpack 300 B (-25 %)"} {
+	for _, want := range []string{"depth20  ", "json 1204 B, msgpack 830 B (-31 %)", "depth20+deflate", "json 400 B, msgpack 300 B (-25 %)",
+		"depth20+deflate vs off", "json -67 %, msgpack -64 %"} { // (400 − 1204) / 1204, (300 − 830) / 830
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("sizes %q lack %q", b.String(), want)
 		}

@@ -325,7 +325,24 @@ func (t *Table) printSizes(w io.Writer) {
 					parts = append(parts, fmt.Sprintf("%s %.0f B (%+.0f %%)", e, v, (v-json)/json*100))
 				}
 			}
-			fmt.Fprintf(w, "  %-18s %s\n", Label(sc, m), strings.Join(parts, ", "))
+			fmt.Fprintf(w, "  %-26s %s\n", Label(sc, m), strings.Join(parts, ", "))
+		}
+		// What deflate did to each encoding: its row against the same
+		// encoding's without compression.
+		for _, m := range t.compressions {
+			if !m.Enabled() || !slices.Contains(t.compressions, wire.CompressionOff) {
+				continue
+			}
+			var parts []string
+			for _, e := range t.encodings {
+				off, on := t.wireValue(RowLabel(sc, e, wire.CompressionOff)), t.wireValue(RowLabel(sc, e, m))
+				if off == 0 || on == 0 {
+					parts = append(parts, e+" -")
+					continue
+				}
+				parts = append(parts, fmt.Sprintf("%s %+.0f %%", e, (on-off)/off*100))
+			}
+			fmt.Fprintf(w, "  %-26s %s\n", Label(sc, m)+" vs off", strings.Join(parts, ", "))
 		}
 	}
 }
