@@ -103,6 +103,7 @@ type column struct {
 	stalls        int
 	unrepairSlots map[int]bool
 	negotiated    map[string]int // connections by the server's Sec-WebSocket-Extensions answer ("" none)
+	wireCheck     *WireCheck     // the frame bytes read against the replay server's written (nil: no server counts)
 
 	// lost charges and dial accounts
 	charges                int
@@ -210,6 +211,17 @@ func Compute(db *store.DB) (*Results, error) {
 	for _, d := range dials {
 		if c := cols[d.Lib]; c != nil {
 			c.dial(d)
+		}
+	}
+	server, err := db.ServerWire()
+	if err != nil {
+		return nil, err
+	}
+	if len(server) > 0 { // the local replay server's counts; none for a live target
+		for _, w := range CheckWire(server, dials) {
+			if c := cols[w.Lib]; c != nil {
+				c.wireCheck = &w
+			}
 		}
 	}
 
