@@ -13,20 +13,26 @@ import (
 // (server, one row per connection tag), and records the result as a
 // wire_truth event per library (the end table's "Wire bytes: client =
 // server" row computes the same from the stored counts). A worker without a
-// final account (it died at the end) is left out.
+// final account (it died at the end) is left out; one that restarted is
+// not compared (its slot counts cover the last process only), and says so.
 func (c *controller) checkWire(server []store.ServerWire) {
 	var dials []store.SlotDials
+	restarts := map[string]int{}
 	for _, w := range c.workers {
 		if w.finalSubs == nil {
 			continue
 		}
+		restarts[w.lib] = w.restarts
 		for _, s := range w.finalSlots {
 			dials = append(dials, store.SlotDials{Lib: w.lib, Slot: s.Slot, Group: s.Group, WireBytes: s.WireBytes})
 		}
 	}
 	for _, w := range measure.CheckWire(server, dials) {
 		detail := w.String()
-		if w.OK() {
+		if n := restarts[w.Lib]; n > 0 {
+			detail = measure.Restarted(n)
+			c.o.Log.Info("wire bytes: "+detail, "lib", w.Lib)
+		} else if w.OK() {
 			c.o.Log.Info("wire bytes: client = server", "lib", w.Lib, "slots", w.Slots, "bytes", w.Client,
 				"echo_read", w.EchoRead, "echo_unread", w.EchoUnread, "echo_bytes", w.EchoBytes)
 		} else {

@@ -53,6 +53,9 @@ var Catalogue = []*Measure{
 			if c.wireCheck == nil || c.wireCheck.Slots == 0 {
 				return notMeasured()
 			}
+			if c.restarts > 0 {
+				return Cell{Restarted(c.restarts), nan}
+			}
 			return Cell{c.wireCheck.String(), float64(c.wireCheck.AbsDiff())}
 		}},
 	{ID: "msg_rate", Title: "Avg / peak msgs/s", Unit: "msgs/s", Better: Higher, Prom: "soak_messages_per_second",

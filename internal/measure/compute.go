@@ -104,6 +104,7 @@ type column struct {
 	unrepairSlots map[int]bool
 	negotiated    map[string]int // connections by the server's Sec-WebSocket-Extensions answer ("" none)
 	wireCheck     *WireCheck     // the frame bytes read against the replay server's written (nil: no server counts)
+	restarts      int            // worker_restart events
 
 	// lost charges and dial accounts
 	charges                int
@@ -305,6 +306,8 @@ func (c *column) event(e *store.Event) {
 		c.recDurMs = append(c.recDurMs, e.DurMs)
 	case wire.EventFault:
 		c.faults++
+	case wire.EventWorkerRestart:
+		c.restarts++
 	case wire.EventStall:
 		c.stalls++
 	case wire.EventUnrepairable:

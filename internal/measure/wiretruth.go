@@ -37,6 +37,13 @@ type WireCheck struct {
 	Mismatches     []WireSlot // the slots that differ, by slot
 }
 
+// Restarted is the cell of a library whose worker restarted: its slot
+// counts start anew in every process, so they cover only the last one's
+// connections and are not compared.
+func Restarted(n int) string {
+	return fmt.Sprintf("not compared: the worker restarted ×%d (its count covers the last process only)", n)
+}
+
 // WireSlot is one slot's figures.
 type WireSlot struct {
 	Slot                      int
@@ -127,21 +134,21 @@ func CheckWire(server []store.ServerWire, dials []store.SlotDials) []WireCheck {
 	return out
 }
 
-// String is the check in a line: "✓ 12 slots, 1.2 MB; close echo unread
-// on 12 (156 B)", or "✗ 2 of 12 slots differ: client −40 B (slot 3: read
+// String is the check in a line: "✓ 1.2 MB on 12 slots; close echo unread
+// ×12 (156 B)", or "✗ 2 of 12 slots differ: client −40 B (slot 3: read
 // 100, server wrote 140, 140 before the client's close; …)".
 func (w WireCheck) String() string {
 	if w.Slots == 0 {
 		return NotMeasured
 	}
 	if w.OK() {
-		s := fmt.Sprintf("✓ %s, %s", slots(w.Slots), size(float64(w.Client)))
+		s := fmt.Sprintf("✓ %s on %s", size(float64(w.Client)), slots(w.Slots))
 		var notes []string
 		if w.EchoRead > 0 {
-			notes = append(notes, fmt.Sprintf("close echo read on %d", w.EchoRead))
+			notes = append(notes, fmt.Sprintf("close echo read ×%d", w.EchoRead))
 		}
 		if w.EchoUnread > 0 {
-			notes = append(notes, fmt.Sprintf("close echo unread on %d (%d B)", w.EchoUnread, w.EchoBytes))
+			notes = append(notes, fmt.Sprintf("close echo unread ×%d (%d B)", w.EchoUnread, w.EchoBytes))
 		}
 		if len(notes) > 0 {
 			s += "; " + strings.Join(notes, ", ")

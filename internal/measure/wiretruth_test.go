@@ -39,10 +39,10 @@ func TestCheckWire(t *testing.T) {
 		echoBytes, absDiff, diff    int64
 		text                        string
 	}{
-		{"gorilla", true, 2, 0, 2, 26, 0, 0, "✓ 2 slots, 1.7 kB; close echo unread on 2 (26 B)"},
-		{"coder", true, 1, 1, 0, 0, 0, 0, "✓ 1 slot, 313 B; close echo read on 1"},
+		{"gorilla", true, 2, 0, 2, 26, 0, 0, "✓ 1.7 kB on 2 slots; close echo unread ×2 (26 B)"},
+		{"coder", true, 1, 1, 0, 0, 0, 0, "✓ 313 B on 1 slot; close echo read ×1"},
 		{"gws", false, 0, 0, 0, 0, 16, -4, "✗ 2 of 2 slots differ: client -4 B (slot 0: read 406, server wrote 413, 400 before the client's close; slot 1: read 90"},
-		{"fasthttp", true, 1, 0, 0, 0, 0, 0, "✓ 1 slot, 0 B"}, // never connected: nothing on either side
+		{"fasthttp", true, 1, 0, 0, 0, 0, 0, "✓ 0 B on 1 slot"}, // never connected: nothing on either side
 	}
 	if len(got) != len(tests) {
 		t.Fatalf("%d checks, want %d: %+v", len(got), len(tests), got)
