@@ -5,8 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/wire"
 )
@@ -136,4 +139,95 @@ func checkWireRow(t *testing.T, table string, libs []string) {
 		return
 	}
 	t.Errorf("no wire row in the table:\n%s", table)
+}
+
+// TestRunWireTruthWorkerRestart kills one worker during a run: the
+// controller restarts it, and since the new process counts its wire bytes
+// anew, that library's "Wire bytes: client = server" cell says it was not
+// compared (never a ✓ over half the bytes), while the other library's is
+// still exact.
+func TestRunWireTruthWorkerRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	prof := writeProfile(t, dir, "restart.yaml", strings.Replace(deflateProfile, "duration: 5s", "duration: 8s\nlibraries: [gorilla, gws]", 1))
+	out := filepath.Join(dir, "out")
+	type result struct {
+		stdout, stderr string
+		err            error
+	}
+	done := make(chan result, 1)
+	go func() {
+		o, e, err := runSoak(t, "run", "-profile", prof, "-out", out)
+		done <- result{o, e, err}
+	}()
+	// Wait for gws's worker to say hello (its row with a pid), then kill it.
+	var pid int
+	deadline := time.Now().Add(time.Minute)
+	for pid == 0 {
+		select {
+		case r := <-done:
+			t.Fatalf("the run ended before its worker started: %v\n%s%s", r.err, r.stdout, r.stderr)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no worker row for gws within a minute")
+		}
+		dbs, _ := filepath.Glob(filepath.Join(out, "*", "soak.db"))
+		if len(dbs) != 1 {
+			continue
+		}
+		db, err := store.OpenReadOnly(dbs[0])
+		if err != nil {
+			continue
+		}
+		ws, _ := db.Workers()
+		db.Close()
+		for _, w := range ws {
+			if w.Lib == "gws" && w.Pid > 0 {
+				pid = w.Pid
+			}
+		}
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err == nil {
+		t.Logf("run: no error")
+	}
+	var row string
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if strings.HasPrefix(line, "Wire bytes: client = server") {
+			row = line
+		}
+	}
+	if !strings.Contains(row, "not compared: the worker restarted ×1") || strings.Count(row, "✓ ") != 1 || strings.Contains(row, "✗") {
+		t.Errorf("want gorilla ✓ and gws not compared: %q\nstdout:\n%s\nstderr:\n%s", row, r.stdout, r.stderr)
+	}
+	db := openRun(t, out)
+	var detail string
+	err := db.EachEvent(func(e *store.Event) error {
+		if e.Kind == wire.EventWireTruth && e.Lib == "gws" {
+			detail = e.Detail
+		}
+		return nil
+	})
+	if err != nil || !strings.HasPrefix(detail, "not compared") {
+		t.Errorf("gws wire_truth event %q (%v)", detail, err)
+	}
+	// What the counts would have said, for the log.
+	server, err := db.ServerWire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dials, err := db.SlotDialAccounts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range measure.CheckWire(server, dials) {
+		t.Logf("%s: %s", w.Lib, w)
+	}
 }
