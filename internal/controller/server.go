@@ -139,6 +139,7 @@ func (c *controller) saveServerCounts() error {
 			rows = append(rows, store.ServerCount{Tag: cn.Tag, Stream: name, Sent: s.Sent, Bytes: s.Bytes, FirstSeq: s.FirstSeq, LastSeq: s.LastSeq})
 		}
 	}
+	c.checkWire(ws)
 	return c.o.EndRetry.Do("store server counts", func() error {
 		return errors.Join(c.db.SaveServerCounts(rows), c.db.SaveServerWire(ws))
 	})

@@ -48,6 +48,16 @@ var Catalogue = []*Measure{
 			}
 			return Cell{strings.Join(parts, "; "), float64(deflated)}
 		}},
+	{ID: "wire_truth", Title: "Wire bytes: client = server", Unit: "bytes", Better: Lower,
+		Value: func(c *column) Cell { // the bytes by which the worker's count differs from the server's (0: exact)
+			if c.wireCheck == nil || c.wireCheck.Slots == 0 {
+				return notMeasured()
+			}
+			if c.restarts > 0 {
+				return Cell{Restarted(c.restarts), nan}
+			}
+			return Cell{c.wireCheck.String(), float64(c.wireCheck.AbsDiff())}
+		}},
 	{ID: "msg_rate", Title: "Avg / peak msgs/s", Unit: "msgs/s", Better: Higher, Prom: "soak_messages_per_second",
 		Value: func(c *column) Cell { // the average over the window's one-second counts
 			if c.rate == 0 {

@@ -103,6 +103,8 @@ type column struct {
 	stalls        int
 	unrepairSlots map[int]bool
 	negotiated    map[string]int // connections by the server's Sec-WebSocket-Extensions answer ("" none)
+	wireCheck     *WireCheck     // the frame bytes read against the replay server's written (nil: no server counts)
+	restarts      int            // worker_restart events
 
 	// lost charges and dial accounts
 	charges                int
@@ -212,6 +214,17 @@ func Compute(db *store.DB) (*Results, error) {
 			c.dial(d)
 		}
 	}
+	server, err := db.ServerWire()
+	if err != nil {
+		return nil, err
+	}
+	if len(server) > 0 { // the local replay server's counts; none for a live target
+		for _, w := range CheckWire(server, dials) {
+			if c := cols[w.Lib]; c != nil {
+				c.wireCheck = &w
+			}
+		}
+	}
 
 	for _, m := range Catalogue {
 		if m.Value == nil {
@@ -293,6 +306,8 @@ func (c *column) event(e *store.Event) {
 		c.recDurMs = append(c.recDurMs, e.DurMs)
 	case wire.EventFault:
 		c.faults++
+	case wire.EventWorkerRestart:
+		c.restarts++
 	case wire.EventStall:
 		c.stalls++
 	case wire.EventUnrepairable:

@@ -31,11 +31,12 @@ const (
 	EventOutage        EventKind = "outage"         // the controller was down (a resumed run)
 	EventWriteFailed   EventKind = "write_failed"   // database writes failed for a while
 	EventMissing       EventKind = "missing"        // seconds not recorded because writes failed
+	EventWireTruth     EventKind = "wire_truth"     // a local run's end: a library's frame bytes read against the replay server's written; detail: the check
 )
 
 // EventKinds lists every kind the worker and the controller write.
 var EventKinds = []EventKind{
 	EventDial, EventDialError, EventConnected, EventSubscribed, EventFirstData, EventReconnect,
 	EventDisconnected, EventClosed, EventStall, EventStallEnd, EventUnrepairable, EventServerShutdown,
-	EventWorkerHung, EventWorkerExit, EventWorkerRestart, EventFault, EventOutage, EventWriteFailed, EventMissing,
+	EventWorkerHung, EventWorkerExit, EventWorkerRestart, EventFault, EventOutage, EventWriteFailed, EventMissing, EventWireTruth,
 }
