@@ -39,13 +39,18 @@ type benchProfile struct {
 	Scenarios   []string `yaml:"scenarios"`
 	Libs        []string `yaml:"libs"`
 	Paths       []string `yaml:"paths"`
-	Encodings   []string `yaml:"encodings"`
-	Runs        int      `yaml:"runs"`
-	N           int      `yaml:"n"`
-	BytesPerRun string   `yaml:"bytes_per_run"`
-	Seed        uint64   `yaml:"seed"`
-	RcvBuf      string   `yaml:"rcvbuf"`
-	CPUs        string   `yaml:"cpus"`
+	Encodings   []string `yaml:"encodings"`   // codec names, each a row per scenario
+	Compression []string `yaml:"compression"` // permessage-deflate settings, each scenario run under each
+	Deflate     struct {
+		WindowBits int `yaml:"window_bits"`
+		Level      int `yaml:"level"`
+	} `yaml:"deflate"` // how the firehose compresses
+	Runs        int    `yaml:"runs"`
+	N           int    `yaml:"n"`
+	BytesPerRun string `yaml:"bytes_per_run"`
+	Seed        uint64 `yaml:"seed"`
+	RcvBuf      string `yaml:"rcvbuf"`
+	CPUs        string `yaml:"cpus"`
 	Runtime     struct {
 		GOMAXPROCS int    `yaml:"gomaxprocs"`
 		GOGC       int    `yaml:"gogc"`
@@ -56,7 +61,7 @@ type benchProfile struct {
 // defaultBench is the built-in profile, the same as profiles/bench.yaml.
 func defaultBench() benchProfile {
 	return benchProfile{Scenarios: firehose.Names(), Libs: transport.Names(), Paths: bench.LibPaths,
-		Runs: 5, BytesPerRun: "24MB", Seed: 1}
+		Runs: 5, BytesPerRun: "24MB", Seed: 1, Compression: []string{"off"}}
 }
 
 func loadBenchProfile(path string, explicit bool) (benchProfile, error) {
@@ -93,9 +98,11 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	for name, dst := range map[string]*[]string{"scenarios": &p.Scenarios, "libs": &p.Libs, "paths": &p.Paths, "encodings": &p.Encodings} {
+	lists := map[string]*[]string{"scenarios": &p.Scenarios, "libs": &p.Libs, "paths": &p.Paths, "encodings": &p.Encodings, "compression": &p.Compression}
+	values := map[string]string{"scenarios": *a.scenarios, "libs": *a.libs, "paths": *a.paths, "encodings": *a.encodings, "compression": *a.compression}
+	for name, dst := range lists {
 		if set[name] {
-			*dst = splitList(map[string]string{"scenarios": *a.scenarios, "libs": *a.libs, "paths": *a.paths, "encodings": *a.encodings}[name])
+			*dst = splitList(values[name])
 		}
 	}
 	if set["runs"] {
@@ -116,7 +123,10 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usageError{errors.New("flag -sweep: not with -scenarios: the sweep's scenarios are its sizes")}
 		}
 		if len(p.Encodings) > 0 {
-			return usageError{errors.New("flag -encodings: not with -sweep: the sweep reads json")}
+			return usageError{errors.New("flag -sweep: not with -encodings: the sweep reads json")}
+		}
+		if len(p.Compression) > 0 && !slices.Equal(p.Compression, []string{"off"}) {
+			return usageError{errors.New("flag -sweep: not with -compression: the sweep reads plain frames")}
 		}
 		if sizes, err = parseSweep(*a.sweep); err != nil {
 			return usageError{fmt.Errorf("flag -sweep: %w", err)}
@@ -303,6 +313,23 @@ func benchConfig(p benchProfile) (bench.Config, []string, error) {
 	}
 	cfg = bench.Config{Scenarios: p.Scenarios, Encodings: p.Encodings, Libs: p.Libs, Paths: p.Paths, Runs: p.Runs, N: p.N, Seed: p.Seed,
 		Runtime: wire.Runtime{GOMAXPROCS: p.Runtime.GOMAXPROCS, GOGC: p.Runtime.GOGC}}
+	seen := map[wire.Compression]bool{}
+	for _, x := range p.Compression {
+		c, err := wire.ParseCompression(x)
+		if err != nil {
+			return cfg, nil, usageError{fmt.Errorf("flag -compression: %w", err)}
+		}
+		if seen[c] {
+			return cfg, nil, usageError{fmt.Errorf("flag -compression: %s listed twice", c)}
+		}
+		seen[c] = true
+		cfg.Compression = append(cfg.Compression, c)
+	}
+	cfg.Deflate = wire.Deflate{WindowBits: p.Deflate.WindowBits, Level: p.Deflate.Level}
+	if err := cfg.Deflate.Validate(); err != nil {
+		return cfg, nil, usageError{fmt.Errorf("flag -profile: %w", err)}
+	}
+	cfg.Deflate = cfg.Deflate.WithDefaults()
 	if p.BytesPerRun != "" {
 		b, err := profile.ParseByteSize(p.BytesPerRun)
 		if err != nil || b < 1 {
@@ -413,6 +440,15 @@ func benchHeader(id string, host, versions map[string]string, cfg bench.Config, 
 		nDesc = fmt.Sprintf("%d messages per run", cfg.N)
 	}
 	h = append(h, fmt.Sprintf("%s; SO_RCVBUF %s", nDesc, rcv))
+	if slices.ContainsFunc(cfg.Compression, wire.Compression.Enabled) {
+		var cs []string
+		for _, c := range cfg.Compression {
+			cs = append(cs, c.String())
+		}
+		d := cfg.Deflate.WithDefaults()
+		h = append(h, fmt.Sprintf("permessage-deflate: %s (rows +deflate: on, +deflate_nct: no_context_takeover); firehose window %d bits, level %d, each batch compressed once per negotiated parameters; raw and ceiling rows read plain frames",
+			strings.Join(cs, ", "), d.WindowBits, d.Level))
+	}
 	var vs []string
 	for _, lib := range cfg.Libs {
 		vs = append(vs, versions[lib])

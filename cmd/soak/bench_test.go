@@ -169,7 +169,7 @@ func TestBench(t *testing.T) {
 }
 
 // TestBenchEncodings: -encodings json,msgpack,packed gives a row per scenario
-// and encoding with its wire bytes per message, every run to the truth, and
+// and encoding with its wire bytes per message (each library's frame bytes), every run to the truth, and
 // the sizes compared with json's; packed depth20 is less than half json's.
 func TestBenchEncodings(t *testing.T) {
 	out := t.TempDir()
@@ -178,14 +178,15 @@ func TestBenchEncodings(t *testing.T) {
 	if err != nil {
 		t.Fatalf("soak bench: %v\n%s", err, stderr)
 	}
-	if !regexp.MustCompile(`(?m)^scenario +wire B/msg +path +gorilla +gws +raw +verdict$`).MatchString(stdout) {
-		t.Errorf("no wire column in the table header:\n%s", stdout)
+	if !regexp.MustCompile(`(?m)^scenario +path +gorilla +gws +raw +verdict$`).MatchString(stdout) {
+		t.Errorf("no table header:\n%s", stdout)
 	}
 	wire := map[string]float64{}
 	for _, e := range []string{"json", "msgpack", "packed"} {
-		m := regexp.MustCompile(`(?m)^depth20-` + e + ` +([0-9]+) +full `).FindStringSubmatch(stdout)
+		// The wire bytes list: a row, gorilla's frame bytes per message (payload's).
+		m := regexp.MustCompile(`(?m)^depth20-` + e + ` +([0-9.]+) \(`).FindStringSubmatch(stdout)
 		if m == nil {
-			t.Fatalf("no row depth20-%s full with its wire bytes:\n%s", e, stdout)
+			t.Fatalf("no row depth20-%s with its wire bytes:\n%s", e, stdout)
 		}
 		wire[e], _ = strconv.ParseFloat(m[1], 64)
 	}
@@ -213,6 +214,75 @@ func TestBenchEncodings(t *testing.T) {
 		if !r.Valid || r.Messages != 200 || r.Scenario != "depth20-"+r.Encoding || r.SentWire == 0 {
 			t.Errorf("%s %s/%s round %d: valid %v (%s), %d msgs, wire %d", r.Scenario, r.Lib, r.Path, r.Round, r.Valid, r.Invalid, r.Messages, r.SentWire)
 		}
+	}
+}
+
+// TestBenchEncodingsCompression: -encodings and -compression compose: a row
+// per scenario, compression setting and encoding (scenario-encoding, then
+// +deflate), every run to the truth (frame bytes included), deflate
+// negotiated beside the subprotocol, fewer frame bytes with it, and raw and
+// the ceiling only on plain frames, per encoding.
+func TestBenchEncodingsCompression(t *testing.T) {
+	out := t.TempDir()
+	stdout, stderr, err := runSoak(t, "bench", "-scenarios", "depth20", "-encodings", "json,packed", "-compression", "off,on",
+		"-libs", "gorilla,gws", "-paths", "full", "-runs", "1", "-n", "200", "-out", out)
+	if err != nil {
+		t.Fatalf("soak bench: %v\n%s", err, stderr)
+	}
+	if strings.Contains(stdout, "INVALID") {
+		t.Fatalf("an invalid run:\n%s", stdout)
+	}
+	b, err := os.ReadFile(filepath.Join(benchDir(t, out), "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct{ Results []bench.Result }
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	// (2 encodings × (2 libraries + raw + ceiling) off, 2 × 2 libraries on) × (1 round + the warm-up)
+	if len(rec.Results) != (2*4+2*2)*2 {
+		t.Errorf("%d results, want %d", len(rec.Results), (2*4+2*2)*2)
+	}
+	wire := map[string]int64{}
+	for _, r := range rec.Results {
+		deflated := strings.HasSuffix(r.Scenario, "+deflate")
+		if want := "depth20-" + r.Encoding; strings.TrimSuffix(r.Scenario, "+deflate") != want {
+			t.Errorf("row %s for encoding %s, want %s[+deflate]", r.Scenario, r.Encoding, want)
+		}
+		if !r.Valid || r.Messages != 200 {
+			t.Errorf("%s %s/%s round %d: valid %v (%s), %d msgs", r.Scenario, r.Lib, r.Path, r.Round, r.Valid, r.Invalid, r.Messages)
+		}
+		if r.Lib == bench.RawLib {
+			if deflated {
+				t.Errorf("%s: a raw %s run under deflate", r.Scenario, r.Path)
+			}
+			continue
+		}
+		if deflated != strings.Contains(r.Extensions, "permessage-deflate") {
+			t.Errorf("%s %s negotiated %q", r.Scenario, r.Lib, r.Extensions)
+		}
+		wire[r.Scenario+"/"+r.Lib] = r.WireBytes
+	}
+	// packed's floats hardly compress a message at a time: fewer bytes only
+	// where the window is kept (gws; gorilla can only do without).
+	for _, c := range []struct{ enc, lib string }{{"json", "gorilla"}, {"json", "gws"}, {"packed", "gws"}} {
+		if plain, z := wire["depth20-"+c.enc+"/"+c.lib], wire["depth20-"+c.enc+"+deflate/"+c.lib]; z == 0 || z >= plain {
+			t.Errorf("%s %s: %d frame bytes with deflate, %d without", c.enc, c.lib, z, plain)
+		}
+	}
+	for _, want := range []string{"depth20-packed+deflate ", "depth20+deflate            json ", "depth20+deflate vs off     json -"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+	dir := benchDir(t, out)
+	if o, e, err := runSoak(t, "report", dir); err != nil {
+		t.Fatalf("soak report: %v\n%s%s", err, o, e)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil || !strings.Contains(string(page), `soak.draw("wire"`) || !strings.Contains(string(page), "depth20-packed+deflate") {
+		t.Errorf("the bench page has no wire bytes chart of the composed rows (%v)", err)
 	}
 }
 
@@ -307,7 +377,10 @@ func TestBenchBadInput(t *testing.T) {
 		{"sweep and scenarios", []string{"-sweep", "9KB..900KB", "-scenarios", "depth"}, "-sweep"},
 		{"unknown encoding", []string{"-encodings", "json,protobuf"}, "-encodings"},
 		{"encoding twice", []string{"-encodings", "msgpack,json,msgpack"}, "-encodings"},
-		{"sweep and encodings", []string{"-sweep", "9KB..900KB", "-encodings", "msgpack"}, "-encodings"},
+		{"sweep and encodings", []string{"-sweep", "9KB..900KB", "-encodings", "msgpack"}, "-sweep"},
+		{"compression unknown", []string{"-compression", "off,zstd"}, "-compression"},
+		{"compression twice", []string{"-compression", "on,on"}, "-compression"},
+		{"sweep and compression", []string{"-sweep", "9KB..900KB", "-compression", "on"}, "-sweep"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -326,6 +399,77 @@ func TestBenchBadInput(t *testing.T) {
 				t.Errorf("exit code %d, stderr %q: want 2 and one line", code, errb.String())
 			}
 		})
+	}
+}
+
+// TestBenchCompression: each scenario runs under each compression setting,
+// every library's run passes the truth check (messages, payload and frame
+// bytes equal the firehose's), and the table gives the wire bytes per
+// message, smaller with deflate, and what was negotiated.
+func TestBenchCompression(t *testing.T) {
+	out := t.TempDir()
+	stdout, stderr, err := runSoak(t, "bench", "-scenarios", "depth20", "-libs", "gorilla,gws", "-paths", "bare", "-runs", "1",
+		"-n", "500", "-compression", "off,on", "-out", out)
+	if err != nil {
+		t.Fatalf("soak bench: %v\n%s", err, stderr)
+	}
+	if strings.Contains(stdout, "INVALID") {
+		t.Fatalf("an invalid run:\n%s", stdout)
+	}
+	b, err := os.ReadFile(filepath.Join(benchDir(t, out), "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct{ Results []bench.Result }
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	wire := map[string]int64{}
+	for _, r := range rec.Results {
+		if r.Lib == bench.RawLib {
+			continue
+		}
+		if !r.Valid || r.WireBytes == 0 {
+			t.Errorf("%s %s round %d: valid %v (%s), %d frame bytes", r.Scenario, r.Lib, r.Round, r.Valid, r.Invalid, r.WireBytes)
+		}
+		if deflated := r.Scenario == "depth20+deflate"; deflated != strings.Contains(r.Extensions, "permessage-deflate") {
+			t.Errorf("%s %s negotiated %q", r.Scenario, r.Lib, r.Extensions)
+		}
+		wire[r.Scenario+"/"+r.Lib] = r.WireBytes
+	}
+	for _, lib := range []string{"gorilla", "gws"} {
+		if plain, z := wire["depth20/"+lib], wire["depth20+deflate/"+lib]; z == 0 || z*2 > plain {
+			t.Errorf("%s: %d frame bytes with deflate, %d without", lib, z, plain)
+		}
+	}
+	for _, want := range []string{"depth20+deflate ", "wire bytes per message", "negotiated (the server's Sec-WebSocket-Extensions answer)",
+		"depth20+deflate gorilla: permessage-deflate;server_no_context_takeover"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+	// The stored results keep the frame bytes: the bench page draws them.
+	dir := benchDir(t, out)
+	if o, e, err := runSoak(t, "report", dir); err != nil {
+		t.Fatalf("soak report: %v\n%s%s", err, o, e)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil || !strings.Contains(string(page), `soak.draw("wire"`) {
+		t.Errorf("the bench page has no wire bytes chart (%v)", err)
+	}
+	db, err := store.OpenReadOnly(filepath.Join(dir, "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.BenchResults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range rows {
+		if r := rec.Results[i]; w.WireBytes != r.WireBytes || w.Extensions != r.Extensions {
+			t.Errorf("soak.db result %d: %d frame bytes %q, results.json %d %q", i, w.WireBytes, w.Extensions, r.WireBytes, r.Extensions)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -45,8 +46,11 @@ func TestWallClockJump(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The wall clock jumped an hour forward and back: a run that timed itself
+	// by it would end at once or go on for an hour. Any bound far below the
+	// hour tells, and a loaded machine cannot reach it.
 	took := time.Since(t0)
-	if took > 15*time.Second {
+	if took > 2*time.Minute {
 		t.Errorf("the run took %v for a 1 s warm-up, a 5 s window and a 2 s drain", took)
 	}
 	db, err := store.OpenReadOnly(filepath.Join(res.Dir, "soak.db"))
@@ -77,8 +81,10 @@ func TestWallClockJump(t *testing.T) {
 				t.Errorf("%s second %d: %d msgs", lib, s.Sec, s.Msgs)
 			}
 		}
-		if len(secs) < 5 || secs[0] != 1 || secs[4] != 5 {
-			t.Errorf("%s: seconds %v, want 1…5 (and the drain)", lib, secs)
+		// Seconds in order, none twice, the first 1 (2 when a loaded machine
+		// started the worker late), through 5; a gap only as the rows' times say.
+		if len(secs) == 0 || secs[0] > 2 || !slices.Contains(secs, 5) || !slices.IsSorted(secs) || len(slices.Compact(slices.Clone(secs))) != len(secs) {
+			t.Errorf("%s: seconds %v, want each from 1 (or 2) to 5 once (and the drain)", lib, secs)
 		}
 	}
 	events, _ := db.Events("")

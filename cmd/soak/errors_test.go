@@ -43,6 +43,8 @@ func TestBadInput(t *testing.T) {
 		{"negative speed", []string{"serve", "-addr", "127.0.0.1:0", "-speed", "-1"}, `flag -speed: -1 is not a rate factor: want a number above 0 and at most 1000`, 2},
 		{"zero speed", []string{"serve", "-addr", "127.0.0.1:0", "-speed", "0"}, `flag -speed: 0 is not a rate factor`, 2},
 		{"speed NaN", []string{"serve", "-addr", "127.0.0.1:0", "-speed", "NaN"}, `flag -speed: NaN is not a rate factor`, 2},
+		{"serve compression", []string{"serve", "-addr", "127.0.0.1:0", "-compression", "gzip"}, `flag -compression: unknown compression "gzip" \(allowed: off, on, no_context_takeover\)`, 2},
+		{"firehose compression", []string{"firehose", "-compression", "yes"}, `flag -compression: unknown compression "yes" \(allowed: off, on, no_context_takeover\)`, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/wssoak/wssoak/internal/firehose"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // maxFirehoseConns bounds -conns.
@@ -44,8 +45,12 @@ func firehoseCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *a.conns < 1 || *a.conns > maxFirehoseConns {
 		return usageError{fmt.Errorf("flag -conns: %d is not a connection count: want 1 to %d", *a.conns, maxFirehoseConns)}
 	}
+	comp, err := wire.ParseCompression(*a.compression)
+	if err != nil {
+		return usageError{fmt.Errorf("flag -compression: %w", err)}
+	}
 	srv, err := firehose.New(firehose.Config{Scenario: sc, N: *a.n, Seed: uint64(*a.seed), Conns: *a.conns,
-		Logger: newLogger(stderr, slog.LevelInfo)})
+		Deflate: wire.Deflate{Compression: comp}, Logger: newLogger(stderr, slog.LevelInfo)})
 	if err != nil {
 		return usageError{fmt.Errorf("flag -n: %w", err)}
 	}

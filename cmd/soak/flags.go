@@ -218,65 +218,68 @@ func runFlags(fs *flagSet) *runArgs {
 
 // serveArgs are the flags of soak serve.
 type serveArgs struct {
-	addr, profile, cert, key *string
-	addrPublic, child        *bool
-	seed                     *int64
-	speed                    *float64
+	addr, profile, cert, key, compression *string
+	addrPublic, child                     *bool
+	seed                                  *int64
+	speed                                 *float64
 }
 
 func serveFlags(fs *flagSet) *serveArgs {
 	return &serveArgs{
-		addr:       fs.String("addr", "127.0.0.1:9443", "listen on `HOST:PORT` (loopback; see -addr-public)"),
-		addrPublic: fs.Bool("addr-public", false, "allow -addr on an address other than loopback (the replay server has no authentication)"),
-		profile:    fs.String("profile", "", "profile `FILE` whose replay section configures the server (default: built-in)"),
-		seed:       fs.Int64("seed", 0, "random seed `N` of the generated streams (default: the profile's)"),
-		speed:      fs.Float64("speed", 0, "rate `FACTOR` (default: the profile's)"),
-		cert:       fs.String("cert", "", "PEM certificate (chain) `FILE`: serve wss:// (with -key)"),
-		key:        fs.String("key", "", "PEM private key `FILE` of -cert"),
-		child:      fs.Bool("child", false, "run as the child of 'soak run' (internal)"),
+		addr:        fs.String("addr", "127.0.0.1:9443", "listen on `HOST:PORT` (loopback; see -addr-public)"),
+		addrPublic:  fs.Bool("addr-public", false, "allow -addr on an address other than loopback (the replay server has no authentication)"),
+		profile:     fs.String("profile", "", "profile `FILE` whose replay section configures the server (default: built-in)"),
+		compression: fs.String("compression", "", "the permessage-deflate `COMPRESSION` the server accepts: off, on (either mode, as the client offers) or no_context_takeover (imposed); default: the profile's compression"),
+		seed:        fs.Int64("seed", 0, "random seed `N` of the generated streams (default: the profile's)"),
+		speed:       fs.Float64("speed", 0, "rate `FACTOR` (default: the profile's)"),
+		cert:        fs.String("cert", "", "PEM certificate (chain) `FILE`: serve wss:// (with -key)"),
+		key:         fs.String("key", "", "PEM private key `FILE` of -cert"),
+		child:       fs.Bool("child", false, "run as the child of 'soak run' (internal)"),
 	}
 }
 
 // firehoseArgs are the flags of soak firehose.
 type firehoseArgs struct {
-	addr, scenario *string
-	addrPublic     *bool
-	n, conns       *int
-	seed           *int64
+	addr, scenario, compression *string
+	addrPublic                  *bool
+	n, conns                    *int
+	seed                        *int64
 }
 
 func firehoseFlags(fs *flagSet) *firehoseArgs {
 	return &firehoseArgs{
-		addr:       fs.String("addr", "127.0.0.1:0", "listen on `HOST:PORT` (loopback, port 0: a free one; see -addr-public)"),
-		addrPublic: fs.Bool("addr-public", false, "allow -addr on an address other than loopback (the firehose has no authentication)"),
-		scenario:   fs.String("scenario", "aggTrade", "the scenario `NAME`: aggTrade, kline, depth20, depth, tickerArr or mix"),
-		n:          fs.Int("n", 0, "`N` messages per connection (default: about 40 MB of the scenario's messages, 200,000 aggTrade)"),
-		conns:      fs.Int("conns", 1, "serve `N` connections, then exit (at most 10000)"),
-		seed:       fs.Int64("seed", 1, "random seed `N` of the generated values"),
+		addr:        fs.String("addr", "127.0.0.1:0", "listen on `HOST:PORT` (loopback, port 0: a free one; see -addr-public)"),
+		addrPublic:  fs.Bool("addr-public", false, "allow -addr on an address other than loopback (the firehose has no authentication)"),
+		scenario:    fs.String("scenario", "aggTrade", "the scenario `NAME`: aggTrade, kline, depth20, depth, tickerArr or mix"),
+		n:           fs.Int("n", 0, "`N` messages per connection (default: about 40 MB of the scenario's messages, 200,000 aggTrade)"),
+		conns:       fs.Int("conns", 1, "serve `N` connections, then exit (at most 10000)"),
+		seed:        fs.Int64("seed", 1, "random seed `N` of the generated values"),
+		compression: fs.String("compression", "off", "the permessage-deflate `COMPRESSION` the firehose accepts: off, on (either mode, as the client offers) or no_context_takeover (imposed)"),
 	}
 }
 
 // benchArgs are the flags of soak bench.
 type benchArgs struct {
-	profile, out, format, libs, scenarios, paths, rcvbuf, cpus, sweep *string
-	encodings                                                         *string
-	runs, n                                                           *int
+	profile, out, format, libs, scenarios, paths, rcvbuf, cpus, sweep, compression *string
+	encodings                                                                      *string
+	runs, n                                                                        *int
 }
 
 func benchFlags(fs *flagSet) *benchArgs {
 	return &benchArgs{
-		profile:   fs.String("profile", "", "YAML profile `FILE` (default "+defaultBenchProfile+", or the built-in default when that file is absent)"),
-		out:       fs.String("out", "out", "make the bench directory in `DIR`"),
-		format:    fs.String("format", "table", "what to print: `FORMAT` table, or gobench (Go benchmark lines, for benchstat)"),
-		libs:      fs.String("libs", "", "comma-separated `LIBS`, overrides the profile"),
-		scenarios: fs.String("scenarios", "", "comma-separated firehose scenarios `LIST`: aggTrade, kline, depth20, depth, tickerArr, mix"),
-		paths:     fs.String("paths", "", "comma-separated client paths `LIST`: bare, full, decode"),
-		encodings: fs.String("encodings", "", "comma-separated encodings `LIST`: json, msgpack, packed; each a row per scenario with its wire bytes per message (default: json only)"),
-		runs:      fs.Int("runs", 5, "`N` counted rounds (after one warm-up round)"),
-		n:         fs.Int("n", 0, "`N` messages per connection (default: the profile's bytes_per_run of each scenario's messages)"),
-		rcvbuf:    fs.String("rcvbuf", "", "SO_RCVBUF of the clients' sockets, a `SIZE` such as 128KiB (default: the kernel's autotuning)"),
-		cpus:      fs.String("cpus", "", "pin the firehose and the clients to CPU `LISTS` SERVER:CLIENT, such as 0:1 or 0-1:2-3"),
-		sweep:     fs.String("sweep", "", "a message-size sweep instead of the scenarios: depth diffs of payload sizes in log steps over the `RANGE` LO..HI, such as 9KB..900KB (paths default to bare)"),
+		profile:     fs.String("profile", "", "YAML profile `FILE` (default "+defaultBenchProfile+", or the built-in default when that file is absent)"),
+		out:         fs.String("out", "out", "make the bench directory in `DIR`"),
+		format:      fs.String("format", "table", "what to print: `FORMAT` table, or gobench (Go benchmark lines, for benchstat)"),
+		libs:        fs.String("libs", "", "comma-separated `LIBS`, overrides the profile"),
+		scenarios:   fs.String("scenarios", "", "comma-separated firehose scenarios `LIST`: aggTrade, kline, depth20, depth, tickerArr, mix"),
+		paths:       fs.String("paths", "", "comma-separated client paths `LIST`: bare, full, decode"),
+		encodings:   fs.String("encodings", "", "comma-separated encodings `LIST`: json, msgpack, packed; each a row per scenario (default: json only)"),
+		runs:        fs.Int("runs", 5, "`N` counted rounds (after one warm-up round)"),
+		n:           fs.Int("n", 0, "`N` messages per connection (default: the profile's bytes_per_run of each scenario's messages)"),
+		rcvbuf:      fs.String("rcvbuf", "", "SO_RCVBUF of the clients' sockets, a `SIZE` such as 128KiB (default: the kernel's autotuning)"),
+		cpus:        fs.String("cpus", "", "pin the firehose and the clients to CPU `LISTS` SERVER:CLIENT, such as 0:1 or 0-1:2-3"),
+		compression: fs.String("compression", "", "permessage-deflate `COMPRESSION` settings, comma-separated, each scenario run under each: off, on, no_context_takeover (default off)"),
+		sweep:       fs.String("sweep", "", "a message-size sweep instead of the scenarios: depth diffs of payload sizes in log steps over the `RANGE` LO..HI, such as 9KB..900KB (paths default to bare)"),
 	}
 }
 

@@ -56,6 +56,7 @@ var meanings = map[string]struct{ arg, meaning string }{
 	"deliveries":     {"N", "how many deliveries per chat bench run"},
 	"per-round":      {"N", "how many messages each chat client sends per round"},
 	"queue":          {"N", "how many messages a chat connection may have queued"},
+	"compression":    {"COMPRESSION", "permessage-deflate: off, on or no_context_takeover (soak bench: a comma-separated list, each scenario run under each)"},
 }
 
 // flagUse is a flag as one subcommand declares it.

@@ -18,6 +18,7 @@ import (
 	"github.com/wssoak/wssoak/internal/controller"
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/replay"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // serveCmd runs the Binance-like replay server, standalone or as the child of
@@ -67,6 +68,13 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		if set["speed"] {
 			cfg.Speed = *speed
+		}
+		if set["compression"] {
+			c, err := wire.ParseCompression(*a.compression)
+			if err != nil {
+				return usageError{fmt.Errorf("flag -compression: %w", err)}
+			}
+			cfg.Compression = c
 		}
 	}
 	cfg.Logger = log

@@ -19,32 +19,36 @@ import (
 
 // Config is one soak bench.
 type Config struct {
-	Exe          string   `json:"-"` // the soak binary: run as "benchserver" and "benchclient"
-	Scenarios    []string // firehose scenario names
-	Encodings    []string // codec names, each a row per scenario (EncodingLabel); nil: json only, rows named by scenario
-	Libs         []string // transport names
-	Paths        []string // of LibPaths
-	Runs         int      // counted rounds; one warm-up round more
-	N            int      // messages per run; 0: BytesPerRun of each scenario's payloads
-	BytesPerRun  int64    // payload bytes per run when N is 0
-	Seed         uint64
-	RcvBuf       int
-	ServerCPUs   []int // nil: not pinned
-	ClientCPUs   []int
-	Runtime      wire.Runtime
-	Progress     io.Writer `json:"-"` // a line per run; nil: none
+	Exe         string   `json:"-"` // the soak binary: run as "benchserver" and "benchclient"
+	Scenarios   []string // firehose scenario names
+	Encodings   []string // codec names, each a row per scenario (RowLabel); nil: json only, rows named by scenario
+	Libs        []string // transport names
+	Paths       []string // of LibPaths
+	Runs        int      // counted rounds; one warm-up round more
+	N           int      // messages per run; 0: BytesPerRun of each scenario's payloads
+	BytesPerRun int64    // payload bytes per run when N is 0
+	Seed        uint64
+	RcvBuf      int
+	ServerCPUs  []int // nil: not pinned
+	ClientCPUs  []int
+	Runtime     wire.Runtime
+	// Compression is the permessage-deflate settings each scenario runs
+	// under, one row each (Rows); nil: off only.
+	Compression  []wire.Compression `json:",omitempty"`
+	Deflate      wire.Deflate       // how the firehose compresses (window, level)
+	Progress     io.Writer          `json:"-"` // a line per run; nil: none
 	ChildTimeout time.Duration
 }
 
-// Rows returns the table's rows: EncodingLabel of every scenario × encoding.
+// Rows returns the table's rows: every scenario under every compression
+// setting, in every encoding (RowLabel), in the order they run.
 func (c *Config) Rows() []string {
-	if len(c.Encodings) == 0 {
-		return slices.Clone(c.Scenarios)
-	}
 	var out []string
 	for _, sc := range c.Scenarios {
-		for _, e := range c.Encodings {
-			out = append(out, EncodingLabel(sc, e))
+		for _, m := range c.compressions() {
+			for _, e := range c.encodings() {
+				out = append(out, RowLabel(sc, e, m))
+			}
 		}
 	}
 	return out
@@ -91,16 +95,18 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		rs, err := runScenario(ctx, cfg, sc)
-		all = append(all, rs...)
-		if err != nil {
-			return all, fmt.Errorf("scenario %s: %w", name, err)
+		for _, mode := range cfg.compressions() {
+			rs, err := runScenario(ctx, cfg, sc, mode)
+			all = append(all, rs...)
+			if err != nil {
+				return all, fmt.Errorf("scenario %s: %w", Label(name, mode), err)
+			}
 		}
 	}
 	return all, nil
 }
 
-func runScenario(ctx context.Context, cfg Config, sc firehose.Scenario) ([]Result, error) {
+func runScenario(ctx context.Context, cfg Config, sc firehose.Scenario, mode wire.Compression) ([]Result, error) {
 	srv := exec.CommandContext(ctx, cfg.Exe, "benchserver")
 	stdin, err := srv.StdinPipe()
 	if err != nil {
@@ -126,7 +132,12 @@ func runScenario(ctx context.Context, cfg Config, sc firehose.Scenario) ([]Resul
 			<-done
 		}
 	}()
-	spec, _ := json.Marshal(ServerSpec{Scenario: sc.Name, N: cfg.MessagesFor(sc), Seed: cfg.Seed, Encodings: cfg.Encodings})
+	zs := cfg.Deflate
+	zs.Compression = wire.CompressionOff
+	if mode.Enabled() {
+		zs.Compression = wire.CompressionOn // the firehose takes either mode as the library offers it
+	}
+	spec, _ := json.Marshal(ServerSpec{Scenario: sc.Name, N: cfg.MessagesFor(sc), Seed: cfg.Seed, Encodings: cfg.Encodings, Deflate: zs})
 	if _, err := fmt.Fprintf(stdin, "%s\n", spec); err != nil {
 		return nil, fmt.Errorf("firehose process: %w", err)
 	}
@@ -150,7 +161,9 @@ func runScenario(ctx context.Context, cfg Config, sc firehose.Scenario) ([]Resul
 					jobs = append(jobs, job{lib, p, enc})
 				}
 			}
-			jobs = append(jobs, job{RawLib, PathRaw, enc}, job{RawLib, PathCeiling, enc})
+			if !mode.Enabled() { // the library-free rows read plain frames: once, under off
+				jobs = append(jobs, job{RawLib, PathRaw, enc}, job{RawLib, PathCeiling, enc})
+			}
 		}
 		for _, j := range jobs {
 			if err := ctx.Err(); err != nil {
@@ -158,6 +171,9 @@ func runScenario(ctx context.Context, cfg Config, sc firehose.Scenario) ([]Resul
 			}
 			cs := ClientSpec{URL: info.URL, StatsURL: info.StatsURL, Lib: j.lib, Path: j.path, Streams: info.Streams,
 				RcvBuf: cfg.RcvBuf, Runtime: cfg.Runtime, Encoding: j.enc}
+			if j.lib != RawLib {
+				cs.Compression = mode
+			}
 			if j.path == PathCeiling {
 				wb := info.WireBytes
 				if j.enc != "" {
@@ -166,7 +182,7 @@ func runScenario(ctx context.Context, cfg Config, sc firehose.Scenario) ([]Resul
 				cs.SkipBytes = wb + 4 // the close frame 1000: a 2-byte header, a 2-byte code
 			}
 			r := runChild(ctx, cfg, cs)
-			r.Scenario, r.Encoding, r.Round = EncodingLabel(sc.Name, j.enc), j.enc, round
+			r.Scenario, r.Encoding, r.Round = RowLabel(sc.Name, j.enc, mode), j.enc, round
 			check(ctx, &r, info)
 			out = append(out, r)
 			if cfg.Progress != nil {
@@ -237,6 +253,8 @@ func check(ctx context.Context, r *Result, info ServerInfo) {
 			r.Invalid = fmt.Sprintf("firehose sent %d of %d messages", c.Messages, info.N)
 		case r.Lost != 0 || r.Dup != 0:
 			r.Invalid = fmt.Sprintf("sequence accounting: %d lost, %d duplicates", r.Lost, r.Dup)
+		case r.Lib != RawLib && r.WireBytes != c.WireBytes+firehose.CloseFrameSize:
+			r.Invalid = fmt.Sprintf("read %d frame bytes; firehose wrote %d + %d of close", r.WireBytes, c.WireBytes, firehose.CloseFrameSize)
 		}
 	}
 	r.Valid = r.Invalid == ""

@@ -101,7 +101,7 @@ func runClient(ctx context.Context, spec ClientSpec, res *Result) error {
 		return err
 	}
 	conn, err := tr.Dial(dctx, transport.DialConfig{URL: spec.URL, NetDial: netDial, HandshakeTimeout: dialTimeout,
-		Subprotocols: codec.Subprotocols(enc)})
+		Subprotocols: codec.Subprotocols(enc), Compression: spec.Compression})
 	if err != nil {
 		return fmt.Errorf("dial: %w", err)
 	}
@@ -109,6 +109,8 @@ func runClient(ctx context.Context, spec ClientSpec, res *Result) error {
 	if got, want := transport.SubprotocolOf(conn), subprotocolAnswer(enc); got != want {
 		return fmt.Errorf("dial: subprotocol %q negotiated, want %q", got, want)
 	}
+	res.Extensions = conn.Extensions()
+	wireN := transport.WireBytesOf(nc)
 	if rp != nil {
 		rp.SetClock(transport.ReadClockOf(nc))
 	}
@@ -125,6 +127,9 @@ func runClient(ctx context.Context, spec ClientSpec, res *Result) error {
 		return err
 	}
 	res.record(m0, m1)
+	if wireN != nil {
+		res.WireBytes = wireN.Load()
+	}
 	switch {
 	case rp != nil:
 		c := rp.Counts()

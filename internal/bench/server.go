@@ -8,6 +8,7 @@ import (
 
 	"github.com/wssoak/wssoak/internal/codec"
 	"github.com/wssoak/wssoak/internal/firehose"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // ServerSpec is what a firehose process is asked to serve (a JSON line on its stdin).
@@ -18,6 +19,8 @@ type ServerSpec struct {
 	// Encodings are served besides JSON (codec names); their batches are
 	// encoded before the info line, which gives their sizes.
 	Encodings []string `json:"encodings,omitempty"`
+	// Deflate is the permessage-deflate the firehose accepts.
+	Deflate wire.Deflate `json:"deflate"`
 }
 
 // ServerInfo is the firehose process's first line on stdout.
@@ -49,7 +52,7 @@ func Serve(in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv, err := firehose.New(firehose.Config{Scenario: sc, N: spec.N, Seed: spec.Seed})
+	srv, err := firehose.New(firehose.Config{Scenario: sc, N: spec.N, Seed: spec.Seed, Deflate: spec.Deflate})
 	if err != nil {
 		return fmt.Errorf("firehose: %w", err)
 	}

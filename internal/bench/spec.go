@@ -35,13 +35,15 @@ type ClientSpec struct {
 	Runtime   wire.Runtime `json:"runtime"`
 	SkipBytes int64        `json:"skip_bytes,omitempty"` // PathCeiling: the bytes to read, close frame included
 	Encoding  string       `json:"encoding,omitempty"`   // asked for by subprotocol (codec names); "": json
+	// Compression is the permessage-deflate the library asks for, as far as it can.
+	Compression wire.Compression `json:"compression"`
 }
 
 // Result is what one client process measured over its timed part: from the
 // end of the handshake (the firehose writes its first frame right after its
 // 101) to the close 1000.
 type Result struct {
-	Scenario     string       `json:"scenario"` // with -encodings, the row: scenario-encoding (EncodingLabel)
+	Scenario     string       `json:"scenario"` // the row: scenario[-encoding][+deflate…] (RowLabel)
 	Encoding     string       `json:"encoding,omitempty"`
 	Lib          string       `json:"lib"`
 	Version      string       `json:"version,omitempty"` // the library's module version linked in
@@ -61,6 +63,11 @@ type Result struct {
 	RcvBuf       int          `json:"rcvbuf_effective,omitempty"`
 	Runtime      wire.Runtime `json:"runtime"`
 	Err          string       `json:"err,omitempty"`
+	// WireBytes is the WebSocket frame bytes read after the handshake (the
+	// close frame included), compressed as they came; Extensions what the
+	// server answered to the compression asked for.
+	WireBytes  int64  `json:"wire_bytes,omitempty"`
+	Extensions string `json:"extensions,omitempty"`
 	// Filled in by the parent from the firehose's stats of the connection.
 	SentMessages int64  `json:"sent_messages"`
 	SentPayload  int64  `json:"sent_payload_bytes"`
@@ -91,7 +98,7 @@ func EncodingLabel(scenario, enc string) string {
 // measured is the result as the bench measures (internal/measure) read it.
 func (r Result) measured() measure.BenchRun {
 	return measure.BenchRun{Messages: r.Messages, PayloadBytes: r.PayloadBytes, WallNS: r.WallNS, UserNS: r.UserNS,
-		SysNS: r.SysNS, Syscr: r.Syscr, Rchar: r.Rchar, MaxRSSKiB: r.MaxRSSKiB, Mallocs: r.Mallocs}
+		SysNS: r.SysNS, Syscr: r.Syscr, Rchar: r.Rchar, MaxRSSKiB: r.MaxRSSKiB, Mallocs: r.Mallocs, WireBytes: r.WireBytes}
 }
 
 // Value is the result's value of the bench measure id (measure.Bench).
@@ -121,7 +128,7 @@ func (r Result) Row() store.BenchResult {
 		Valid: r.Valid, Reason: r.Invalid, Err: r.Err, Msgs: r.Messages, Bytes: r.PayloadBytes,
 		SentMsgs: r.SentMessages, SentBytes: r.SentPayload, WallNS: r.WallNS, UserNS: r.UserNS, SysNS: r.SysNS,
 		Syscr: r.Syscr, Rchar: r.Rchar, MaxRSSKiB: r.MaxRSSKiB, Mallocs: r.Mallocs, Lost: r.Lost, Dup: r.Dup,
-		RcvBuf: r.RcvBuf, Runtime: r.Runtime.String()}
+		RcvBuf: r.RcvBuf, Runtime: r.Runtime.String(), WireBytes: r.WireBytes, Extensions: r.Extensions}
 }
 
 // FromRow is a result read back from the store (the runtime settings as
@@ -131,5 +138,5 @@ func FromRow(w store.BenchResult) Result {
 		Valid: w.Valid, Invalid: w.Reason, Err: w.Err, Messages: w.Msgs, PayloadBytes: w.Bytes,
 		SentMessages: w.SentMsgs, SentPayload: w.SentBytes, WallNS: w.WallNS, UserNS: w.UserNS, SysNS: w.SysNS,
 		Syscr: w.Syscr, Rchar: w.Rchar, MaxRSSKiB: w.MaxRSSKiB, Mallocs: w.Mallocs, Lost: w.Lost, Dup: w.Dup,
-		RcvBuf: w.RcvBuf}
+		RcvBuf: w.RcvBuf, WireBytes: w.WireBytes, Extensions: w.Extensions}
 }

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/wssoak/wssoak/internal/measure"
+	"github.com/wssoak/wssoak/internal/wire"
 	"golang.org/x/perf/benchmath"
 )
 
@@ -44,11 +45,12 @@ func Significant(a, b []float64) (bool, float64) {
 // Cell is the counted runs of one scenario × path × library.
 type Cell struct {
 	Scenario, Path, Lib string
-	Rate, CPU           Stat // msgs/s, CPU µs/msg
-	Reads, ReadBytes    Stat // reads/msg, bytes/read
-	RSS, Allocs         Stat // peak RSS KiB, allocs/msg
-	MBps                Stat // payload MB/s (10^6 bytes)
-	SentWire            Stat // bytes on the wire per message (frames as the firehose wrote them)
+	Rate, CPU           Stat   // msgs/s, CPU µs/msg
+	Reads, ReadBytes    Stat   // reads/msg, bytes/read
+	RSS, Allocs         Stat   // peak RSS KiB, allocs/msg
+	MBps                Stat   // payload MB/s (10^6 bytes)
+	Wire, Payload       Stat   // frame bytes read per message, payload bytes per message
+	Extensions          string // what the library negotiated (the last counted run's answer)
 	Invalid             int
 	rates, cpus         []float64
 	cpuByRound          map[int]float64 // CPU µs/msg of each valid counted run
@@ -59,10 +61,12 @@ type Table struct {
 	Scenarios, Paths, Libs []string
 	Cells                  map[string]*Cell // by key(scenario, path, lib)
 	// Encoded: rows are scenario × encoding (-encodings), and the table
-	// shows each row's wire bytes per message.
+	// compares the encodings' wire bytes per message.
 	Encoded bool
-	// The scenarios and encodings of an encoded table, for the comparison of sizes.
+	// The scenarios, encodings and compression settings of the rows, for
+	// the comparison of sizes.
 	scenarios, encodings []string
+	compressions         []wire.Compression
 }
 
 func key(sc, path, lib string) string { return sc + "/" + path + "/" + lib }
@@ -70,7 +74,7 @@ func key(sc, path, lib string) string { return sc + "/" + path + "/" + lib }
 // Summarize groups the counted rounds' results (round ≥ 1) by cell.
 func Summarize(cfg Config, rs []Result) *Table {
 	t := &Table{Scenarios: cfg.Rows(), Paths: cfg.Paths, Libs: cfg.Libs, Cells: map[string]*Cell{}, Encoded: len(cfg.Encodings) > 0,
-		scenarios: cfg.Scenarios, encodings: cfg.Encodings}
+		scenarios: cfg.Scenarios, encodings: cfg.Encodings, compressions: cfg.compressions()}
 	vals := map[string]map[string][]float64{}
 	for _, r := range rs {
 		if r.Round < 1 {
@@ -99,7 +103,11 @@ func Summarize(cfg Config, rs []Result) *Table {
 		v["rss"] = append(v["rss"], float64(r.MaxRSSKiB))
 		v["allocs"] = append(v["allocs"], r.AllocsPerMsg())
 		v["mbps"] = append(v["mbps"], r.MBPerSec())
-		v["sentwire"] = append(v["sentwire"], r.SentWirePerMsg())
+		if r.WireBytes > 0 {
+			v["wire"] = append(v["wire"], r.WirePerMsg())
+			v["payload"] = append(v["payload"], float64(r.PayloadBytes)/float64(max(r.Messages, 1)))
+		}
+		c.Extensions = r.Extensions
 	}
 	for k, c := range t.Cells {
 		v := vals[k]
@@ -108,7 +116,7 @@ func Summarize(cfg Config, rs []Result) *Table {
 		c.Reads, c.ReadBytes = summarize(v["reads"]), summarize(v["rb"])
 		c.RSS, c.Allocs = summarize(v["rss"]), summarize(v["allocs"])
 		c.MBps = summarize(v["mbps"])
-		c.SentWire = summarize(v["sentwire"])
+		c.Wire, c.Payload = summarize(v["wire"]), summarize(v["payload"])
 		c.Rate.Invalid = c.Invalid
 	}
 	return t
@@ -175,23 +183,11 @@ func (t *Table) Print(w io.Writer, header []string) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	wireHead := ""
-	if t.Encoded {
-		wireHead = "wire B/msg\t"
-	}
-	fmt.Fprintf(tw, "scenario\t%spath\t%s\t%s\tverdict\n", wireHead, strings.Join(t.Libs, "\t"), RawLib)
+	fmt.Fprintf(tw, "scenario\tpath\t%s\t%s\tverdict\n", strings.Join(t.Libs, "\t"), RawLib)
 	for _, sc := range t.Scenarios {
 		ceil := t.ceiling(sc)
 		for i, p := range t.Paths {
-			row := []string{sc}
-			if t.Encoded {
-				wire := ""
-				if i == 0 {
-					wire = t.wire(sc)
-				}
-				row = append(row, wire)
-			}
-			row = append(row, p)
+			row := []string{sc, p}
 			for _, lib := range t.Libs {
 				row = append(row, t.Cell(sc, p, lib).text(ceil))
 			}
@@ -208,8 +204,10 @@ func (t *Table) Print(w io.Writer, header []string) {
 		measure.BenchByID("bench_msg_rate").Title, measure.BenchByID("bench_cpu_per_msg").Title)
 	fmt.Fprintln(w, "S: server-limited, within 5× of the firehose's ceiling; the number is then the firehose's as much as the library's.")
 	if t.Encoded {
-		fmt.Fprintln(w, "wire B/msg: WebSocket frame bytes per message as the firehose wrote them (headers included), the same for every client of a row;")
 		fmt.Fprintln(w, "rows are scenario-encoding (json text, msgpack or packed binary frames, chosen by subprotocol); decode decodes in that encoding.")
+	}
+	if len(t.compressions) > 1 || (len(t.compressions) == 1 && t.compressions[0].Enabled()) {
+		fmt.Fprintln(w, "rows +deflate, +deflate_nct: the library asked for permessage-deflate (with, without context takeover); raw and the ceiling run only on plain frames.")
 	}
 	if t.Encoded {
 		t.printSizes(w)
@@ -259,6 +257,7 @@ func (t *Table) Print(w io.Writer, header []string) {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	_ = tw.Flush()
+	t.printWire(w)
 	fmt.Fprintln(w, "\nwhy (medians): reads/msg, bytes/read, peak RSS, allocs/msg:")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "scenario\tpath\t%s\t%s\n", strings.Join(t.Libs, "\t"), RawLib)
@@ -307,45 +306,58 @@ func (t *Table) HarnessCost(sc, lib string) (Stat, bool, float64) {
 	return summarize(diffs), sig, p
 }
 
-// printSizes writes, per scenario, each encoding's wire bytes per message
-// and how it compares with json's.
+// printSizes writes, per scenario and compression setting, each encoding's
+// wire bytes per message and how it compares with json's.
 func (t *Table) printSizes(w io.Writer) {
-	fmt.Fprintln(w, "\nwire bytes per message by encoding (vs json):")
+	fmt.Fprintln(w, "\nwire bytes per message by encoding (vs json; the median over the libraries, frame bytes each read ÷ messages):")
 	for _, sc := range t.scenarios {
-		json := t.wireValue(EncodingLabel(sc, "json"))
-		var parts []string
-		for _, e := range t.encodings {
-			v := t.wireValue(EncodingLabel(sc, e))
-			switch {
-			case v == 0:
-				parts = append(parts, e+" -")
-			case e == "json" || json == 0:
-				parts = append(parts, fmt.Sprintf("%s %.0f B", e, v))
-			default:
-				parts = append(parts, fmt.Sprintf("%s %.0f B (%+.0f %%)", e, v, (v-json)/json*100))
+		for _, m := range t.compressions {
+			json := t.wireValue(RowLabel(sc, "json", m))
+			var parts []string
+			for _, e := range t.encodings {
+				v := t.wireValue(RowLabel(sc, e, m))
+				switch {
+				case v == 0:
+					parts = append(parts, e+" -")
+				case e == "json" || json == 0:
+					parts = append(parts, fmt.Sprintf("%s %.0f B", e, v))
+				default:
+					parts = append(parts, fmt.Sprintf("%s %.0f B (%+.0f %%)", e, v, (v-json)/json*100))
+				}
 			}
+			fmt.Fprintf(w, "  %-26s %s\n", Label(sc, m), strings.Join(parts, ", "))
 		}
-		fmt.Fprintf(w, "  %-10s %s\n", sc, strings.Join(parts, ", "))
+		// What deflate did to each encoding: its row against the same
+		// encoding's without compression.
+		for _, m := range t.compressions {
+			if !m.Enabled() || !slices.Contains(t.compressions, wire.CompressionOff) {
+				continue
+			}
+			var parts []string
+			for _, e := range t.encodings {
+				off, on := t.wireValue(RowLabel(sc, e, wire.CompressionOff)), t.wireValue(RowLabel(sc, e, m))
+				if off == 0 || on == 0 {
+					parts = append(parts, e+" -")
+					continue
+				}
+				parts = append(parts, fmt.Sprintf("%s %+.0f %%", e, (on-off)/off*100))
+			}
+			fmt.Fprintf(w, "  %-26s %s\n", Label(sc, m)+" vs off", strings.Join(parts, ", "))
+		}
 	}
 }
 
+// wireValue is a row's frame bytes per message: the median over its
+// libraries' cells (without compression every client of a row reads the
+// same frames; with it a library's context takeover changes them).
 func (t *Table) wireValue(sc string) float64 {
 	var xs []float64
 	for _, c := range t.Cells {
-		if c.Scenario == sc && c.SentWire.N > 0 {
-			xs = append(xs, c.SentWire.Median)
+		if c.Scenario == sc && c.Wire.N > 0 {
+			xs = append(xs, c.Wire.Median)
 		}
 	}
 	return summarize(xs).Median
-}
-
-// wire is a row's wire bytes per message: the median over its cells (every
-// client of a row reads the same frames).
-func (t *Table) wire(sc string) string {
-	if v := t.wireValue(sc); v > 0 {
-		return fmt.Sprintf("%.0f", v)
-	}
-	return "-"
 }
 
 // ceiling returns the median ceiling msgs/s of a scenario, 0 if unknown.

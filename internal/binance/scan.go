@@ -284,7 +284,9 @@ func scanEvent(c *cursor, k Kind, f *Fields) bool {
 		case k == KindKline && seen&haveK == 0 && keyIs(key, kesc, "k"):
 			seen |= haveK
 			if c.i < len(c.p) && c.p[c.i] == '{' {
-				if !scanKline(c, f, &have) {
+				// With every other field already found, the kline's last
+				// wanted field ("x") ends the scan: its rest is not walked.
+				if !scanKline(c, f, &have, seen&need == need) {
 					return false
 				}
 			} else if !c.skip() {
@@ -363,8 +365,9 @@ func seqKey(k Kind, key []byte, esc bool) uint8 {
 }
 
 // scanKline scans the kline object "k":{...}: t open time, f first and L last
-// trade id, x closed.
-func scanKline(c *cursor, f *Fields, have *uint8) bool {
+// trade id, x closed. When last (the event needs nothing else), it stops at
+// the fourth of them and marks the scan done.
+func scanKline(c *cursor, f *Fields, have *uint8, last bool) bool {
 	c.i++ // '{'
 	c.ws()
 	if c.byte('}') {
@@ -410,6 +413,10 @@ func scanKline(c *cursor, f *Fields, have *uint8) bool {
 		}
 		if !ok {
 			return false
+		}
+		if last && seen == kt|haveFirst|haveLast|kx {
+			c.done = true
+			return true
 		}
 		c.ws()
 		if c.byte(',') {

@@ -31,6 +31,12 @@ const (
 	KindDepthPartial
 	KindReferencePrice
 	KindBlockTrade
+	// KindTickerArr is !ticker@arr, an array of 24hrTicker events. Binance
+	// retired it (the stream is Retired: the replay server sends nothing and
+	// the soak expects nothing); the bench's firehose still serves it, and a
+	// kind of its own lets the scanner stop after the first element's E
+	// instead of walking the whole ~450 KB array.
+	KindTickerArr
 )
 
 var kindNames = [...]string{
@@ -49,6 +55,7 @@ var kindNames = [...]string{
 	KindDepthPartial:    "depthN",
 	KindReferencePrice:  "referencePrice",
 	KindBlockTrade:      "blockTrade",
+	KindTickerArr:       "tickerArr",
 }
 
 func (k Kind) String() string {
@@ -229,7 +236,9 @@ func parseMarketWide(st Stream) (Stream, error) {
 	case "!ticker_1h@arr", "!ticker_4h@arr", "!ticker_1d@arr":
 		st.Kind, st.Period = KindWindowTickerArr, time.Second
 		st.Interval = strings.TrimSuffix(strings.TrimPrefix(st.Name, "!ticker_"), "@arr")
-	case "!ticker@arr", "!bookTicker":
+	case "!ticker@arr":
+		st.Kind, st.Period, st.Retired = KindTickerArr, time.Second, true
+	case "!bookTicker":
 		st.Retired = true
 	default:
 		if len(st.Name) < 2 {

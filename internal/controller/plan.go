@@ -40,6 +40,7 @@ func BuildPlan(p *profile.Profile, runID, target string, local bool) (*wire.Plan
 		ReadLimit:        int64(p.ReadLimit),
 		Runtime:          p.WorkerRuntime.Wire(),
 		Encoding:         p.Encoding,
+		Compression:      p.Compression,
 		RcvBuf:           int(p.RcvBuf),
 		StallFactor:      p.Silence.Factor,
 		StallMin:         time.Duration(p.Silence.Min),
@@ -113,7 +114,7 @@ func (c *controller) create(ctx context.Context, runID, target string, local boo
 		GoVersion: runtime.Version(), Started: start, Planned: time.Duration(p.Duration), Host: hostInfo,
 		Settings: map[string]string{"plan": endpoint.Mask(string(planJSON)), "profile_path": p.Path,
 			"keepalive":  fmt.Sprintf("%s/%s", plan.PingInterval, plan.PongTimeout),
-			"read_limit": fmt.Sprint(plan.ReadLimit), "rcvbuf": fmt.Sprint(plan.RcvBuf), "symbols": symbols, "encoding": p.Encoding,
+			"read_limit": fmt.Sprint(plan.ReadLimit), "rcvbuf": fmt.Sprint(plan.RcvBuf), "compression": plan.Compression.String(), "symbols": symbols, "encoding": p.Encoding,
 			"proxy": endpoint.Mask(plan.Proxy), "tls_ca": strings.Join(plan.CAFiles, ","), "tls_server_name": plan.ServerName},
 	})
 }

@@ -119,6 +119,7 @@ func (c *controller) addRow(w *workerProc, s int64) {
 		row.Goroutines, row.HeapBytes, row.ConnsUp = st.Goroutines, st.HeapBytes, st.ConnsUp
 		row.ReconnectsTotal, row.LostTotal, row.DupTotal = st.Reconnects, st.Lost, st.Dup
 		row.LatP50, row.LatP99, row.LatMax = st.LatP50, st.LatP99, st.LatMax
+		row.WireBytes, row.WireBytesTotal = st.WireBytes, st.WireBytesTotal
 	}
 	if pa, ok := w.procs[s]; ok {
 		row.HasProc = true

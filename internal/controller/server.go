@@ -132,10 +132,14 @@ func (c *controller) saveServerCounts() error {
 		return err
 	}
 	var rows []store.ServerCount
+	var ws []store.ServerWire
 	for _, cn := range st.Conns {
+		ws = append(ws, store.ServerWire{Tag: cn.Tag, WireBytes: cn.WireBytes, Readable: cn.WireBytesReadable, Extensions: cn.Extensions})
 		for name, s := range cn.Streams {
 			rows = append(rows, store.ServerCount{Tag: cn.Tag, Stream: name, Sent: s.Sent, Bytes: s.Bytes, FirstSeq: s.FirstSeq, LastSeq: s.LastSeq})
 		}
 	}
-	return c.o.EndRetry.Do("store server counts", func() error { return c.db.SaveServerCounts(rows) })
+	return c.o.EndRetry.Do("store server counts", func() error {
+		return errors.Join(c.db.SaveServerCounts(rows), c.db.SaveServerWire(ws))
+	})
 }

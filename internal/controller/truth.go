@@ -128,7 +128,7 @@ func (c *controller) saveTruth() error {
 		finals[w.lib] = w.finalSubs
 		for _, s := range w.finalSlots {
 			dials = append(dials, store.SlotDials{Lib: w.lib, Slot: s.Slot, Group: s.Group, Dials: s.Dials,
-				DialFails: s.DialFails, Statuses: s.Statuses, Unrepairable: s.Unrepairable})
+				DialFails: s.DialFails, Statuses: s.Statuses, Unrepairable: s.Unrepairable, WireBytes: s.WireBytes})
 		}
 	}
 	if len(finals) == 0 {

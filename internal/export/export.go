@@ -30,7 +30,7 @@ var Columns = map[string][]string{
 	"samples": {"t_unix_ms", "run_s", "lib", "msgs_per_s", "bytes_per_s", "msgs_total", "bytes_total",
 		"goroutines", "heap_bytes", "conns_up", "reconnects_total", "lost_total", "dup_total",
 		"lat_p50_us", "lat_p99_us", "lat_max_us", "rss_bytes", "cpu_user_s_total", "cpu_sys_s_total",
-		"cpu_pct", "fds", "threads"},
+		"cpu_pct", "fds", "threads", "wire_bytes_per_s", "wire_bytes_total"},
 	"stream_samples": {"t_unix_ms", "run_s", "lib", "grp", "slot", "stream", "msgs_total", "bytes_total",
 		"lost_total", "dup_total", "ooo_total", "max_silence_ms", "last_seq", "stalls_total", "stalled"},
 	"events":        {"t_unix_ms", "run_s", "lib", "kind", "slot", "grp", "stream", "code", "detail", "dur_ms"},
@@ -42,7 +42,8 @@ var Columns = map[string][]string{
 	"bench_results": {"scenario", "path", "lib", "version", "round", "warmup", "valid", "reason", "err",
 		"msgs", "payload_bytes", "sent_msgs", "sent_payload_bytes", "wall_ns", "user_cpu_ns", "sys_cpu_ns",
 		"read_syscalls", "read_bytes", "maxrss_kib", "mallocs", "lost", "dup", "rcvbuf_bytes", "runtime",
-		"msgs_per_s", "mb_per_s", "cpu_us_per_msg", "reads_per_msg", "bytes_per_read", "allocs_per_msg"},
+		"wire_bytes", "extensions",
+		"msgs_per_s", "mb_per_s", "cpu_us_per_msg", "reads_per_msg", "bytes_per_read", "allocs_per_msg", "wire_bytes_per_msg"},
 }
 
 // Tables is the order in which Write writes the tables.
@@ -52,7 +53,8 @@ var Tables = []string{"samples", "stream_samples", "events", "host_samples", "cl
 var BenchTables = []string{"bench_results"}
 
 // benchColumns are the measure of each last column of bench_results.
-var benchColumns = []string{"bench_msg_rate", "bench_mb_rate", "bench_cpu_per_msg", "bench_reads_per_msg", "bench_bytes_per_read", "bench_allocs_per_msg"}
+var benchColumns = []string{"bench_msg_rate", "bench_mb_rate", "bench_cpu_per_msg", "bench_reads_per_msg", "bench_bytes_per_read", "bench_allocs_per_msg",
+	"bench_wire_per_msg"}
 
 // File returns the file name of a table in a format.
 func File(table, format string) string {
@@ -142,6 +144,8 @@ func fill(db *store.DB, table string, w *rowWriter, start time.Time) error {
 				w.int(v)
 			}
 			w.str(r.Runtime)
+			w.int(r.WireBytes)
+			w.str(r.Extensions)
 			br := measure.BenchRunOf(r)
 			for _, id := range benchColumns {
 				w.float(measure.BenchValue(id, br), -1)
@@ -182,6 +186,12 @@ func fill(db *store.DB, table string, w *rowWriter, start time.Time) error {
 				w.int(int64(x.Threads))
 			} else {
 				w.nulls(6)
+			}
+			if x.HasWorker {
+				w.int(x.WireBytes)
+				w.int(x.WireBytesTotal)
+			} else {
+				w.nulls(2)
 			}
 			return w.end()
 		})

@@ -3,6 +3,7 @@ package firehose
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"sort"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/gobwas/ws"
 
 	"github.com/wssoak/wssoak/internal/codec"
+	"github.com/wssoak/wssoak/internal/deflate"
 )
 
 // MaxBytes bounds the pre-encoded frames of one batch: N is refused beyond it.
@@ -23,6 +25,7 @@ type Batch struct {
 	Encoding     codec.Encoding
 	Messages     int   // N
 	PayloadBytes int64 // sum of the N payload sizes
+	Compressed   bool  // frames compressed with permessage-deflate (Compress)
 	wire         []byte
 	ends         []end // ends[i]: where message i's frame ends in wire, and the payload bytes up to it
 }
@@ -119,4 +122,37 @@ func PrepareEncoded(sc Scenario, n int, seed uint64, combined bool, enc codec.En
 	}
 	b.wire = out.Bytes()
 	return b, nil
+}
+
+// Compress returns b with every message compressed by c (permessage-deflate:
+// RSV1 set, the payload deflated with the tail stripped). With context
+// takeover a message's bytes depend on those before it; every connection is
+// sent the same messages from the first, so one compressed batch serves
+// every connection that negotiated the same parameters.
+func (b *Batch) Compress(c *deflate.Compressor) (*Batch, error) {
+	out := &Batch{Scenario: b.Scenario, Combined: b.Combined, Encoding: b.Encoding, Messages: b.Messages, PayloadBytes: b.PayloadBytes,
+		Compressed: true, ends: make([]end, 0, len(b.ends))}
+	var buf bytes.Buffer
+	r := bytes.NewReader(b.wire)
+	for i := range b.ends {
+		h, err := ws.ReadHeader(r)
+		if err != nil {
+			return nil, fmt.Errorf("compress message %d: %w", i, err)
+		}
+		p := b.wire[int(r.Size())-r.Len():][:h.Length]
+		if _, err := r.Seek(h.Length, io.SeekCurrent); err != nil {
+			return nil, fmt.Errorf("compress message %d: %w", i, err)
+		}
+		z, err := c.Compress(p)
+		if err != nil {
+			return nil, fmt.Errorf("compress message %d: %w", i, err)
+		}
+		if err := ws.WriteHeader(&buf, ws.Header{Fin: true, Rsv: deflate.RSV1, OpCode: h.OpCode, Length: int64(len(z))}); err != nil {
+			return nil, fmt.Errorf("compress message %d: %w", i, err)
+		}
+		buf.Write(z)
+		out.ends = append(out.ends, end{int64(buf.Len()), b.ends[i].payload})
+	}
+	out.wire = buf.Bytes()
+	return out, nil
 }

@@ -23,8 +23,11 @@ import (
 	"time"
 
 	"github.com/gobwas/ws"
+	"github.com/gobwas/ws/wsflate"
 
 	"github.com/wssoak/wssoak/internal/codec"
+	"github.com/wssoak/wssoak/internal/deflate"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // StatsPath is where the server answers with its Stats as JSON.
@@ -46,7 +49,11 @@ type Config struct {
 	Seed      uint64 // seed of the generated values
 	Conns     int    // connections to serve, after which Done is closed and upgrades are refused; 0: no limit
 	WriteSize int    // bytes per write; 0: DefaultWriteSize
-	Logger    *slog.Logger
+	// Deflate is the permessage-deflate the server accepts (off: none). A
+	// connection that negotiated it is sent the batch compressed for its
+	// parameters, compressed once and shared by every such connection.
+	Deflate wire.Deflate
+	Logger  *slog.Logger
 }
 
 // Stats is what the server sent.
@@ -65,11 +72,12 @@ type ConnStats struct {
 	Remote       string    `json:"remote"`
 	Path         string    `json:"path"`
 	Combined     bool      `json:"combined"`
-	Encoding     string    `json:"encoding"`      // json, msgpack or packed, by the subprotocol asked
-	Messages     int       `json:"messages"`      // whole messages written
-	PayloadBytes int64     `json:"payload_bytes"` // their payload bytes
-	WireBytes    int64     `json:"wire_bytes"`    // bytes written, frame headers included (close frame excluded)
-	Writes       int64     `json:"writes"`        // write calls
+	Encoding     string    `json:"encoding"`             // json, msgpack or packed, by the subprotocol asked
+	Extensions   string    `json:"extensions,omitempty"` // the Sec-WebSocket-Extensions answer
+	Messages     int       `json:"messages"`             // whole messages written
+	PayloadBytes int64     `json:"payload_bytes"`        // their payload bytes
+	WireBytes    int64     `json:"wire_bytes"`           // bytes written, frame headers included (close frame excluded)
+	Writes       int64     `json:"writes"`               // write calls
 	Start        time.Time `json:"start"`
 	End          time.Time `json:"end,omitzero"` // the last message written (zero while sending)
 	CloseSent    int       `json:"close_sent"`   // 1000 once sent
@@ -89,6 +97,8 @@ type Server struct {
 		b    *Batch
 		err  error
 	}
+	zmu      sync.Mutex
+	zbatches map[zkey]*zbatch // compressed batches by form and parameters
 
 	mu      sync.Mutex
 	addr    string
@@ -117,6 +127,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.WriteSize <= 0 {
 		cfg.WriteSize = DefaultWriteSize
+	}
+	if err := cfg.Deflate.Validate(); err != nil {
+		return nil, err
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -274,13 +287,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.wg.Done()
 	defer s.finish(cs)
 
-	up := ws.HTTPUpgrader{Timeout: 10 * time.Second, Protocol: func(p string) bool { return answer != "" && p == answer }}
+	neg := &deflate.Negotiator{Cfg: s.cfg.Deflate}
+	up := ws.HTTPUpgrader{Timeout: 10 * time.Second, Protocol: func(p string) bool { return answer != "" && p == answer }, Negotiate: neg.Negotiate}
 	conn, rw, _, err := up.Upgrade(r, w)
 	if err != nil {
 		s.setErr(cs, fmt.Errorf("upgrade: %w", err))
 		return
 	}
 	defer conn.Close()
+	if neg.Accepted() {
+		s.mu.Lock()
+		cs.Extensions = neg.Extensions()
+		s.mu.Unlock()
+		if b, err = s.compressed(combined, enc, neg.Params()); err != nil {
+			s.setErr(cs, err)
+			return
+		}
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -302,6 +325,48 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	cs.CloseGot = code
 	s.mu.Unlock()
+}
+
+// zkey names a compressed batch: the form, the encoding and what changes the bytes.
+type zkey struct {
+	combined, takeover bool
+	enc                codec.Encoding
+	bits               int
+}
+
+type zbatch struct {
+	once sync.Once
+	b    *Batch
+	err  error
+}
+
+// compressed returns the batch of the form and encoding compressed for params, compressing it on first use.
+func (s *Server) compressed(combined bool, enc codec.Encoding, params wsflate.Parameters) (*Batch, error) {
+	k := zkey{combined, !params.ServerNoContextTakeover, enc, int(params.ServerMaxWindowBits)}
+	s.zmu.Lock()
+	if s.zbatches == nil {
+		s.zbatches = map[zkey]*zbatch{}
+	}
+	z := s.zbatches[k]
+	if z == nil {
+		z = &zbatch{}
+		s.zbatches[k] = z
+	}
+	s.zmu.Unlock()
+	z.once.Do(func() {
+		plain, err := s.batch(combined, enc)
+		if err != nil {
+			z.err = err
+			return
+		}
+		c, err := deflate.NewCompressor(s.cfg.Deflate, params)
+		if err != nil {
+			z.err = err
+			return
+		}
+		z.b, z.err = plain.Compress(c)
+	})
+	return z.b, z.err
 }
 
 // send writes the batch to conn, then the close frame 1000.

@@ -35,6 +35,7 @@ type lib struct {
 	msgs, bytes, reconnects, lost, stalls float64 // counters
 	rss, goroutines, latP99, rate, conns  float64 // gauges (latency in seconds)
 	cpu                                   float64 // counter: CPU seconds of the current process
+	wire                                  float64 // counter: frame bytes read by the current process
 	up                                    float64 // 1: the worker's frame for the latest second arrived
 	hasWorker, hasProc                    bool
 	sec                                   int64 // run second of the newest row taken in
@@ -99,6 +100,7 @@ func (s *Server) Observe(b *store.Batch) {
 		if x.HasWorker {
 			l.hasWorker, l.up = true, 1
 			l.msgs, l.bytes = float64(x.MsgsTotal), float64(x.BytesTotal)
+			l.wire = float64(x.WireBytesTotal)
 			l.reconnects, l.lost = float64(x.ReconnectsTotal), float64(x.LostTotal)
 			l.goroutines, l.conns = float64(x.Goroutines), float64(x.ConnsUp)
 			l.latP99, l.rate = float64(x.LatP99)/1e6, float64(x.Msgs)
@@ -166,6 +168,7 @@ var (
 	metrics = []metric{
 		{desc("messages", "WebSocket data messages received by the library's worker since the run started."), counter, func(l *lib) float64 { return l.msgs }, fromWorker},
 		{desc("bytes", "Payload bytes of those messages."), counter, func(l *lib) float64 { return l.bytes }, fromWorker},
+		{desc("wire_bytes", "WebSocket frame bytes the worker read (compressed as they came) since it started."), counter, func(l *lib) float64 { return l.wire }, fromWorker},
 		{desc("reconnects", "Connections lost and re-dialled by the current worker process."), counter, func(l *lib) float64 { return l.reconnects }, fromWorker},
 		{desc("lost", "Messages lost by sequence gaps, over all subscriptions of the current worker process."), counter, func(l *lib) float64 { return l.lost }, fromWorker},
 		{desc("stalls", "Subscriptions that went silent past their stall threshold, since the run started."), counter, func(l *lib) float64 { return l.stalls }, always},

@@ -24,6 +24,7 @@ func sample(lib string, sec int64, worker, proc bool) store.Sample {
 	s := store.Sample{Lib: lib, Sec: sec, TS: time.Unix(1_800_000_000+sec, 0)}
 	if worker {
 		s.HasWorker, s.Msgs, s.MsgsTotal, s.BytesTotal = true, 100, 100*sec, 20_000*sec
+		s.WireBytesTotal = 7_000 * sec
 		s.ReconnectsTotal, s.LostTotal, s.Goroutines, s.ConnsUp, s.LatP99 = 1, 2, 30, 3, 1500
 	}
 	if proc {
@@ -71,6 +72,7 @@ func TestObserve(t *testing.T) {
 	}{
 		{"soak_messages_total", "gws", 200, true},
 		{"soak_bytes_total", "gws", 40_000, true},
+		{"soak_wire_bytes_total", "gws", 14_000, true},
 		{"soak_messages_per_second", "gws", 100, true},
 		{"soak_latency_p99_seconds", "gws", 0.0015, true},
 		{"soak_cpu_seconds_total", "gws", 0.75, true},

@@ -13,6 +13,7 @@ type BenchRun struct {
 	Syscr, Rchar           int64 // read syscalls and the bytes they returned
 	MaxRSSKiB              int64
 	Mallocs                uint64
+	WireBytes              int64 // WebSocket frame bytes read (0: not counted)
 }
 
 // Bench is the catalogue of soak bench's measures: one value per client run,
@@ -33,6 +34,8 @@ var Bench = []*Measure{
 		Run: func(r BenchRun) float64 { return per(float64(r.Mallocs), float64(r.Messages)) }},
 	{ID: "bench_peak_rss", Title: "peak RSS", Unit: "KiB", Better: Lower,
 		Run: func(r BenchRun) float64 { return float64(r.MaxRSSKiB) }},
+	{ID: "bench_wire_per_msg", Title: "wire bytes/msg", Unit: "bytes/msg", Better: Lower,
+		Run: func(r BenchRun) float64 { return per(float64(r.WireBytes), float64(r.Messages)) }},
 }
 
 // BenchByID returns the bench measure with that id, or nil.
@@ -93,7 +96,7 @@ type BenchCell struct {
 // BenchRunOf is a stored result as the bench measures read it.
 func BenchRunOf(r store.BenchResult) BenchRun {
 	return BenchRun{Messages: r.Msgs, PayloadBytes: r.Bytes, WallNS: r.WallNS, UserNS: r.UserNS, SysNS: r.SysNS,
-		Syscr: r.Syscr, Rchar: r.Rchar, MaxRSSKiB: r.MaxRSSKiB, Mallocs: r.Mallocs}
+		Syscr: r.Syscr, Rchar: r.Rchar, MaxRSSKiB: r.MaxRSSKiB, Mallocs: r.Mallocs, WireBytes: r.WireBytes}
 }
 
 // BenchCells summarizes a bench's stored results into its cells, in the

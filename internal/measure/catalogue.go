@@ -22,6 +22,32 @@ var Catalogue = []*Measure{
 			}
 			return Cell{fmt.Sprintf("%s / %s", count(float64(c.msgsMax)), size(float64(c.bytesMax))), float64(c.msgsMax)}
 		}},
+	{ID: "wire_bytes", Title: "Wire bytes / ratio", Unit: "bytes", Better: Lower, Prom: "soak_wire_bytes_total",
+		Value: func(c *column) Cell { // frame bytes read ÷ payload bytes: under 1 when deflate pays
+			if !c.hasWorker || c.wireMax == 0 {
+				return notMeasured()
+			}
+			ratio := "-"
+			if c.bytesMax > 0 {
+				ratio = fmt.Sprintf("%.2f", float64(c.wireMax)/float64(c.bytesMax))
+			}
+			return Cell{fmt.Sprintf("%s / %s", size(float64(c.wireMax)), ratio), float64(c.wireMax)}
+		}},
+	{ID: "negotiated", Title: "Negotiated", Unit: "connections", Better: NoRank,
+		Value: func(c *column) Cell { // connections by the extensions (and subprotocol) the server answered
+			if len(c.negotiated) == 0 {
+				return notMeasured()
+			}
+			var parts []string
+			deflated := 0
+			for _, ext := range slices.Sorted(maps.Keys(c.negotiated)) {
+				if strings.Contains(ext, "permessage-deflate") {
+					deflated += c.negotiated[ext]
+				}
+				parts = append(parts, fmt.Sprintf("%s ×%d", extensionsName(ext), c.negotiated[ext]))
+			}
+			return Cell{strings.Join(parts, "; "), float64(deflated)}
+		}},
 	{ID: "msg_rate", Title: "Avg / peak msgs/s", Unit: "msgs/s", Better: Higher, Prom: "soak_messages_per_second",
 		Value: func(c *column) Cell { // the average over the window's one-second counts
 			if c.rate == 0 {
@@ -277,4 +303,44 @@ func p99(xs []float64) float64 {
 	}
 	s := slices.Sorted(slices.Values(xs))
 	return s[int(math.Ceil(0.99*float64(len(s))))-1]
+}
+
+// extensionsName is a connected event's detail in a few words: its
+// Sec-WebSocket-Extensions answer as "none", "deflate", "deflate no-takeover",
+// with the server's window when bounded, then the subprotocol the worker
+// appended after "; " when one was answered ("deflate, subprotocol X";
+// "subprotocol X" alone when no extension was).
+func extensionsName(detail string) string {
+	ext, proto := detail, ""
+	if i := strings.Index(detail, "subprotocol "); i >= 0 {
+		ext, proto = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(detail[:i]), ";")), detail[i:]
+	}
+	if proto != "" {
+		if ext == "" {
+			return proto
+		}
+		return deflateName(ext) + ", " + proto
+	}
+	return deflateName(ext)
+}
+
+// deflateName is a Sec-WebSocket-Extensions answer in a few words.
+func deflateName(ext string) string {
+	if ext == "" {
+		return "none"
+	}
+	if !strings.Contains(ext, "permessage-deflate") {
+		return ext
+	}
+	name := "deflate"
+	if strings.Contains(ext, "server_no_context_takeover") {
+		name += " no-takeover"
+	}
+	if _, bits, ok := strings.Cut(ext, "server_max_window_bits="); ok {
+		if i := strings.IndexAny(bits, ";, "); i >= 0 {
+			bits = bits[:i]
+		}
+		name += " window " + bits
+	}
+	return name
 }

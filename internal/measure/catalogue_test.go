@@ -48,8 +48,8 @@ func TestCatalogueComplete(t *testing.T) {
 			t.Errorf("ByTitle(%q) = %v", m.Title, ByTitle(m.Title))
 		}
 	}
-	if n := len(Table()); n != 19 {
-		t.Errorf("%d rows in the end table, want 19", n)
+	if n := len(Table()); n != 21 {
+		t.Errorf("%d rows in the end table, want 21", n)
 	}
 }
 
@@ -83,6 +83,8 @@ func TestThresholdsMapToMeasures(t *testing.T) {
 func TestByTitleOfStoredRows(t *testing.T) {
 	for name, want := range map[string]string{
 		"Messages / data":                    "messages",
+		"Wire bytes / ratio":                 "wire_bytes",
+		"Negotiated":                         "negotiated",
 		"Reconnects (arr / markets / depth)": "reconnects",
 		"Reconnects":                         "reconnects",
 		"Reconnect duration (median / max)":  "reconnect_duration",
@@ -150,5 +152,22 @@ func TestBenchCatalogue(t *testing.T) {
 	}
 	if got := BenchValue("bench_cpu_per_msg", BenchRun{}); got != 0 {
 		t.Errorf("a run without messages: CPU µs/msg %v, want 0", got)
+	}
+}
+
+func TestExtensionsName(t *testing.T) {
+	for in, want := range map[string]string{
+		"": "none",
+		"permessage-deflate;client_no_context_takeover":                                  "deflate",
+		"permessage-deflate;server_no_context_takeover;client_no_context_takeover":       "deflate no-takeover",
+		"permessage-deflate;client_no_context_takeover;server_max_window_bits=10":        "deflate window 10",
+		"permessage-deflate; server_no_context_takeover; server_max_window_bits=12; x=1": "deflate no-takeover window 12",
+		"x-webkit-deflate-frame":      "x-webkit-deflate-frame",
+		"subprotocol soak.msgpack.v1": "subprotocol soak.msgpack.v1",
+		"permessage-deflate;server_no_context_takeover;client_no_context_takeover; subprotocol soak.packed.v1": "deflate no-takeover, subprotocol soak.packed.v1",
+	} {
+		if got := extensionsName(in); got != want {
+			t.Errorf("extensionsName(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -75,6 +75,7 @@ type column struct {
 	// samples
 	hasWorker               bool
 	msgsMax, bytesMax       int64
+	wireMax                 int64 // WebSocket frame bytes read, the latest total (0 before schemaWire)
 	rateSum, ratePeak, rate int64 // messages, the highest count and the number of one-second counts
 	prevSec, prevTotal      int64 // the previous sample of the window with a worker half (prevOK)
 	prevOK                  bool
@@ -101,6 +102,7 @@ type column struct {
 	errors        int
 	stalls        int
 	unrepairSlots map[int]bool
+	negotiated    map[string]int // connections by the server's Sec-WebSocket-Extensions answer ("" none)
 
 	// lost charges and dial accounts
 	charges                int
@@ -236,6 +238,7 @@ func (c *column) inWindow(sec int64) bool {
 func (c *column) sample(s *store.Sample) {
 	if s.HasWorker {
 		c.msgsMax, c.bytesMax = max(c.msgsMax, s.MsgsTotal), max(c.bytesMax, s.BytesTotal)
+		c.wireMax = max(c.wireMax, s.WireBytesTotal)
 		c.hasWorker = true
 	}
 	if !c.inWindow(s.Sec) {
@@ -294,6 +297,11 @@ func (c *column) event(e *store.Event) {
 		c.stalls++
 	case wire.EventUnrepairable:
 		c.unrepairSlots[e.Slot] = true
+	case wire.EventConnected:
+		if c.negotiated == nil {
+			c.negotiated = map[string]int{}
+		}
+		c.negotiated[e.Detail]++
 	}
 	if e.IsError() {
 		c.errors++

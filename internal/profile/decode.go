@@ -721,6 +721,20 @@ func (d *decoder) encoding(v *yaml.Node, name string, dst *string) error {
 	return err
 }
 
+// compression reads off, on or no_context_takeover.
+func (d *decoder) compression(v *yaml.Node, name string, dst *wire.Compression) error {
+	s, err := d.scalar(v, name)
+	if err != nil {
+		return err
+	}
+	c, perr := wire.ParseCompression(s)
+	if perr != nil {
+		return d.errf(deref(v).Line, "bad %s %q: want one of %s", name, s, strings.Join(wire.CompressionNames(), ", "))
+	}
+	*dst = c
+	return nil
+}
+
 // validate checks what involves several settings and returns the problem on
 // the earliest line.
 func (d *decoder) validate(p *Profile) error {

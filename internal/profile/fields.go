@@ -200,6 +200,8 @@ func (d *decoder) custom(s spec, name string, fv, parent reflect.Value) func(*ya
 		return str(func(v *yaml.Node, dst *string) error { return d.side(v, name, dst) })
 	case "fault_kind":
 		return str(func(v *yaml.Node, dst *string) error { return d.faultKind(v, name, dst) })
+	case "compression":
+		return func(v *yaml.Node) error { return d.compression(v, name, fv.Addr().Interface().(*wire.Compression)) }
 	case "window":
 		return func(v *yaml.Node) error { return d.window(v, name, fv.Addr().Interface().(*Duration)) }
 	case "speed":

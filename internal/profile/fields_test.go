@@ -38,7 +38,7 @@ func TestFieldsDeclared(t *testing.T) {
 			t.Errorf("top: at most %d, want MaxPerConnection (%d)", s.max, MaxPerConnection)
 		}
 	}
-	if s := specsOf(reflect.TypeOf(wire.Replay{})); len(s) != 9 || s[0].key != "seed" || s[8].key != "tls" {
-		t.Errorf("wire.Replay keys %+v: want the nine of the profile's replay section, seed to tls", s)
+	if s := specsOf(reflect.TypeOf(wire.Replay{})); len(s) != 11 || s[0].key != "seed" || s[8].key != "tls" || s[10].key != "deflate_level" {
+		t.Errorf("wire.Replay keys %+v: want the eleven of the profile's replay section, seed to tls, deflate_window_bits, deflate_level", s)
 	}
 }

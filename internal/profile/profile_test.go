@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/binance"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")
@@ -252,6 +253,12 @@ func TestParseDefaults(t *testing.T) {
 			p.Name, p.Reconnect.GiveUpDials, p.Reconnect.GiveUpAfter = "g", 0, Duration(10*time.Minute)
 			p.Silence = Silence{Factor: 5, Min: Duration(time.Second), RealTime: Duration(30 * time.Second)}
 		}},
+		{"compression on", "name: c\ncompression: on\nreplay: {deflate_window_bits: 12, deflate_level: 6}\n", func(p *Profile) {
+			p.Name, p.Compression, p.Replay.DeflateWindowBits, p.Replay.DeflateLevel = "c", wire.CompressionOn, 12, 6
+		}},
+		{"compression no context takeover", "name: c\ncompression: no_context_takeover\n", func(p *Profile) {
+			p.Name, p.Compression = "c", wire.CompressionNoContextTakeover
+		}},
 		{"give up by count", "name: g\nreconnect: {give_up_after: 3}\n", func(p *Profile) {
 			p.Name, p.Reconnect.GiveUpDials = "g", 3
 		}},
@@ -424,6 +431,10 @@ var badProfiles = []struct{ name, yaml string }{
 	{"fault status", "faults:\n  - at: 10s\n    kind: reject\n    n: 1\n    status: 302\n"},
 	{"fault template with top", "symbols: {top: 5, quote: USDT}\nfaults:\n  - at: 10s\n    kind: drop\n    n: 1\n    streams: ['{symbol}@trade']\n"},
 	{"fault oversize small", "faults:\n  - at: 10s\n    kind: oversize\n    size: 10B\n"},
+	{"compression unknown", "name: x\ncompression: gzip\n"},
+	{"compression a list", "compression: [on]\n"},
+	{"deflate window too small", "replay:\n  deflate_window_bits: 8\n"},
+	{"deflate level too high", "replay:\n  deflate_level: 10\n"},
 	{"tab after a value", "name: x\nkeepalive:\n  interval: 1s\n\ttimeout: 2s\n"},
 	{"tab in a list", "name: x\nsymbols:\n  - btcusdt\n\t- ethusdt\n"},
 	{"tab on the first line", "\tname: x\n"},

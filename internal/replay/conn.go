@@ -17,6 +17,7 @@ import (
 
 	"github.com/wssoak/wssoak/internal/binance"
 	"github.com/wssoak/wssoak/internal/codec"
+	"github.com/wssoak/wssoak/internal/deflate"
 )
 
 // ErrClosed is returned by Conn hooks once the connection is closing or closed.
@@ -93,6 +94,11 @@ type Conn struct {
 	enc    codec.Encoding // negotiated by subprotocol; JSON unless asked
 	proto  string         // the subprotocol answered ("" for none)
 	nc     net.Conn
+	wout   *wireCounter // beneath bw: the frame bytes written
+	pmd    bool         // permessage-deflate negotiated
+	exts   string       // the Sec-WebSocket-Extensions answer ("" if none)
+	// wireAtClose is wout's count when the client's close frame was read; -1 before.
+	wireAtClose atomic.Int64
 
 	out        chan item
 	ctl        chan item
@@ -120,6 +126,7 @@ type Conn struct {
 	pongTimer *time.Timer
 	pongArmed bool
 	wfx       writerFaults
+	defl      *deflate.Compressor // nil without permessage-deflate
 
 	pingsSent, pongsRecv, ctlMsgs atomic.Int64
 
@@ -398,7 +405,11 @@ func (c *Conn) write(it item) error {
 	case ws.OpPong:
 		return c.writeFrame(ws.OpPong, true, it.data, nil)
 	case opShutdown:
-		if err := c.writeFrame(ws.OpText, true, it.data, &it); err != nil {
+		p, rsv, err := c.payload(it.data)
+		if err != nil {
+			return err
+		}
+		if err := c.writeFrameRsv(ws.OpText, true, rsv, p, &it); err != nil {
 			return err
 		}
 		if err := c.flush(); err != nil {
@@ -411,25 +422,29 @@ func (c *Conn) write(it item) error {
 	if it.bin {
 		first = ws.OpBinary
 	}
-	parts := min(max(it.parts, 1), max(len(it.data), 1))
-	if parts == 1 {
-		return c.writeFrame(first, true, it.data, &it)
+	data, rsv, err := c.payload(it.data)
+	if err != nil {
+		return err
 	}
-	size := len(it.data) / parts
+	parts := min(max(it.parts, 1), max(len(data), 1))
+	if parts == 1 {
+		return c.writeFrameRsv(first, true, rsv, data, &it)
+	}
+	size := len(data) / parts
 	for i := range parts {
-		op, chunk := ws.OpContinuation, it.data[i*size:(i+1)*size]
+		op, chunk, r := ws.OpContinuation, data[i*size:(i+1)*size], byte(0)
 		if i == 0 {
-			op = first
+			op, r = first, rsv // RSV1 on the first frame only (RFC 7692 §6.1)
 		}
 		last := i == parts-1
 		if last {
-			chunk = it.data[i*size:]
+			chunk = data[i*size:]
 		}
 		var done *item
 		if last {
 			done = &it
 		}
-		if err := c.writeFrame(op, last, chunk, done); err != nil {
+		if err := c.writeFrameRsv(op, last, r, chunk, done); err != nil {
 			return err
 		}
 		if !last { // every fragment its own write, as a slow server would
@@ -444,7 +459,12 @@ func (c *Conn) write(it item) error {
 // writeFrame buffers one frame. A message is counted in the stats only once a
 // flush has put all of it on the socket.
 func (c *Conn) writeFrame(op ws.OpCode, fin bool, p []byte, msg *item) error {
-	h := ws.Header{Fin: fin, OpCode: op, Length: int64(len(p))}
+	return c.writeFrameRsv(op, fin, 0, p, msg)
+}
+
+// writeFrameRsv is writeFrame with the header's reserved bits (rsv1: compressed).
+func (c *Conn) writeFrameRsv(op ws.OpCode, fin bool, rsv byte, p []byte, msg *item) error {
+	h := ws.Header{Fin: fin, Rsv: rsv, OpCode: op, Length: int64(len(p))}
 	if n := ws.HeaderSize(h) + len(p); n > c.bw.Available() && c.bw.Buffered() > 0 {
 		if err := c.flush(); err != nil {
 			return err
@@ -525,10 +545,11 @@ func (c *Conn) finish() {
 func (c *Conn) readLoop() {
 	defer close(c.readerDone)
 	var (
-		buf   []byte
-		msg   []byte
-		inMsg bool
-		text  bool
+		buf    []byte
+		msg    []byte
+		inMsg  bool
+		text   bool
+		zipped bool
 	)
 	for {
 		h, err := ws.ReadHeader(c.br)
@@ -552,6 +573,7 @@ func (c *Conn) readLoop() {
 			ws.Cipher(p, h.Mask, 0)
 		}
 		if h.OpCode == ws.OpClose {
+			c.wireAtClose.CompareAndSwap(-1, c.wout.n.Load())
 			code, reason := ws.ParseCloseFrameData(p)
 			if len(p) < 2 {
 				code = 1005
@@ -569,7 +591,7 @@ func (c *Conn) readLoop() {
 		if c.frozen.Load() {
 			continue // half-open: nothing is answered; a close frame above ends it silently
 		}
-		if !h.Masked || h.Rsv != 0 || h.OpCode.IsReserved() ||
+		if !h.Masked || !c.rsvAllowed(h) || h.OpCode.IsReserved() ||
 			h.OpCode.IsControl() && (h.Length > 125 || !h.Fin) {
 			c.fail(1002, "protocol error", "server", modeSend)
 			continue
@@ -591,11 +613,11 @@ func (c *Conn) readLoop() {
 			if !c.countIncoming() {
 				continue
 			}
-			text = h.OpCode == ws.OpText
+			text, zipped = h.OpCode == ws.OpText, h.Rsv == rsv1
 			if !h.Fin {
 				msg, inMsg = append(msg[:0], p...), true
 			} else if text {
-				c.handleText(p)
+				c.incomingText(zipped, p)
 			}
 		case ws.OpContinuation:
 			if !inMsg {
@@ -609,7 +631,7 @@ func (c *Conn) readLoop() {
 			if h.Fin {
 				inMsg = false
 				if text {
-					c.handleText(msg)
+					c.incomingText(zipped, msg)
 				}
 			}
 		}
@@ -813,13 +835,19 @@ func (c *Conn) stats() ConnStats {
 	defer c.mu.Unlock()
 	cs := ConnStats{
 		ID: c.id, Tag: c.tag, Remote: c.remote, Path: c.path, Subprotocol: c.proto, Opened: c.opened, Closed: c.closed,
-		Streams:       make(map[string]StreamStats, len(c.streams)),
-		PingsSent:     c.pingsSent.Load(),
-		PongsReceived: c.pongsRecv.Load(),
-		ControlMsgs:   c.ctlMsgs.Load(),
+		Streams:           make(map[string]StreamStats, len(c.streams)),
+		PingsSent:         c.pingsSent.Load(),
+		PongsReceived:     c.pongsRecv.Load(),
+		ControlMsgs:       c.ctlMsgs.Load(),
+		WireBytes:         c.wout.n.Load(),
+		WireBytesReadable: c.wout.n.Load(),
+		Extensions:        c.exts,
 	}
 	if !c.closed.IsZero() {
 		cs.CloseCode, cs.CloseReason, cs.ClosedBy = c.closeCode, c.closeReason, c.closedBy
+		if n := c.wireAtClose.Load(); n >= 0 && c.closedBy == "client" {
+			cs.WireBytesReadable = n
+		}
 	}
 	for name, st := range c.streams {
 		cs.Streams[name] = StreamStats{Sent: st.sent.Load(), Bytes: st.bytes.Load(), FirstSeq: st.first.Load(), LastSeq: st.last.Load()}
@@ -827,4 +855,4 @@ func (c *Conn) stats() ConnStats {
 	return cs
 }
 
-func bufioWriter(nc net.Conn) *bufio.Writer { return bufio.NewWriterSize(nc, writeBuffer) }
+func bufioWriter(w io.Writer) *bufio.Writer { return bufio.NewWriterSize(w, writeBuffer) }

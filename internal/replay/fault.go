@@ -258,7 +258,7 @@ func (c *Conn) expire(now time.Time) error {
 		if err := c.flush(); err != nil {
 			return err
 		}
-		c.bw.Reset(c.nc)
+		c.bw.Reset(c.wout)
 	}
 	w.active = w.zombieF || w.latF || w.dripF || !w.zombie.IsZero() || !w.lat.IsZero() || !w.drip.IsZero()
 	return nil
@@ -351,15 +351,15 @@ func (d *dripWriter) Write(p []byte) (int, error) {
 	for i := range p {
 		select {
 		case <-d.c.quit:
-			n, err := d.c.nc.Write(p[i:])
+			n, err := d.c.wout.Write(p[i:])
 			return i + n, err
 		default:
 		}
 		if !d.until.IsZero() && !time.Now().Before(d.until) {
-			n, err := d.c.nc.Write(p[i:])
+			n, err := d.c.wout.Write(p[i:])
 			return i + n, err
 		}
-		if _, err := d.c.nc.Write(p[i : i+1]); err != nil {
+		if _, err := d.c.wout.Write(p[i : i+1]); err != nil {
 			return i, err
 		}
 		if t != nil && i < len(p)-1 {

@@ -31,6 +31,7 @@ import (
 
 	"github.com/wssoak/wssoak/internal/binance"
 	"github.com/wssoak/wssoak/internal/codec"
+	"github.com/wssoak/wssoak/internal/deflate"
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
@@ -68,6 +69,12 @@ type ConnStats struct {
 	PingsSent     int64                  `json:"pingsSent"`
 	PongsReceived int64                  `json:"pongsReceived"` // pongs echoing an outstanding ping
 	ControlMsgs   int64                  `json:"controlMsgs"`   // incoming ping, pong and data messages
+	WireBytes     int64                  `json:"wireBytes"`     // WebSocket frame bytes written after the upgrade (headers and payloads, control frames included; TLS not counted)
+	// WireBytesReadable is what the client could read of WireBytes: all of
+	// it, or, when the client closed first, what was written before its
+	// close frame came (after sending it a client reads nothing more).
+	WireBytesReadable int64  `json:"wireBytesReadable"`
+	Extensions        string `json:"extensions"` // the Sec-WebSocket-Extensions answer ("" if none)
 }
 
 // StreamStats counts the messages of one stream written to one connection's socket.
@@ -116,6 +123,9 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	cfg.Replay = cfg.Replay.WithDefaults()
+	if err := cfg.Deflate().Validate(); err != nil {
+		return nil, fmt.Errorf("new: %w", err)
+	}
 	for _, s := range cfg.Symbols {
 		if st, err := binance.ParseStream(s + "@trade"); err != nil || st.Kind != binance.KindTrade {
 			return nil, fmt.Errorf("new: symbol %q is not a lowercase symbol", s)
@@ -381,7 +391,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	defer s.wg.Done()
 
-	nc, rw, hs, err := ws.HTTPUpgrader{Timeout: 10 * time.Second, Protocol: knownProtocol}.Upgrade(r, w)
+	neg := &deflate.Negotiator{Cfg: s.cfg.Deflate()}
+	nc, rw, hs, err := ws.HTTPUpgrader{Timeout: 10 * time.Second, Protocol: knownProtocol, Negotiate: neg.Negotiate}.Upgrade(r, w)
 	if err != nil {
 		if nc != nil {
 			_ = nc.Close()
@@ -400,8 +411,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		proto:      hs.Protocol,
 		combined:   combined,
 		nc:         nc,
+		wout:       &wireCounter{nc: nc},
+		pmd:        neg.Accepted(),
+		exts:       neg.Extensions(),
 		br:         rw.Reader,
-		bw:         bufioWriter(nc),
 		out:        make(chan item, s.cfg.QueueSize),
 		ctl:        make(chan item, ctlQueue),
 		fcmd:       make(chan connFault, 4),
@@ -413,6 +426,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c.enc, _ = codec.FromSubprotocol(hs.Protocol)
 	c.combinedNow.Store(combined)
+	c.wireAtClose.Store(-1)
+	c.bw = bufioWriter(c.wout)
+	if neg.Accepted() {
+		if c.defl, err = deflate.NewCompressor(s.cfg.Deflate(), neg.Params()); err != nil {
+			s.log.Error("deflate", "err", err)
+			_ = nc.Close()
+			return
+		}
+	}
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()

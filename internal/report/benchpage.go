@@ -110,6 +110,13 @@ func benchCharts(d *benchData) ([]string, [][]byte, error) {
 			ids, out = append(ids, fmt.Sprintf("s%d-%s", i, id)), append(out, j)
 		}
 	}
+	if d.compressed() {
+		j, err := json.Marshal(benchWire(d).JSON())
+		if err != nil {
+			return nil, nil, fmt.Errorf("encode chart option: %w", err)
+		}
+		ids, out = append(ids, "wire"), append(out, j)
+	}
 	if d.Sweep != "" {
 		l := benchSweep(d)
 		l.Validate()
@@ -156,6 +163,61 @@ func benchBar(d *benchData, sc string, m *measure.Measure) *charts.Bar {
 		}))
 		b.MultiSeries = append(b.MultiSeries, charts.SingleSeries{Name: lib, Type: types.ChartCustom, Data: whiskers,
 			RenderItem: opts.FuncOpts("soak.whisker"), Color: color})
+	}
+	b.Validate()
+	b.Accept(untypedBench{})
+	return b
+}
+
+// compressed reports whether the bench ran scenarios with permessage-deflate
+// (soak bench -compression) or in several encodings (-encodings: rows
+// scenario-json, scenario-msgpack, …): the page then has the wire bytes chart.
+func (d *benchData) compressed() bool {
+	return slices.ContainsFunc(d.Scenarios, func(row string) bool {
+		sc, _, deflated := strings.Cut(row, "+deflate")
+		return deflated || strings.HasSuffix(sc, "-json") || strings.HasSuffix(sc, "-msgpack") || strings.HasSuffix(sc, "-packed")
+	})
+}
+
+// benchWire is the wire bytes chart: the scenarios (each under each
+// compression setting) along x, a bar a library, its median frame bytes per
+// message on the first path it ran.
+func benchWire(d *benchData) *charts.Bar {
+	m := measure.BenchByID("bench_wire_per_msg")
+	b := charts.NewBar()
+	b.SetGlobalOptions(
+		charts.WithAnimation(false),
+		charts.WithColorsOpts(palette),
+		charts.WithGridOpts(opts.Grid{Left: "64", Right: "24", Top: "36", Bottom: "32"}),
+		charts.WithLegendOpts(opts.Legend{Top: "4", Type: "scroll"}),
+		charts.WithTooltipOpts(opts.Tooltip{Trigger: "item"}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "category", Data: d.Scenarios}),
+		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: m.Unit}),
+	)
+	b.SetXAxis(d.Scenarios)
+	for li, lib := range d.Libs {
+		var bars []opts.BarData
+		for _, sc := range d.Scenarios {
+			v := math.NaN()
+			for _, p := range d.barPaths() {
+				if c := d.Cell(sc, p, lib); c != nil && c.Runs > 0 && c.Values[m.ID].Median > 0 {
+					v = c.Values[m.ID].Median
+					break
+				}
+			}
+			if math.IsNaN(v) {
+				bars = append(bars, opts.BarData{Value: "-"})
+				continue
+			}
+			bars = append(bars, opts.BarData{Name: fmt.Sprintf("%s %s: %s", lib, sc, fnum(v)), Value: round4(v)})
+		}
+		if !slices.ContainsFunc(bars, func(x opts.BarData) bool { return x.Value != "-" }) {
+			continue // the raw reader: frame bytes not counted
+		}
+		color := palette[li%len(palette)]
+		b.AddSeries(lib, bars, charts.WithSeriesOpts(func(s *charts.SingleSeries) {
+			s.Color, s.BarGap, s.BarCategoryGap = color, barGap, barCategoryGap
+		}))
 	}
 	b.Validate()
 	b.Accept(untypedBench{})
@@ -320,7 +382,10 @@ func renderBench(db *store.DB, w io.Writer, now time.Time) error {
 			return err
 		}
 		c := benchChart{ID: id, Option: o}
-		if id == "sweep" {
+		if id == "wire" {
+			c.Title, c.Note = "Wire bytes per message, by encoding and permessage-deflate",
+				"median frame bytes a message the client read, on its first path; -msgpack, -packed: the encoding; +deflate: context takeover asked, +deflate_nct: no_context_takeover"
+		} else if id == "sweep" {
 			m := measure.BenchByID("bench_mb_rate")
 			c.Title, c.Note = "Message-size sweep: "+m.Title+" by payload size ("+d.Sweep+")", "median over the counted runs, a line a library and path"
 		} else {

@@ -384,6 +384,9 @@ var chartMetrics = []metric{
 	{"msgs", "Messages received", "msgs/s", "per second: messages received in the second ending at t", false, true,
 		func(s *store.Sample) float64 { return float64(s.Msgs) },
 		func(b *store.Bucket) (float64, float64, bool) { return i2(b.Msgs, 1) }},
+	{"wire", "WebSocket frame bytes read", "kB/s", "per second: frame bytes read in the second ending at t, headers included, compressed as they came (drawn when the run recorded them)", false, true,
+		func(s *store.Sample) float64 { return float64(s.WireBytes) / 1e3 },
+		func(b *store.Bucket) (float64, float64, bool) { return i2(b.Wire, 1e3) }},
 	{"rss", "Resident memory (RSS) of the worker process", "MB", "sampled every second (10^6 bytes)", false, false,
 		func(s *store.Sample) float64 { return float64(s.RSS) / 1e6 },
 		func(b *store.Bucket) (float64, float64, bool) { return i2(b.RSS, 1e6) }},
@@ -530,7 +533,21 @@ func buildCharts(db *store.DB, lastSec int64, libs []string, libIdx map[string]i
 			out[i].Markers = markers(libs, libIdx, &out[i], events)
 		}
 	}
+	// A run recorded before wire bytes (or with none read) has no wire chart.
+	out = slices.DeleteFunc(out, func(c chart) bool { return c.ID == "wire" && !c.anyAbove(0) })
 	return out, nil
+}
+
+// anyAbove reports whether some value of the chart is above v.
+func (c *chart) anyAbove(v float64) bool {
+	for _, col := range c.Cols {
+		for _, x := range col {
+			if x > v {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // grid lays the rows of all charts out on one time axis: every second (or

@@ -135,6 +135,8 @@ func TestSummarizeKnownRun(t *testing.T) {
 		"Unrepairable slots":                        {0, 1}, // two events, one slot
 		"Stalled subscriptions at end":              {0, 1},
 		"Seconds missing":                           {1, 0},
+		"Wire bytes / ratio":                        {math.NaN(), math.NaN()}, // a run recorded before wire bytes
+		"Negotiated":                                {math.NaN(), math.NaN()}, // no connected event in it
 	}
 	for _, r := range tbl.Rows {
 		w, ok := want[r.Name]

@@ -26,6 +26,8 @@ type BenchResult struct {
 	Lost, Dup                    int64
 	RcvBuf                       int
 	Runtime                      string
+	WireBytes                    int64  // WebSocket frame bytes the client read (0 before schemaWire, and for raw rows)
+	Extensions                   string // the server's Sec-WebSocket-Extensions answer
 }
 
 // SetKind records what the database holds (KindSoak or KindBench).
@@ -62,8 +64,8 @@ func (s *DB) WriteBenchResults(rs []BenchResult) error {
 	return s.tx("write bench results", func(tx *sql.Tx) error {
 		st, err := tx.Prepare(`INSERT INTO bench_results (scenario, path, lib, version, round, valid, reason, err,
 				msgs, bytes, sent_msgs, sent_bytes, wall_ns, user_ns, sys_ns, syscr, rchar, maxrss_kib, mallocs,
-				lost, dup, rcvbuf, runtime)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+				lost, dup, rcvbuf, runtime, wire_bytes, extensions)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -71,7 +73,7 @@ func (s *DB) WriteBenchResults(rs []BenchResult) error {
 		for _, r := range rs {
 			if _, err := st.Exec(r.Scenario, r.Path, r.Lib, r.Version, r.Round, r.Valid, r.Reason, r.Err,
 				r.Msgs, r.Bytes, r.SentMsgs, r.SentBytes, r.WallNS, r.UserNS, r.SysNS, r.Syscr, r.Rchar, r.MaxRSSKiB,
-				int64(r.Mallocs), r.Lost, r.Dup, r.RcvBuf, r.Runtime); err != nil {
+				int64(r.Mallocs), r.Lost, r.Dup, r.RcvBuf, r.Runtime, r.WireBytes, r.Extensions); err != nil {
 				return err
 			}
 		}
@@ -87,7 +89,7 @@ func (s *DB) BenchResults() ([]BenchResult, error) {
 	}
 	rows, err := s.db.Query(`SELECT scenario, path, lib, version, round, valid, reason, err,
 			msgs, bytes, sent_msgs, sent_bytes, wall_ns, user_ns, sys_ns, syscr, rchar, maxrss_kib, mallocs,
-			lost, dup, rcvbuf, runtime
+			lost, dup, rcvbuf, runtime, ` + s.colSince(wireVersion, "wire_bytes", "0") + `, ` + s.colSince(wireVersion, "extensions", "''") + `
 		FROM bench_results ORDER BY seq`)
 	if err != nil {
 		return nil, fmt.Errorf("read bench results: %w", err)
@@ -97,7 +99,7 @@ func (s *DB) BenchResults() ([]BenchResult, error) {
 		var mallocs int64
 		err := rows.Scan(&r.Scenario, &r.Path, &r.Lib, &r.Version, &r.Round, &r.Valid, &r.Reason, &r.Err,
 			&r.Msgs, &r.Bytes, &r.SentMsgs, &r.SentBytes, &r.WallNS, &r.UserNS, &r.SysNS, &r.Syscr, &r.Rchar, &r.MaxRSSKiB,
-			&mallocs, &r.Lost, &r.Dup, &r.RcvBuf, &r.Runtime)
+			&mallocs, &r.Lost, &r.Dup, &r.RcvBuf, &r.Runtime, &r.WireBytes, &r.Extensions)
 		r.Mallocs = uint64(mallocs)
 		return r, err
 	})

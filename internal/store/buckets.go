@@ -22,6 +22,7 @@ type Bucket struct {
 	Heap       [2]int64
 	Goroutines [2]int64
 	Reconnects [2]int64 // cumulative
+	Wire       [2]int64 // frame bytes read per second (0 before schemaWire)
 	HasProc    bool
 	RSS        [2]int64
 	CPUPct100  [2]int64 // CPU % × 100
@@ -41,7 +42,8 @@ func (s *DB) SampleBuckets(width int64) ([]Bucket, error) {
 			min(CASE WHEN msgs > 0 THEN lat_p99_us END), max(CASE WHEN msgs > 0 THEN lat_p99_us END),
 			min(heap_bytes), max(heap_bytes), min(goroutines), max(goroutines),
 			min(reconnects_total), max(reconnects_total),
-			count(rss), min(rss), max(rss), min(cpu_pct100), max(cpu_pct100)
+			count(rss), min(rss), max(rss), min(cpu_pct100), max(cpu_pct100),
+			min(`+s.colSince(wireVersion, "wire_bytes", "NULL")+`), max(`+s.colSince(wireVersion, "wire_bytes", "NULL")+`)
 		FROM samples GROUP BY lib, sec / ?1 ORDER BY lib, sec / ?1`, width)
 	if err != nil {
 		return nil, fmt.Errorf("read sample buckets: %w", err)
@@ -51,16 +53,17 @@ func (s *DB) SampleBuckets(width int64) ([]Bucket, error) {
 			b              Bucket
 			nw, nl, np     int64
 			m, h, g, r, rs [2]sql.NullInt64
-			c              [2]sql.NullInt64
+			c, wb          [2]sql.NullInt64
 		)
 		var lp50, lp99 [2]sql.NullInt64
 		err := rows.Scan(&b.Lib, &b.From, &b.To, &nw, &m[0], &m[1], &nl, &lp50[0], &lp50[1], &lp99[0], &lp99[1],
-			&h[0], &h[1], &g[0], &g[1], &r[0], &r[1], &np, &rs[0], &rs[1], &c[0], &c[1])
+			&h[0], &h[1], &g[0], &g[1], &r[0], &r[1], &np, &rs[0], &rs[1], &c[0], &c[1], &wb[0], &wb[1])
 		b.HasWorker, b.HasLat, b.HasProc = nw > 0, nl > 0, np > 0
 		for i := range 2 {
 			b.Msgs[i], b.LatP50[i], b.LatP99[i] = m[i].Int64, lp50[i].Int64, lp99[i].Int64
 			b.Heap[i], b.Goroutines[i], b.Reconnects[i] = h[i].Int64, g[i].Int64, r[i].Int64
 			b.RSS[i], b.CPUPct100[i] = rs[i].Int64, c[i].Int64
+			b.Wire[i] = wb[i].Int64
 		}
 		return b, err
 	})

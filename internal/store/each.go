@@ -30,7 +30,7 @@ func each[T any](rows *sql.Rows, what string, scan func(*sql.Rows, *T) error, fn
 
 // EachSample calls fn for every sample, ordered by sec, then lib.
 func (s *DB) EachSample(fn func(*Sample) error) error {
-	rows, err := s.db.Query(`SELECT ` + sampleCols + ` FROM samples ORDER BY sec, lib`)
+	rows, err := s.db.Query(`SELECT ` + s.sampleCols() + ` FROM samples ORDER BY sec, lib`)
 	if err != nil {
 		return fmt.Errorf("read samples: %w", err)
 	}

@@ -26,6 +26,9 @@ type Sample struct {
 	ConnsUp                              int
 	ReconnectsTotal, LostTotal, DupTotal int64
 	LatP50, LatP99, LatMax               int64 // microseconds
+	// WireBytes and WireBytesTotal are the frame bytes read (this second, so
+	// far), compressed as they came; 0 in a database before schemaWire.
+	WireBytes, WireBytesTotal int64
 
 	HasProc                 bool
 	RSS                     int64
@@ -123,7 +126,8 @@ func (s *DB) Write(b *Batch) error {
 				nullable(w, x.ReconnectsTotal), nullable(w, x.LostTotal), nullable(w, x.DupTotal),
 				nullable(w, x.LatP50), nullable(w, x.LatP99), nullable(w, x.LatMax),
 				nullable(p, x.RSS), nullable(p, toMilli(x.CPUUser)), nullable(p, toMilli(x.CPUSys)),
-				nullable(p, int64(math.Round(x.CPUPct*100))), nullable(p, x.FDs), nullable(p, x.Threads))
+				nullable(p, int64(math.Round(x.CPUPct*100))), nullable(p, x.FDs), nullable(p, x.Threads),
+				nullable(w, x.WireBytes), nullable(w, x.WireBytesTotal))
 			if err != nil {
 				return fmt.Errorf("sample %s/%d: %w", x.Lib, x.Sec, err)
 			}
@@ -202,13 +206,18 @@ func (s *DB) writeStreamSamples(tx *sql.Tx, ss []StreamSample, fresh *[]streamKe
 	return nil
 }
 
-const sampleCols = `sec, lib, ts_ns, msgs, bytes, msgs_total, bytes_total, goroutines, heap_bytes, conns_up,
+// sampleCols are the columns scanSample reads (the wire bytes as NULL in a
+// database before schemaWire).
+func (s *DB) sampleCols() string {
+	return `sec, lib, ts_ns, msgs, bytes, msgs_total, bytes_total, goroutines, heap_bytes, conns_up,
 	reconnects_total, lost_total, dup_total, lat_p50_us, lat_p99_us, lat_max_us,
-	rss, cpu_user_ms, cpu_sys_ms, cpu_pct100, fds, threads`
+	rss, cpu_user_ms, cpu_sys_ms, cpu_pct100, fds, threads, ` +
+		s.colSince(wireVersion, "wire_bytes", "NULL") + `, ` + s.colSince(wireVersion, "wire_bytes_total", "NULL")
+}
 
 // Samples returns the samples of lib ("" = every library) ordered by sec, then lib.
 func (s *DB) Samples(lib string) ([]Sample, error) {
-	rows, err := s.db.Query(`SELECT `+sampleCols+` FROM samples
+	rows, err := s.db.Query(`SELECT `+s.sampleCols()+` FROM samples
 		WHERE ?1 = '' OR lib = ?1 ORDER BY sec, lib`, lib)
 	if err != nil {
 		return nil, fmt.Errorf("read samples: %w", err)
@@ -223,9 +232,11 @@ func scanSample(rows *sql.Rows) (Sample, error) {
 		msgs, bytes, msgsT, bytesT, gor, heap, conns sql.NullInt64
 		recon, lost, dup, p50, p99, pmax             sql.NullInt64
 		rss, cpuU, cpuS, cpuP, fds, threads          sql.NullInt64
+		wireN, wireT                                 sql.NullInt64
 	)
 	err := rows.Scan(&x.Sec, &x.Lib, &ts, &msgs, &bytes, &msgsT, &bytesT, &gor, &heap, &conns,
-		&recon, &lost, &dup, &p50, &p99, &pmax, &rss, &cpuU, &cpuS, &cpuP, &fds, &threads)
+		&recon, &lost, &dup, &p50, &p99, &pmax, &rss, &cpuU, &cpuS, &cpuP, &fds, &threads, &wireN, &wireT)
+	x.WireBytes, x.WireBytesTotal = wireN.Int64, wireT.Int64
 	x.TS = time.Unix(0, ts)
 	if x.HasWorker = msgs.Valid; x.HasWorker {
 		x.Msgs, x.Bytes, x.MsgsTotal, x.BytesTotal = msgs.Int64, bytes.Int64, msgsT.Int64, bytesT.Int64
@@ -337,6 +348,43 @@ func (s *DB) ServerCounts() ([]ServerCount, error) {
 	})
 }
 
+// ServerWire is what the replay server wrote on one connection.
+type ServerWire struct {
+	Tag        string
+	WireBytes  int64 // frame bytes written after the upgrade
+	Readable   int64 // of those, what the client could read (all, or before its close frame came)
+	Extensions string
+}
+
+// SaveServerWire stores the rows, replacing those with the same tag.
+func (s *DB) SaveServerWire(ws []ServerWire) error {
+	return s.tx("save server wire", func(tx *sql.Tx) error {
+		for _, w := range ws {
+			if _, err := tx.Exec(`INSERT OR REPLACE INTO server_wire (tag, wire_bytes, readable, extensions) VALUES (?, ?, ?, ?)`,
+				w.Tag, w.WireBytes, w.Readable, w.Extensions); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ServerWire returns the rows ordered by tag (none in a database before schemaWire).
+func (s *DB) ServerWire() ([]ServerWire, error) {
+	if s.readOnly && s.version < wireVersion {
+		return nil, nil
+	}
+	rows, err := s.db.Query(`SELECT tag, wire_bytes, readable, extensions FROM server_wire ORDER BY tag`)
+	if err != nil {
+		return nil, fmt.Errorf("read server wire: %w", err)
+	}
+	return collect(rows, "read server wire", func(rows *sql.Rows) (ServerWire, error) {
+		var w ServerWire
+		err := rows.Scan(&w.Tag, &w.WireBytes, &w.Readable, &w.Extensions)
+		return w, err
+	})
+}
+
 // SummaryRow is one cell of the summary table: a metric for a library ("" =
 // the run), its text as shown and its number (NaN if none), Ord the row order.
 // ID is the measure's catalogue id (empty in a table stored before ids were).
@@ -398,7 +446,7 @@ func (s *DB) Summary() ([]SummaryRow, error) {
 // LastSamples returns, per library, the last stored second that has its
 // worker half: where a resumed run continues the library's totals.
 func (s *DB) LastSamples() ([]Sample, error) {
-	rows, err := s.db.Query(`SELECT ` + sampleCols + ` FROM samples
+	rows, err := s.db.Query(`SELECT ` + s.sampleCols() + ` FROM samples
 		WHERE (lib, sec) IN (SELECT lib, max(sec) FROM samples WHERE msgs IS NOT NULL GROUP BY lib)
 		ORDER BY lib`)
 	if err != nil {

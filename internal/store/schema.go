@@ -4,7 +4,7 @@ import "slices"
 
 // migrations[i] brings a database from user_version i to i+1. Append only:
 // a released step is never edited.
-var migrations = []string{schemaV1, schemaV2, schemaStalls, schemaTruth, schemaVerdictSkip, schemaClock, schemaNotSampled, schemaSummaryID, schemaSignals, schemaRuntime, schemaBench}
+var migrations = []string{schemaV1, schemaV2, schemaStalls, schemaTruth, schemaVerdictSkip, schemaClock, schemaNotSampled, schemaSummaryID, schemaSignals, schemaRuntime, schemaBench, schemaWire}
 
 // schemaVersion is the user_version of a database created by this binary.
 var schemaVersion = len(migrations)
@@ -247,3 +247,26 @@ CREATE TABLE bench_results (
 // benchVersion is the first version with runs.kind and bench_results (by
 // position).
 var benchVersion = slices.Index(migrations, schemaBench) + 1
+
+// schemaWire: per worker second, the WebSocket frame bytes read (compressed
+// as they came) beside the payload bytes, NULL before it; per slot the total
+// read over its connections (0 before it); per replay connection what the
+// server wrote.
+const schemaWire = `
+ALTER TABLE samples ADD COLUMN wire_bytes INTEGER;
+ALTER TABLE samples ADD COLUMN wire_bytes_total INTEGER;
+ALTER TABLE slot_dials ADD COLUMN wire_bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE bench_results ADD COLUMN wire_bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE bench_results ADD COLUMN extensions TEXT NOT NULL DEFAULT '';
+
+-- The replay server's frame bytes per connection (tag lib/slot/attempt).
+CREATE TABLE server_wire (
+	tag        TEXT PRIMARY KEY,
+	wire_bytes INTEGER NOT NULL, -- written after the upgrade, close frames included
+	readable   INTEGER NOT NULL, -- of those, what the client could read: all, or those before its close frame came
+	extensions TEXT NOT NULL     -- the Sec-WebSocket-Extensions answer
+) WITHOUT ROWID;
+`
+
+// wireVersion is the first version with samples.wire_bytes (by position).
+var wireVersion = slices.Index(migrations, schemaWire) + 1

@@ -70,6 +70,7 @@ type SlotDials struct {
 	Dials, DialFails int64
 	Statuses         map[string]int64
 	Unrepairable     bool
+	WireBytes        int64 // frame bytes read on the slot's connections (0 before schemaWire)
 }
 
 // SaveTruth replaces the lost charges and slot dial accounts.
@@ -101,8 +102,8 @@ func (s *DB) SaveTruth(lost []LostCharge, dials []SlotDials) error {
 			if d.Statuses == nil {
 				st = []byte("{}")
 			}
-			if _, err := tx.Exec(`INSERT INTO slot_dials (lib, slot, grp, dials, dial_fails, statuses_json, unrepairable)
-				VALUES (?, ?, ?, ?, ?, ?, ?)`, d.Lib, d.Slot, d.Group, d.Dials, d.DialFails, string(st), d.Unrepairable); err != nil {
+			if _, err := tx.Exec(`INSERT INTO slot_dials (lib, slot, grp, dials, dial_fails, statuses_json, unrepairable, wire_bytes)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, d.Lib, d.Slot, d.Group, d.Dials, d.DialFails, string(st), d.Unrepairable, d.WireBytes); err != nil {
 				return fmt.Errorf("%s/%d: %w", d.Lib, d.Slot, err)
 			}
 		}
@@ -138,14 +139,15 @@ func (s *DB) LostCharges() ([]LostCharge, error) {
 
 // SlotDialAccounts returns the stored dial accounts by library and slot.
 func (s *DB) SlotDialAccounts() ([]SlotDials, error) {
-	rows, err := s.db.Query(`SELECT lib, slot, grp, dials, dial_fails, statuses_json, unrepairable FROM slot_dials ORDER BY lib, slot`)
+	rows, err := s.db.Query(`SELECT lib, slot, grp, dials, dial_fails, statuses_json, unrepairable, ` +
+		s.colSince(wireVersion, "wire_bytes", "0") + ` FROM slot_dials ORDER BY lib, slot`)
 	if err != nil {
 		return nil, fmt.Errorf("read slot dials: %w", err)
 	}
 	return collect(rows, "read slot dials", func(rows *sql.Rows) (SlotDials, error) {
 		var d SlotDials
 		var st string
-		if err := rows.Scan(&d.Lib, &d.Slot, &d.Group, &d.Dials, &d.DialFails, &st, &d.Unrepairable); err != nil {
+		if err := rows.Scan(&d.Lib, &d.Slot, &d.Group, &d.Dials, &d.DialFails, &st, &d.Unrepairable, &d.WireBytes); err != nil {
 			return d, err
 		}
 		return d, json.Unmarshal([]byte(st), &d.Statuses)

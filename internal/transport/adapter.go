@@ -157,19 +157,31 @@ func moduleVersion(path string) string {
 }
 
 // readMessage reads r to EOF into *buf, growing it as needed (the grown buffer is kept
-// for the next message), and returns the message length.
-func readMessage(r io.Reader, buf *[]byte) (int, error) {
+// for the next message), and returns the message length. With limit > 0 it stops
+// at limit+1 bytes and returns errInflatedLimit: the adapters bound a compressed
+// message by its inflated size (a library's own limit may count wire bytes).
+func readMessage(r io.Reader, buf *[]byte, limit int64) (int, error) {
 	b := (*buf)[:cap(*buf)]
 	n := 0
 	for {
 		if n == len(b) {
-			b = slices.Grow(b, max(len(b), initialMessageBuffer))
+			if limit > 0 && int64(n) > limit {
+				return n, errInflatedLimit
+			}
+			grow := max(len(b), initialMessageBuffer)
+			if limit > 0 {
+				grow = int(min(int64(grow), limit+1-int64(n)))
+			}
+			b = slices.Grow(b, grow)
 			b = b[:cap(b)]
 			*buf = b
 		}
 		m, err := r.Read(b[n:])
 		n += m
 		if err == io.EOF {
+			if limit > 0 && int64(n) > limit {
+				return n, errInflatedLimit
+			}
 			return n, nil
 		}
 		if err != nil {

@@ -61,10 +61,12 @@ func ReadClockOf(conn net.Conn) *ReadClock {
 	return nil
 }
 
-// stampConn is a net.Conn whose reads stamp its ReadClock.
+// stampConn is a net.Conn whose reads stamp its ReadClock and count its wire bytes.
 type stampConn struct {
 	net.Conn
 	clock ReadClock
+	wire  wireCount
+	above atomic.Bool // the wire bytes are counted above TLS (countAbove)
 }
 
 func (c *stampConn) Read(p []byte) (int, error) {
@@ -74,6 +76,9 @@ func (c *stampConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 {
 		c.clock.Stamp(time.Now())
+		if !c.above.Load() {
+			c.wire.add(p[:n])
+		}
 	}
 	return n, err
 }

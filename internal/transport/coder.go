@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 const coderModule = "github.com/coder/websocket"
@@ -51,12 +54,21 @@ func (Coder) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 	if cfg.TLS != nil {
 		tr.TLSClientConfig = cfg.TLS.Clone()
 	}
+	// wss: TLS done here (HTTP/1.1, as the upgrade needs), so that the frame
+	// bytes are counted above it.
+	tlsCfg := &tls.Config{NextProtos: []string{"http/1.1"}}
+	if cfg.TLS != nil {
+		tlsCfg = cfg.TLS.Clone()
+		tlsCfg.NextProtos = []string{"http/1.1"}
+	}
+	tr.DialTLSContext = tlsDial(tr.DialContext, tlsCfg)
 	// A rejected upgrade leaves its connection idle in tr; nothing else will use it.
 	defer tr.CloseIdleConnections()
 	ws, resp, err := websocket.Dial(ctx, cfg.URL, &websocket.DialOptions{
-		HTTPClient:   &http.Client{Transport: tr},
-		HTTPHeader:   cfg.Header,
-		Subprotocols: cfg.Subprotocols,
+		HTTPClient:      &http.Client{Transport: tr},
+		HTTPHeader:      cfg.Header,
+		CompressionMode: coderCompression(cfg.Compression),
+		Subprotocols:    cfg.Subprotocols,
 		OnPingReceived: func(_ context.Context, p []byte) bool {
 			if h := c.handler(); h != nil {
 				h.OnPing(p)
@@ -79,15 +91,31 @@ func (Coder) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 		}
 		return nil, fmt.Errorf("coder dial: %w", err)
 	}
+	// The library's limit counts inflated bytes, compressed or not.
 	ws.SetReadLimit(readLimit(cfg.ReadLimit, -1))
 	c.ws = ws
+	c.exts = responseExtensions(resp)
 	return c, nil
 }
 
+// coderCompression maps the setting to the library's mode (it does both).
+func coderCompression(c wire.Compression) websocket.CompressionMode {
+	switch c {
+	case wire.CompressionOn:
+		return websocket.CompressionContextTakeover
+	case wire.CompressionNoContextTakeover:
+		return websocket.CompressionNoContextTakeover
+	}
+	return websocket.CompressionDisabled
+}
+
+func (c *coderConn) Extensions() string { return c.exts }
+
 type coderConn struct {
-	ws *websocket.Conn
-	cs closeState
-	rg runGuard
+	ws   *websocket.Conn
+	cs   closeState
+	rg   runGuard
+	exts string // the server's Sec-WebSocket-Extensions answer
 
 	life    context.Context // cancelled when the connection is shut: ends pending pings
 	endLife context.CancelFunc
@@ -134,7 +162,7 @@ func (c *coderConn) Run(h Handler) error {
 		if err != nil {
 			return c.readError(err)
 		}
-		n, err := readMessage(r, &buf)
+		n, err := readMessage(r, &buf, 0)
 		if err != nil {
 			return c.readError(err)
 		}

@@ -4,15 +4,19 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/gobwas/httphead"
 	"github.com/gobwas/ws"
+	"github.com/gobwas/ws/wsflate"
 	"github.com/gobwas/ws/wsutil"
 )
 
@@ -48,10 +52,21 @@ func (Gobwas) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 	if cfg.TLS != nil {
 		d.TLSConfig = cfg.TLS.Clone()
 	}
+	// wss: the frame bytes counted above TLS.
+	d.WrapConn = func(c net.Conn) net.Conn {
+		if tc, ok := c.(*tls.Conn); ok {
+			return countAbove(tc, tc.NetConn())
+		}
+		return c
+	}
 	if len(cfg.Header) > 0 {
 		d.Header = ws.HandshakeHeaderHTTP(cfg.Header)
 	}
 	d.Protocols = cfg.Subprotocols
+	if cfg.Compression.Enabled() {
+		// wsflate has no sliding-window reader: no-context-takeover only (Capability).
+		d.Extensions = []httphead.Option{wsflate.Parameters{ServerNoContextTakeover: true, ClientNoContextTakeover: true}.Option()}
+	}
 	conn, br, hs, err := d.Dial(ctx, cfg.URL)
 	if err != nil {
 		var se ws.StatusError
@@ -69,13 +84,26 @@ func (Gobwas) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 	if br != nil {
 		src = io.MultiReader(br, conn)
 	}
-	return &gobwasConn{
+	c := &gobwasConn{
 		conn:  conn,
 		br:    bufio.NewReaderSize(src, cfg.ReadBufferSize),
 		limit: max(cfg.ReadLimit, 0),
 		proto: hs.Protocol,
-	}, nil
+	}
+	// The library parses the answer (and refuses one it did not offer) without
+	// keeping its text: write the accepted options back.
+	var b strings.Builder
+	_, _ = httphead.WriteOptions(&b, hs.Extensions)
+	c.exts = b.String()
+	for _, o := range hs.Extensions {
+		if string(o.Name) == wsflate.ExtensionName {
+			c.pmd = true
+		}
+	}
+	return c, nil
 }
+
+func (c *gobwasConn) Extensions() string { return c.exts }
 
 // Subprotocol returns the subprotocol the server answered.
 func (c *gobwasConn) Subprotocol() string { return c.proto }
@@ -85,6 +113,8 @@ type gobwasConn struct {
 	br    *bufio.Reader
 	limit int64
 	proto string
+	exts  string // the server's Sec-WebSocket-Extensions answer
+	pmd   bool   // permessage-deflate negotiated
 	cs    closeState
 	rg    runGuard
 
@@ -111,6 +141,22 @@ func (c *gobwasConn) Run(h Handler) error {
 		// Control frames inside a fragmented message.
 		OnIntermediate: func(hdr ws.Header, r io.Reader) error { return c.control(h, hdr, r) },
 	}
+	var (
+		msg      wsflate.MessageState // RSV1 of the message being read
+		fr       *wsflate.Reader
+		inflated int64 // the limit on an inflated message; wsutil's counts wire bytes
+	)
+	if c.pmd {
+		rd.State |= ws.StateExtended
+		rd.Extensions = []wsutil.RecvExtension{&msg}
+		rd.MaxMessageSize = compressedLimit(c.limit)
+		fr = wsflate.NewReader(nil, func(r io.Reader) wsflate.Decompressor {
+			f := &inflater{}
+			f.Reset(r)
+			return f
+		})
+		inflated = c.limit
+	}
 	buf := make([]byte, initialMessageBuffer)
 	for {
 		hdr, err := rd.NextFrame()
@@ -123,7 +169,12 @@ func (c *gobwasConn) Run(h Handler) error {
 			}
 			continue
 		}
-		n, err := readMessage(rd, &buf)
+		var src io.Reader = rd
+		if msg.IsCompressed() {
+			fr.Reset(rd)
+			src = fr
+		}
+		n, err := readMessage(src, &buf, inflated)
 		if err != nil {
 			return c.finish(err)
 		}
@@ -169,12 +220,16 @@ func (c *gobwasConn) finish(err error) error {
 		err = fmt.Errorf("gobwas read: %w", net.ErrClosed)
 	case errors.As(err, &pc):
 		err = pc.ce
-	case errors.Is(err, wsutil.ErrMessageTooLarge):
+	case errors.Is(err, wsutil.ErrMessageTooLarge), errors.Is(err, errInflatedLimit):
 		body := ws.NewCloseFrameBody(closeMessageTooBig, "")
 		_ = c.writeFrame(ws.OpClose, body, time.Now().Add(closeTimeout))
 		err = fmt.Errorf("gobwas read: %w", ErrReadLimit)
 	case isEOF(err):
 		err = &CloseError{Code: closeAbnormal}
+	case isCorruptDeflate(err):
+		body := ws.NewCloseFrameBody(closeInvalidPayload, "corrupt deflate stream")
+		_ = c.writeFrame(ws.OpClose, body, time.Now().Add(closeTimeout))
+		err = fmt.Errorf("gobwas read: %w", err)
 	default:
 		err = fmt.Errorf("gobwas read: %w", err)
 	}

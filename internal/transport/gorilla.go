@@ -31,10 +31,14 @@ func (Gorilla) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 		HandshakeTimeout: cfg.HandshakeTimeout,
 		ReadBufferSize:   cfg.ReadBufferSize,
 		Subprotocols:     cfg.Subprotocols,
+		// The library offers no-context-takeover only (Capability).
+		EnableCompression: cfg.Compression.Enabled(),
 	}
 	if cfg.TLS != nil {
 		d.TLSClientConfig = cfg.TLS.Clone()
 	}
+	// wss: TLS done here, so that the frame bytes are counted above it.
+	d.NetDialTLSContext = tlsDial(d.NetDialContext, cfg.TLS)
 	ws, resp, err := d.DialContext(ctx, cfg.URL, cfg.Header)
 	if !guard.release() {
 		if err == nil {
@@ -48,10 +52,17 @@ func (Gorilla) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 		}
 		return nil, fmt.Errorf("gorilla dial: %w", err)
 	}
+	fc := &familyConn{f: &gorillaFamily, ws: ws, exts: responseExtensions(resp)}
 	if cfg.ReadLimit > 0 {
+		// The library's limit counts wire (compressed) bytes: with deflate the
+		// adapter bounds the inflated size itself.
 		ws.SetReadLimit(cfg.ReadLimit)
+		if deflateNegotiated(fc.exts) {
+			ws.SetReadLimit(compressedLimit(cfg.ReadLimit))
+			fc.inflated = cfg.ReadLimit
+		}
 	}
-	return &familyConn{f: &gorillaFamily, ws: ws}, nil
+	return fc, nil
 }
 
 var gorillaFamily = family{

@@ -51,10 +51,16 @@ type familyConn struct {
 	wmu sync.Mutex // the libraries allow one concurrent data writer
 	cs  closeState
 	rg  runGuard
+
+	exts     string // the server's Sec-WebSocket-Extensions answer
+	inflated int64  // with deflate: the read limit on a message's inflated size (0 = none)
 }
 
 // Subprotocol returns the subprotocol the server answered.
 func (c *familyConn) Subprotocol() string { return c.ws.Subprotocol() }
+
+// Extensions returns the server's Sec-WebSocket-Extensions answer.
+func (c *familyConn) Extensions() string { return c.exts }
 
 func (c *familyConn) Run(h Handler) error {
 	if !c.rg.enter() {
@@ -84,8 +90,14 @@ func (c *familyConn) Run(h Handler) error {
 			// on a failed connection.
 			return c.readError(err)
 		}
-		n, err := readMessage(r, &buf)
+		n, err := readMessage(r, &buf, c.inflated)
 		if err != nil {
+			switch {
+			case errors.Is(err, errInflatedLimit):
+				_ = c.ws.WriteControl(wsCloseMessage, c.f.formatClose(closeMessageTooBig, ""), time.Now().Add(closeTimeout))
+			case isCorruptDeflate(err):
+				_ = c.ws.WriteControl(wsCloseMessage, c.f.formatClose(closeInvalidPayload, "corrupt deflate stream"), time.Now().Add(closeTimeout))
+			}
 			return c.readError(err)
 		}
 		h.OnMessage(mt == wsTextMessage, buf[:n])
@@ -103,7 +115,7 @@ func (c *familyConn) mapError(err error) error {
 	switch {
 	case c.cs.closed():
 		return fmt.Errorf("%s read: %w", c.f.name, net.ErrClosed)
-	case errors.Is(err, c.f.errReadLimit):
+	case errors.Is(err, c.f.errReadLimit), errors.Is(err, errInflatedLimit):
 		return fmt.Errorf("%s read: %w", c.f.name, ErrReadLimit)
 	}
 	if code, text, ok := c.f.closeError(err); ok {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/lxzan/gws"
+
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 const gwsModule = "github.com/lxzan/gws"
@@ -70,7 +72,7 @@ func (Gws) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 			_ = conn.Close()
 			return nil, fmt.Errorf("gws dial: tls: %w", err)
 		}
-		conn = tlsConn
+		conn = countAbove(tlsConn, conn) // the frame bytes counted above TLS
 	}
 	timeout := cfg.HandshakeTimeout
 	if dl, ok := ctx.Deadline(); ok {
@@ -98,6 +100,12 @@ func (Gws) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 		ReadMaxPayloadSize: int(readLimit(cfg.ReadLimit, math.MaxInt32)),
 		ReadBufferSize:     cfg.ReadBufferSize,
 		CheckUtf8Enabled:   false,
+		// The library does both modes; its read limit counts inflated bytes.
+		PermessageDeflate: gws.PermessageDeflate{
+			Enabled:               cfg.Compression.Enabled(),
+			ServerContextTakeover: cfg.Compression == wire.CompressionOn,
+			ClientContextTakeover: cfg.Compression == wire.CompressionOn,
+		},
 	}, conn)
 	if !stop() {
 		_ = conn.Close()
@@ -112,17 +120,22 @@ func (Gws) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 	}
 	c.ws = ws
 	c.ev.conn = c
+	c.exts = responseExtensions(resp)
 	return c, nil
 }
 
 // Subprotocol returns the subprotocol the server answered.
 func (c *gwsConn) Subprotocol() string { return c.ws.SubProtocol() }
 
+// Extensions returns the server's Sec-WebSocket-Extensions answer.
+func (c *gwsConn) Extensions() string { return c.exts }
+
 type gwsConn struct {
-	ws *gws.Conn
-	ev gwsEvents
-	cs closeState
-	rg runGuard
+	ws   *gws.Conn
+	ev   gwsEvents
+	cs   closeState
+	rg   runGuard
+	exts string // the server's Sec-WebSocket-Extensions answer
 }
 
 // gwsEvents bridges gws events to a Handler. All calls come from ReadLoop, in Run.

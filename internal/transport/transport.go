@@ -11,6 +11,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // DialConfig is what every adapter needs to open one connection.
@@ -26,6 +28,10 @@ type DialConfig struct {
 	// preference; none = no header. What the server chose is the Conn's
 	// Subprotocol (see Negotiated).
 	Subprotocols []string
+	// Compression is the permessage-deflate asked for, as far as the library
+	// can (see Capability); Conn.Extensions tells what the server answered.
+	// ReadLimit bounds a compressed message by its inflated size.
+	Compression wire.Compression
 }
 
 // Negotiated is implemented by every adapter's Conn: Subprotocol is the
@@ -80,6 +86,7 @@ type Conn interface {
 	Ping(payload []byte) error           // goroutine-safe; does not wait for the pong (coder sends its own payload, a counter)
 	Close(code int, reason string) error // best-effort close frame (≤ 1 s) then TCP close; idempotent, goroutine-safe
 	Abort() error                        // immediate TCP close (watchdog, pong timeout); idempotent, goroutine-safe
+	Extensions() string                  // the server's Sec-WebSocket-Extensions answer ("" if none): what was negotiated
 }
 
 // HandshakeError is a rejected upgrade: the server answered with a status other than 101.

@@ -76,7 +76,13 @@ func upgrade(conn net.Conn, br *bufio.Reader) (*http.Request, error) {
 		return nil, errors.New("not a websocket upgrade")
 	}
 	resp := "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
-		"Sec-WebSocket-Accept: " + acceptKey(key) + "\r\n\r\n"
+		"Sec-WebSocket-Accept: " + acceptKey(key) + "\r\n"
+	if strings.Contains(req.Header.Get("Sec-WebSocket-Extensions"), "permessage-deflate") {
+		// Accepted without context takeover, which every library can do; the
+		// server still sends plain frames unless a test writes compressed ones.
+		resp += "Sec-WebSocket-Extensions: " + rawDeflateAnswer + "\r\n"
+	}
+	resp += "\r\n"
 	if _, err := io.WriteString(conn, resp); err != nil {
 		return nil, fmt.Errorf("write 101: %w", err)
 	}
@@ -373,6 +379,17 @@ func (c *wsConn) SendFragmented(p []byte, parts int) error {
 		b = appendFrame(b, i == parts-1, op, p[lo:hi])
 	}
 	return c.write(b)
+}
+
+// SendRawTo writes b (encoded frames) to the connection tagged tag.
+func (s *wsServer) SendRawTo(tag string, b []byte) error {
+	s.mu.Lock()
+	c, ok := s.conns[tag]
+	s.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("no connection %q", tag)
+	}
+	return c.SendRaw(b)
 }
 
 // SendRaw writes already encoded frames.

@@ -64,6 +64,12 @@ type SecStat struct {
 	// channel was full: sent every second, so the count survives a worker
 	// that dies before its final report.
 	Dropped int64 `json:"dropped_events,omitempty"`
+	// WireBytes is the WebSocket frame bytes read this second (headers and
+	// payloads, control frames included, compressed as they came; the
+	// handshake, TLS records of wss aside, and a proxy's bytes excluded), next
+	// to Bytes, the payload bytes of the messages once inflated.
+	WireBytes      int64 `json:"wire_bytes,omitempty"`
+	WireBytesTotal int64 `json:"wire_bytes_total,omitempty"`
 }
 
 // SubStat is the cumulative state of one subscription.
@@ -103,6 +109,7 @@ type SlotStat struct {
 	DialFails    int64            `json:"dial_fails"`
 	Statuses     map[string]int64 `json:"statuses,omitempty"` // failKey (handshake status, "accept") → failed dials
 	Unrepairable bool             `json:"unrepairable,omitempty"`
+	WireBytes    int64            `json:"wire_bytes,omitempty"` // frame bytes read on all the slot's connections
 }
 
 // Event is something that happened to a connection slot.

@@ -47,7 +47,8 @@ type Plan struct {
 	Runtime          Runtime       `json:"runtime"`               // the Go runtime of every worker alike
 	// Encoding is the events' encoding every worker asks for (codec's
 	// names: json, msgpack, packed), by its subprotocol; "" is json.
-	Encoding string `json:"encoding,omitempty"`
+	Encoding    string      `json:"encoding,omitempty"`
+	Compression Compression `json:"compression"` // permessage-deflate every library asks for, as far as it can
 }
 
 // Runtime is the Go runtime a worker sets at its start, the same for every

@@ -19,13 +19,19 @@ type Replay struct {
 	QueueSize    int                `yaml:"queue_size" json:"queue_size" soak:"min=1,max=16777216"` // per-connection outbound queue, in messages; overflow closes 1008
 	Symbols      []string           `yaml:"symbols" json:"symbols,omitempty" soak:"kind=symbols"`   // universe of market-wide streams
 	TLS          bool               `yaml:"tls" json:"tls,omitempty"`                               // serve wss:// (a run makes a throwaway CA in its directory)
+	// permessage-deflate as the server does it, when the run's compression allows it.
+	DeflateWindowBits int `yaml:"deflate_window_bits" json:"deflate_window_bits,omitempty" soak:"min=9,max=15"` // server_max_window_bits; 0 = 15
+	DeflateLevel      int `yaml:"deflate_level" json:"deflate_level,omitempty" soak:"min=1,max=9"`              // flate level; 0 = 1 (best speed)
 
 	// Set for a run by the controller, not by the profile.
-	Start    time.Time        `yaml:"-" json:"start"`               // events only at or after Start (zero = the server's start); anchors every schedule
-	Stop     time.Time        `yaml:"-" json:"stop"`                // no events at or after Stop (zero = never)
-	Faults   []ScheduledFault `yaml:"-" json:"faults,omitempty"`    // injected by the server at Start+At (+k·Every) before Stop
-	CertFile string           `yaml:"-" json:"cert_file,omitempty"` // with KeyFile: the PEM certificate and key to serve wss:// with
-	KeyFile  string           `yaml:"-" json:"key_file,omitempty"`
+	Start  time.Time        `yaml:"-" json:"start"`            // events only at or after Start (zero = the server's start); anchors every schedule
+	Stop   time.Time        `yaml:"-" json:"stop"`             // no events at or after Stop (zero = never)
+	Faults []ScheduledFault `yaml:"-" json:"faults,omitempty"` // injected by the server at Start+At (+k·Every) before Stop
+	// Compression is the run's (the profile's compression): off declines every
+	// offer, on accepts either mode as offered, no_context_takeover imposes it.
+	Compression Compression `yaml:"-" json:"compression"`
+	CertFile    string      `yaml:"-" json:"cert_file,omitempty"` // with KeyFile: the PEM certificate and key to serve wss:// with
+	KeyFile     string      `yaml:"-" json:"key_file,omitempty"`
 }
 
 // RateKeys are the keys of Replay.Rates: the real-time stream kinds.
@@ -80,4 +86,9 @@ func (r Replay) WithDefaults() Replay {
 		r.Symbols = DefaultReplaySymbols
 	}
 	return r
+}
+
+// Deflate is the server's deflate setting.
+func (r Replay) Deflate() Deflate {
+	return Deflate{Compression: r.Compression, WindowBits: r.DeflateWindowBits, Level: r.DeflateLevel}.WithDefaults()
 }

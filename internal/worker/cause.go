@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"compress/flate"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -27,6 +28,7 @@ const (
 	causeBadAccept   = "bad_accept"   // the server answered 101 but the library refused the upgrade (Sec-WebSocket-Accept); code 101
 	causeTLS         = "tls_error"    // the TLS handshake failed (certificate, protocol)
 	causeLocal       = "local_close"  // closed by soak at the end of the run
+	causeBadDeflate  = "bad_deflate"  // a compressed message did not inflate (permessage-deflate): 1007
 )
 
 // classify turns the error that ended a read loop (dialed true: the
@@ -45,6 +47,7 @@ func classify(err error, dialed bool, why *abortReason) (code int, cause, detail
 		uae  x509.UnknownAuthorityError
 		hne  x509.HostnameError
 		cie  x509.CertificateInvalidError
+		fce  flate.CorruptInputError
 		text = ""
 	)
 	if err != nil {
@@ -67,6 +70,8 @@ func classify(err error, dialed bool, why *abortReason) (code int, cause, detail
 		return ce.Code, causeServerClose, strings.TrimSpace(fmt.Sprintf("%d %s", ce.Code, ce.Reason))
 	case errors.Is(err, transport.ErrReadLimit):
 		return 1009, causeReadLimit, text
+	case errors.As(err, &fce):
+		return 1007, causeBadDeflate, text
 	case errors.As(err, &rhe), errors.As(err, &ae), errors.As(err, &cve), errors.As(err, &uae),
 		errors.As(err, &hne), errors.As(err, &cie), strings.Contains(text, "tls: "):
 		return 1015, causeTLS, text

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"compress/flate"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -31,6 +32,7 @@ func TestClassify(t *testing.T) {
 		{"eof", io.ErrUnexpectedEOF, true, nil, 1006, causeAbnormal},
 		{"reset", fmt.Errorf("read: %w", syscall.ECONNRESET), true, nil, 1006, causeAbnormal},
 		{"read limit", fmt.Errorf("gorilla: %w", transport.ErrReadLimit), true, nil, 1009, causeReadLimit},
+		{"corrupt deflate", fmt.Errorf("gorilla read: %w", flate.CorruptInputError(3)), true, nil, 1007, causeBadDeflate},
 		{"pong timeout wins over the read error", net.ErrClosed, true, &abortReason{causePongTimeout, "x"}, 1006, causePongTimeout},
 		{"stall abort", net.ErrClosed, true, &abortReason{causeStallAbort, "x"}, 1006, causeStallAbort},
 		{"local close", fmt.Errorf("x: %w", net.ErrClosed), true, nil, 1000, causeLocal},

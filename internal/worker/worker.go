@@ -99,6 +99,11 @@ type slot struct {
 
 	msgs, bytes atomic.Int64 // all data messages, control replies included
 
+	// frame bytes read: of the connections that ended, and the current one's counter
+	wmu      sync.Mutex
+	wireDone int64
+	wireCur  *atomic.Int64
+
 	lat *metrics.Latency // has its own lock; the reporter drains it once a second
 
 	// What the read goroutine counted and has not yet published to the
@@ -318,7 +323,7 @@ func (w *Worker) emit(ev wire.Event) {
 
 // report sends a sec frame at every second boundary after the plan's start.
 func (w *Worker) report(ctx context.Context) {
-	var prevMsgs, prevBytes int64
+	var prevMsgs, prevBytes, prevWire int64
 	k := int64(1)
 	if now := w.sec(time.Now()); now >= 1 {
 		k = now + 1
@@ -333,11 +338,12 @@ func (w *Worker) report(ctx context.Context) {
 		case <-t.C:
 		}
 		now := time.Now()
-		var msgs, bytes, lost, dup int64
+		var msgs, bytes, wireN, lost, dup int64
 		w.secLat.Reset()
 		for _, s := range w.slots {
 			msgs += s.msgs.Load()
 			bytes += s.bytes.Load()
+			wireN += s.wireBytes()
 			w.secLat.Drain(s.lat)
 			for _, sb := range s.subs {
 				lost += sb.lost.Load()
@@ -353,9 +359,10 @@ func (w *Worker) report(ctx context.Context) {
 			Goroutines: runtime.NumGoroutine(), HeapBytes: int64(ms.HeapAlloc),
 			ConnsUp: int(w.connsUp.Load()), Reconnects: w.reconnects.Load(), Lost: lost, Dup: dup,
 			LatN: snap.Count, LatP50: snap.P50, LatP99: snap.P99, LatMax: snap.Max,
-			Dropped: w.dropped.Load(),
+			Dropped:   w.dropped.Load(),
+			WireBytes: wireN - prevWire, WireBytesTotal: wireN,
 		}
-		prevMsgs, prevBytes = msgs, bytes
+		prevMsgs, prevBytes, prevWire = msgs, bytes, wireN
 		if err := w.fw.Send(&wire.Frame{Type: wire.FrameSec, Sec: k, Stat: st}); err != nil {
 			w.log.Error("send sec frame", "err", err)
 		}
@@ -397,7 +404,8 @@ func (w *Worker) checkStall(sb *sub, now time.Time) {
 func (w *Worker) slotStats() []wire.SlotStat {
 	out := make([]wire.SlotStat, 0, len(w.slots))
 	for _, s := range w.slots {
-		st := wire.SlotStat{Slot: s.Slot.ID, Group: s.Slot.Group, Dials: s.dials, DialFails: s.dialFails, Unrepairable: s.unrepairable}
+		st := wire.SlotStat{Slot: s.Slot.ID, Group: s.Slot.Group, Dials: s.dials, DialFails: s.dialFails, Unrepairable: s.unrepairable,
+			WireBytes: s.wireBytes()}
 		for key, n := range s.statuses {
 			if st.Statuses == nil {
 				st.Statuses = map[string]int64{}
@@ -758,6 +766,7 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	ev := wire.Event{Slot: s.Slot.ID, Group: s.Slot.Group}
 	var tcpDone time.Time
 	var clock *transport.ReadClock
+	var wireN *atomic.Int64
 	cfg := transport.DialConfig{
 		URL: s.Slot.URL(w.plan.Target, w.plan.TimeUnit),
 		NetDial: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -765,6 +774,7 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 			tcpDone = time.Now()
 			if err == nil {
 				clock = transport.ReadClockOf(c)
+				wireN = transport.WireBytesOf(c)
 			}
 			return c, err
 		},
@@ -772,6 +782,7 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 		HandshakeTimeout: w.plan.HandshakeTimeout,
 		ReadLimit:        w.plan.ReadLimit,
 		Subprotocols:     codec.Subprotocols(w.enc),
+		Compression:      w.plan.Compression,
 	}
 	if w.plan.Local {
 		cfg.Header = http.Header{wire.TagHeader: {wire.Tag{Lib: w.tr.Name(), Slot: s.Slot.ID, Attempt: attempt}.String()}}
@@ -825,8 +836,11 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	s.ctl.reset()
 	s.lastPong.Store(int64(now.Sub(w.epoch)))
 	s.connMono.Store(int64(now.Sub(w.epoch)))
+	// The detail is what the server answered to the extensions asked for
+	// (what this connection really negotiated), then the subprotocol.
 	ev.Kind, ev.Detail, ev.DurMs = wire.EventConnected, negotiated(conn), ms(now.Sub(t0))
 	w.emit(ev)
+	s.setWire(wireN)
 	w.connsUp.Add(1)
 	defer w.connsUp.Add(-1)
 
@@ -870,6 +884,7 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	}
 	close(done)
 	aux.Wait()
+	s.setWire(nil)
 	lost := time.Now()
 	// The read loop has ended: a reconnect still waiting for some subscription
 	// to deliver again is recorded now, with what came back.
@@ -898,6 +913,28 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 		return errNoData
 	}
 	return nil
+}
+
+// setWire makes c the current connection's frame byte counter (nil: none),
+// adding the previous one's count to the slot's.
+func (s *slot) setWire(c *atomic.Int64) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.wireCur != nil {
+		s.wireDone += s.wireCur.Load()
+	}
+	s.wireCur = c
+}
+
+// wireBytes is the frame bytes read on every connection of the slot so far.
+func (s *slot) wireBytes() int64 {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	n := s.wireDone
+	if s.wireCur != nil {
+		n += s.wireCur.Load()
+	}
+	return n
 }
 
 func maxLastSeen(s *slot) int64 {
@@ -1022,11 +1059,16 @@ func (s *slot) subscribe(conn transport.Conn, done <-chan struct{}) {
 	s.w.emit(wire.Event{Kind: wire.EventSubscribed, Slot: s.Slot.ID, Group: s.Slot.Group, DurMs: ms(d)})
 }
 
-// negotiated is the connected event's detail: the subprotocol the server
-// answered, if any ("subprotocol soak.msgpack.v1").
+// negotiated is the connected event's detail: the server's
+// Sec-WebSocket-Extensions answer, then the subprotocol it answered, if any,
+// after "; " ("permessage-deflate; subprotocol soak.msgpack.v1").
 func negotiated(c transport.Conn) string {
+	d := c.Extensions()
 	if sp := transport.SubprotocolOf(c); sp != "" {
-		return "subprotocol " + sp
+		if d != "" {
+			d += "; "
+		}
+		d += "subprotocol " + sp
 	}
-	return ""
+	return d
 }
