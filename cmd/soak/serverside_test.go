@@ -18,10 +18,10 @@ chat:
   n: 6
   rate: 50
   payload: 64KiB   # a client that stops reading fills its socket within a second or two
-  queue: 64
+  queue: 16
 faults:
-  - kind: slow_reader
-    at: 2s
+  - kind: slow_reader   # early: its drop needs the server's socket buffer full (a few MB) on a busy machine too
+    at: 1s
     n: 1
   - kind: reset
     at: 5s

@@ -151,6 +151,11 @@ func (c *controller) serverSide(ctx context.Context, runID string) (*Result, err
 
 	runErr := c.serverLoop(ctx, servers, recs, end.Sub(start))
 	load.stop(5 * time.Second)
+	loadCPU := ""
+	if u, sy, ok := load.rusage(); ok && p.Duration > 0 {
+		// The load's own CPU, so a reader sees when the client, not the server, was the limit.
+		loadCPU = fmt.Sprintf("; the load process (all rooms): %.2f CPU s, %.1f %% of one core over the window", u+sy, 100*(u+sy)/time.Duration(p.Duration).Seconds())
+	}
 	res := &Result{}
 	for _, s := range servers {
 		wr := WorkerResult{Lib: s.lib, SampledCPU: s.prev.CPUUser + s.prev.CPUSys}
@@ -174,6 +179,7 @@ func (c *controller) serverSide(ctx context.Context, runID string) (*Result, err
 		if ev.Code != 0 {
 			wr.Err = fmt.Errorf("%s: %s", s.lib, ev.Detail)
 		}
+		ev.Detail += loadCPU
 		c.batch.Events = append(c.batch.Events, ev)
 		res.Workers = append(res.Workers, wr)
 	}
