@@ -68,6 +68,7 @@ func (t *Table) printWire(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "scenario\t%s\n", strings.Join(t.Libs, "\t"))
 	var notes []string
+	starred := false
 	for _, sc := range t.Scenarios {
 		row := []string{sc}
 		for _, lib := range t.Libs {
@@ -82,6 +83,7 @@ func (t *Table) printWire(w io.Writer) {
 			}
 			if strings.HasSuffix(sc, "+deflate") && strings.Contains(c.Extensions, "server_no_context_takeover") {
 				s += " *"
+				starred = true
 			}
 			row = append(row, s)
 			if c.Extensions != "" {
@@ -91,7 +93,9 @@ func (t *Table) printWire(w io.Writer) {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	_ = tw.Flush()
-	fmt.Fprintln(w, "*: asked for deflate with context takeover, the library can only do without: not the same thing as its neighbours.")
+	if starred {
+		fmt.Fprintln(w, "*: asked for deflate with context takeover, the library can only do without: not the same thing as its neighbours.")
+	}
 	if len(notes) > 0 {
 		fmt.Fprintln(w, "negotiated (the server's Sec-WebSocket-Extensions answer):")
 		for _, n := range notes {
