@@ -91,10 +91,11 @@ func TestRoom(t *testing.T) {
 
 // reader reads a fast client's deliveries in the background.
 type reader struct {
-	c    *rawws.Conn
-	got  chan int64 // the sequence numbers of c0's messages, in order
-	err  chan error
-	name string
+	c     *rawws.Conn
+	ready chan struct{} // closed when the room's ready came
+	got   chan int64    // the sequence numbers of c0's messages, in order
+	err   chan error
+	name  string
 }
 
 func dialClient(t *testing.T, s addrer, name string) *rawws.Conn {
@@ -113,6 +114,9 @@ func (r *reader) run(n int) {
 	m, err := r.c.Next(true)
 	if err == nil && string(m.Payload) != Ready {
 		err = fmt.Errorf("%s: first message %q", r.name, trim(m.Payload))
+	}
+	if err == nil {
+		close(r.ready)
 	}
 	for err == nil {
 		if m, err = r.c.Next(true); err != nil {
@@ -149,12 +153,25 @@ func slowReaderDropped(t *testing.T, s addrer) {
 	const n, burst = 4, 8
 	var readers []*reader
 	for i := range n - 1 {
-		r := &reader{c: dialClient(t, s, ClientName(i)), got: make(chan int64, 1024), err: make(chan error, 1), name: ClientName(i)}
+		r := &reader{c: dialClient(t, s, ClientName(i)), ready: make(chan struct{}), got: make(chan int64, 1024), err: make(chan error, 1), name: ClientName(i)}
 		readers = append(readers, r)
 	}
 	slow := dialClient(t, s, "slow") // never reads until dropped
 	for _, r := range readers {
 		go r.run(n)
+	}
+	// As the room's protocol has it, a client sends once it got ready: the
+	// server sends ready when the last one is in, which can be after that
+	// client's handshake returned (seen: fasthttp's room broadcast c0's first
+	// message before its ready).
+	for _, r := range readers {
+		select {
+		case <-r.ready:
+		case err := <-r.err:
+			t.Fatalf("%s: %v", r.name, err)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: no ready within 30 s", r.name)
+		}
 	}
 	payload := strings.Repeat("x", 64<<10)
 	var seq int64
