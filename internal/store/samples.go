@@ -70,7 +70,8 @@ type Event struct {
 	Code          int
 	Detail        string
 	DurMs         float64
-	// Fault is the kind of a "fault" event's fault, "" for other events.
+	// Fault is the kind of a "fault" event's fault, and of the clients a
+	// server-side soak's "dropped" event counts; "" for other events.
 	Fault wire.FaultKind
 }
 
