@@ -23,15 +23,20 @@ faults:
   - kind: slow_reader   # early: its drop needs the server's socket buffer full (a few MB) on a busy machine too
     at: 1s
     n: 1
+  - kind: half_open     # at the same instant: both fill their sockets together
+    at: 1s
+    n: 1
   - kind: reset
     at: 5s
     n: 2
 `
 
 // TestRunServerSide runs a real side: server soak: two chat server
-// processes and the load process over loopback, one slow reader and one
-// reset of two clients. Every server has a row for every second; the server
-// dropped exactly the slow reader; the reset clients came back; the
+// processes and the load process over loopback, one slow reader, one
+// half-open client and one reset of two clients. Every server has a row for
+// every second; the server dropped exactly the slow reader and the half-open
+// client (each counted apart, and the rows' per-second drops sum to them);
+// the reset clients came back; the
 // clients' deliveries equal the server's writes exactly (the truth event).
 func TestRunServerSide(t *testing.T) {
 	if testing.Short() {
@@ -55,7 +60,12 @@ func TestRunServerSide(t *testing.T) {
 			t.Fatal(err)
 		}
 		secs := map[int64]bool{}
+		var drops int64
 		for _, r := range rows {
+			if !r.HasDrops {
+				t.Errorf("%s second %d: no drops recorded", lib, r.Sec)
+			}
+			drops += r.Drops
 			if !r.HasProc || !r.HasWorker {
 				t.Errorf("%s second %d: a half missing (process %v, server %v)", lib, r.Sec, r.HasProc, r.HasWorker)
 			}
@@ -78,12 +88,16 @@ func TestRunServerSide(t *testing.T) {
 		}
 		counts := map[wire.EventKind]int{}
 		faults := map[wire.FaultKind]int{}
+		dropped := map[wire.FaultKind]int{}
 		for _, e := range evs {
 			switch e.Kind {
 			case wire.EventFault:
 				faults[e.Fault] += e.Code
 			case controller.EventDropped, wire.EventReconnect:
 				counts[e.Kind] += e.Code
+				if e.Kind == controller.EventDropped {
+					dropped[e.Fault] += e.Code
+				}
 			case controller.EventTruth:
 				counts[e.Kind]++
 				if e.Code != 0 {
@@ -93,11 +107,14 @@ func TestRunServerSide(t *testing.T) {
 				counts[e.Kind]++
 			}
 		}
-		if faults["slow_reader"] != 1 || faults["reset"] != 2 {
-			t.Errorf("%s: faults injected %v, want 1 slow reader and 2 resets", lib, faults)
+		if faults["slow_reader"] != 1 || faults["half_open"] != 1 || faults["reset"] != 2 {
+			t.Errorf("%s: faults injected %v, want 1 slow reader, 1 half-open and 2 resets", lib, faults)
 		}
-		if counts[controller.EventDropped] != faults["slow_reader"] {
-			t.Errorf("%s: %d clients dropped, %d slow readers injected", lib, counts[controller.EventDropped], faults["slow_reader"])
+		if dropped["slow_reader"] != faults["slow_reader"] || dropped["half_open"] != faults["half_open"] {
+			t.Errorf("%s: dropped %v, injected %v", lib, dropped, faults)
+		}
+		if want := int64(faults["slow_reader"] + faults["half_open"]); drops != want {
+			t.Errorf("%s: the rows' drops sum to %d, %d slow readers and half-open clients injected", lib, drops, want)
 		}
 		if counts[wire.EventReconnect] != faults["reset"] || counts[wire.EventDisconnected] != faults["reset"] {
 			t.Errorf("%s: %d reconnected, %d disconnected, %d reset", lib, counts[wire.EventReconnect], counts[wire.EventDisconnected], faults["reset"])

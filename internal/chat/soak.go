@@ -31,7 +31,11 @@ import (
 // the server has dropped them, as its Drops and Dropped names show, their
 // slots dial again, not counted as reconnects) and oversize (k clients each
 // send one message larger than the server reads: the server must close them,
-// as its Left shows, and broadcast nothing; they dial again, a reconnect each).
+// as its Left shows, and broadcast nothing; they dial again, a reconnect each)
+// and half_open (k clients go half-open: they cease all I/O on their sockets
+// and never close, the TCP connection established as a peer gone silent
+// leaves it; the server's queue for them fills and it must drop exactly
+// them, as for slow_reader, counted apart; their slots then dial again).
 
 // SoakTick is the load's pacing step.
 const SoakTick = 100 * time.Millisecond
@@ -41,6 +45,7 @@ const (
 	SoakReset      = "reset"
 	SoakSlowReader = "slow_reader"
 	SoakOversize   = "oversize"
+	SoakHalfOpen   = "half_open"
 )
 
 // SoakConfig is the load of a server-side soak.
@@ -106,15 +111,17 @@ type SoakRecord struct {
 // SoakResult is a room's account at the end.
 type SoakResult struct {
 	Sent           int64 `json:"sent"`
-	Deliveries     int64 `json:"deliveries"`      // read by the clients never made slow
-	SlowDeliveries int64 `json:"slow_deliveries"` // read by the slow clients before they stopped
-	Resets         int64 `json:"resets"`          // clients reset
-	Reconnects     int64 `json:"reconnects"`      // clients dialled again after a reset or an oversize close
-	Oversize       int64 `json:"oversize"`        // clients that sent an oversize message (each closed by the server)
-	SlowInjected   int64 `json:"slow_injected"`   // clients made slow
-	SlowDropped    int64 `json:"slow_dropped"`    // of those, dropped by the server (its count rose by exactly them, naming them)
-	Rejoins        int64 `json:"rejoins"`         // slots dialled again after their drop
-	SkippedTicks   int64 `json:"skipped_ticks"`   // ticks not sent because the load was behind by more than a tick
+	Deliveries     int64 `json:"deliveries"`        // read by the clients never made slow
+	SlowDeliveries int64 `json:"slow_deliveries"`   // read by the slow and half-open clients before they stopped
+	Resets         int64 `json:"resets"`            // clients reset
+	Reconnects     int64 `json:"reconnects"`        // clients dialled again after a reset or an oversize close
+	Oversize       int64 `json:"oversize"`          // clients that sent an oversize message (each closed by the server)
+	SlowInjected   int64 `json:"slow_injected"`     // clients made slow
+	SlowDropped    int64 `json:"slow_dropped"`      // of those, dropped by the server (its count rose by exactly them, naming them)
+	HalfOpen       int64 `json:"half_open"`         // clients made half-open
+	HalfOpenDrop   int64 `json:"half_open_dropped"` // of those, dropped by the server (as SlowDropped)
+	Rejoins        int64 `json:"rejoins"`           // slots dialled again after their drop
+	SkippedTicks   int64 `json:"skipped_ticks"`     // ticks not sent because the load was behind by more than a tick
 	// The broadcast latency over the window (send instant to receipt), µs.
 	LatCount, LatP50, LatP99, LatP999, LatMax int64
 	Server                                    *Stats `json:"server,omitempty"`
@@ -132,8 +139,9 @@ func (r *SoakResult) Truth() error {
 		errs = append(errs, fmt.Errorf("clients read %d deliveries, the server wrote %d (%d, less %d to dropped clients)",
 			r.Deliveries, want, r.Server.Deliveries, r.Server.DroppedDeliveries))
 	}
-	if r.SlowDropped != r.SlowInjected || r.Server.Drops != r.SlowInjected {
-		errs = append(errs, fmt.Errorf("%d slow readers injected, %d seen dropped, the server dropped %d", r.SlowInjected, r.SlowDropped, r.Server.Drops))
+	if r.SlowDropped != r.SlowInjected || r.HalfOpenDrop != r.HalfOpen || r.Server.Drops != r.SlowInjected+r.HalfOpen {
+		errs = append(errs, fmt.Errorf("%d slow readers and %d half-open clients injected, %d and %d seen dropped, the server dropped %d",
+			r.SlowInjected, r.HalfOpen, r.SlowDropped, r.HalfOpenDrop, r.Server.Drops))
 	}
 	if r.Reconnects != r.Resets+r.Oversize {
 		errs = append(errs, fmt.Errorf("%d clients reset, %d closed for an oversize message, %d reconnected", r.Resets, r.Oversize, r.Reconnects))
@@ -160,9 +168,10 @@ type soakSession struct {
 	ready   chan struct{}
 	done    chan struct{}
 	stop    chan struct{} // closed when the session is ended by the load
-	slow    atomic.Bool
-	ending  atomic.Bool // reset or closed by the load: a read error is expected
-	closing atomic.Bool // sent an oversize message: the server's close is expected
+	slow    atomic.Bool   // slow_reader or half_open: no more I/O
+	fault   string        // which of the two (set and read by the load's goroutine)
+	ending  atomic.Bool   // reset or closed by the load: a read error is expected
+	closing atomic.Bool   // sent an oversize message: the server's close is expected
 	err     error
 }
 
@@ -493,7 +502,9 @@ func (l *soakLoad) inject(ctx context.Context, f SoakFault) error {
 		if err := l.oversize(ctx, f, targets, names); err != nil {
 			return err
 		}
-	case SoakSlowReader:
+	case SoakSlowReader, SoakHalfOpen:
+		// Both cease all I/O on the socket and keep it open (no close, no
+		// FIN): on loopback a half-open peer is exactly that.
 		if len(l.slow) == 0 {
 			st0, err := FetchStats(ctx, l.room.Stats, 0)
 			if err != nil {
@@ -502,10 +513,15 @@ func (l *soakLoad) inject(ctx context.Context, f SoakFault) error {
 			l.slowMin = st0.Drops
 		}
 		for _, s := range targets {
+			s.sess.fault = f.Kind
 			s.sess.slow.Store(true)
 			l.slow = append(l.slow, s.sess)
 		}
-		l.res.SlowInjected += int64(len(targets))
+		if f.Kind == SoakHalfOpen {
+			l.res.HalfOpen += int64(len(targets))
+		} else {
+			l.res.SlowInjected += int64(len(targets))
+		}
 	default:
 		return fmt.Errorf("unknown fault kind %q", f.Kind)
 	}
@@ -594,9 +610,25 @@ func (l *soakLoad) settleSlow(ctx context.Context) error {
 			return fmt.Errorf("the server dropped %v, the slow clients were %v", names, want)
 		}
 	}
-	l.res.SlowDropped += int64(len(l.slow))
-	l.emit(SoakRecord{T: "event", Lib: l.room.Lib, At: time.Now(), Kind: "dropped", Count: len(l.slow),
-		Detail: fmt.Sprintf("the server dropped exactly the %d slow clients %v", len(l.slow), want)})
+	// A dropped event per fault kind, so that each is counted apart.
+	for _, kind := range []string{SoakSlowReader, SoakHalfOpen} {
+		var of []string
+		for _, s := range l.slow {
+			if s.fault == kind {
+				of = append(of, ClientName(s.slot.idx))
+			}
+		}
+		if len(of) == 0 {
+			continue
+		}
+		if kind == SoakHalfOpen {
+			l.res.HalfOpenDrop += int64(len(of))
+		} else {
+			l.res.SlowDropped += int64(len(of))
+		}
+		l.emit(SoakRecord{T: "event", Lib: l.room.Lib, At: time.Now(), Kind: "dropped", Fault: kind, Count: len(of),
+			Detail: fmt.Sprintf("the server dropped exactly the %d %s clients %v (of %d it dropped now: %v)", len(of), kind, of, len(l.slow), want)})
+	}
 	slow := l.slow
 	l.slow = nil
 	for _, ss := range slow {

@@ -9,8 +9,9 @@ import (
 )
 
 // TestRunSoak: the soak load on the five servers in this process, with a
-// slow reader, a reset and an oversize message: the clients' deliveries equal the server's writes
-// exactly, the server dropped exactly the slow client, the reset ones and
+// slow reader, a half-open client, a reset and an oversize message: the clients' deliveries equal the server's writes
+// exactly, the server dropped exactly the slow and the half-open client
+// (each counted apart), the reset ones and
 // the one the server closed for its oversize message came back (no
 // goroutine of the load left), and a record for every second.
 func TestRunSoak(t *testing.T) {
@@ -31,11 +32,13 @@ func TestRunSoak(t *testing.T) {
 		rooms = append(rooms, SoakRoom{Lib: lib, URL: srv.URL(), Stats: "http://" + srv.Addr() + StatsPath})
 	}
 	cfg := SoakConfig{Rooms: rooms, N: 6, Rate: 50, Payload: 64 << 10, Start: time.Now().Add(500 * time.Millisecond), Duration: 5 * time.Second,
-		Faults: []SoakFault{{Kind: SoakSlowReader, At: time.Second, N: 1}, {Kind: SoakReset, At: 3 * time.Second, N: 2},
+		Faults: []SoakFault{{Kind: SoakSlowReader, At: time.Second, N: 1}, {Kind: SoakHalfOpen, At: time.Second, N: 1},
+			{Kind: SoakReset, At: 3 * time.Second, N: 2},
 			{Kind: SoakOversize, At: 4 * time.Second, N: 1, Size: DefaultReadLimit + 1}}}
 	secs := map[string]int{}
 	ends := map[string]*SoakResult{}
 	events := map[string][]string{}
+	drops := map[string]map[string]int{}
 	RunSoak(context.Background(), cfg, func(r SoakRecord) {
 		switch r.T {
 		case "sec":
@@ -44,6 +47,12 @@ func TestRunSoak(t *testing.T) {
 			ends[r.Lib] = r.End
 		case "event":
 			events[r.Lib] = append(events[r.Lib], r.Kind+" "+r.Detail)
+			if r.Kind == "dropped" {
+				if drops[r.Lib] == nil {
+					drops[r.Lib] = map[string]int{}
+				}
+				drops[r.Lib][r.Fault] += r.Count
+			}
 		}
 	})
 	for _, lib := range libs {
@@ -59,8 +68,14 @@ func TestRunSoak(t *testing.T) {
 		if err := res.Truth(); err != nil {
 			t.Errorf("%s: %v", lib, err)
 		}
-		if res.SlowInjected != 1 || res.Resets != 2 || res.Oversize != 1 || res.Reconnects != 3 {
-			t.Errorf("%s: slow %d resets %d oversize %d reconnects %d, want 1, 2, 1, 3", lib, res.SlowInjected, res.Resets, res.Oversize, res.Reconnects)
+		if res.SlowInjected != 1 || res.HalfOpen != 1 || res.Resets != 2 || res.Oversize != 1 || res.Reconnects != 3 {
+			t.Errorf("%s: slow %d half-open %d resets %d oversize %d reconnects %d, want 1, 1, 2, 1, 3", lib, res.SlowInjected, res.HalfOpen, res.Resets, res.Oversize, res.Reconnects)
+		}
+		if res.SlowDropped != 1 || res.HalfOpenDrop != 1 || res.Server.Drops != 2 || res.Rejoins != 2 {
+			t.Errorf("%s: dropped %d slow, %d half-open (server: %d), %d rejoins; want 1, 1 (2), 2", lib, res.SlowDropped, res.HalfOpenDrop, res.Server.Drops, res.Rejoins)
+		}
+		if dropped := drops[lib]; dropped[SoakSlowReader] != 1 || dropped[SoakHalfOpen] != 1 {
+			t.Errorf("%s: dropped events %v, want one slow_reader and one half_open", lib, dropped)
 		}
 		if secs[lib] != 5 {
 			t.Errorf("%s: %d seconds recorded, want 5", lib, secs[lib])

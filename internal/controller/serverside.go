@@ -6,13 +6,14 @@ package controller
 // chat.RunSoak) that the controller spawns too and that injects the faults.
 // Every second the controller samples each server's process (RSS, CPU, FDs,
 // threads, by pid as for the client soak's workers) and reads its /_stats
-// (deliveries, connections, goroutines, written bytes); the load client's
+// (deliveries, connections, goroutines, written bytes, slow clients dropped
+// in the second); the load client's
 // second (latency p50/p99/max, reconnects) joins it into one samples row per
 // server and second, keyed by the library as the client soak's rows are, so
 // that report and export show the servers side by side. The load's fault,
 // reconnect and drop notices are events; at the end each server's truth
 // (the clients' deliveries against the server's writes, the drops against
-// the slow readers injected) is a "truth" event and, when it fails, a note.
+// the slow readers and half-open clients injected) is a "truth" event and, when it fails, a note.
 
 import (
 	"bufio"
@@ -37,7 +38,7 @@ import (
 // Event kinds of a server-side soak (besides wire.EventFault and
 // wire.EventReconnect).
 const (
-	EventDropped   wire.EventKind = "dropped"    // a server dropped slow clients (Code: how many)
+	EventDropped   wire.EventKind = "dropped"    // a server dropped slow clients (Code: how many; Fault: slow_reader or half_open)
 	EventTruth     wire.EventKind = "truth"      // a server's end account: Code 0 when exact, 1 when not
 	EventLoadError wire.EventKind = "load_error" // the load on a server stopped with an error
 )
@@ -169,8 +170,9 @@ func (c *controller) serverSide(ctx context.Context, runID string) (*Result, err
 			if terr := s.end.Truth(); terr != nil {
 				ev.Code, ev.Detail = 1, terr.Error()
 			} else {
-				ev.Detail = fmt.Sprintf("exact: clients read %d deliveries, the server wrote %d (less %d to the %d clients it dropped, all slow); %d resets and %d closed for oversize messages, %d reconnects",
-					s.end.Deliveries, s.end.Server.Deliveries, s.end.Server.DroppedDeliveries, s.end.Server.Drops, s.end.Resets, s.end.Oversize, s.end.Reconnects)
+				ev.Detail = fmt.Sprintf("exact: clients read %d deliveries, the server wrote %d (less %d to the %d clients it dropped: %d slow readers, %d half-open, as injected); %d resets and %d closed for oversize messages, %d reconnects",
+					s.end.Deliveries, s.end.Server.Deliveries, s.end.Server.DroppedDeliveries, s.end.Server.Drops, s.end.SlowDropped, s.end.HalfOpenDrop,
+					s.end.Resets, s.end.Oversize, s.end.Reconnects)
 			}
 		}
 		if s.end != nil && s.end.SkippedTicks > 0 {
@@ -346,7 +348,7 @@ func (c *controller) serverLoop(ctx context.Context, servers []*serverProc, recs
 					}
 					ev.Kind, ev.DurMs, ev.Code = wire.EventReconnect, r.DurMs, r.Count
 				case "dropped":
-					ev.Kind = EventDropped
+					ev.Kind, ev.Fault = EventDropped, wire.FaultKind(r.Fault)
 				default:
 					ev.Kind = EventLoadError
 				}
@@ -384,9 +386,11 @@ func (c *controller) sampleServer(s *serverProc, k int64, now time.Time, client 
 	if st, err := fetchStats(client, s.stats); err == nil {
 		if s.has {
 			row.Msgs, row.Bytes = st.Deliveries-s.last.Deliveries, st.Wchar-s.last.Wchar
+			row.Drops = st.Drops - s.last.Drops
 		} else {
-			row.Msgs, row.Bytes = st.Deliveries, st.Wchar
+			row.Msgs, row.Bytes, row.Drops = st.Deliveries, st.Wchar, st.Drops
 		}
+		row.HasDrops = true
 		row.MsgsTotal, row.BytesTotal = st.Deliveries, st.Wchar
 		row.Goroutines, row.ConnsUp = st.Goroutines, st.Conns
 		s.last, s.has = st, true

@@ -30,7 +30,7 @@ var Columns = map[string][]string{
 	"samples": {"t_unix_ms", "run_s", "lib", "msgs_per_s", "bytes_per_s", "msgs_total", "bytes_total",
 		"goroutines", "heap_bytes", "conns_up", "reconnects_total", "lost_total", "dup_total",
 		"lat_p50_us", "lat_p99_us", "lat_max_us", "rss_bytes", "cpu_user_s_total", "cpu_sys_s_total",
-		"cpu_pct", "fds", "threads", "wire_bytes_per_s", "wire_bytes_total"},
+		"cpu_pct", "fds", "threads", "wire_bytes_per_s", "wire_bytes_total", "drops_per_s"},
 	"stream_samples": {"t_unix_ms", "run_s", "lib", "grp", "slot", "stream", "msgs_total", "bytes_total",
 		"lost_total", "dup_total", "ooo_total", "max_silence_ms", "last_seq", "stalls_total", "stalled"},
 	"events":        {"t_unix_ms", "run_s", "lib", "kind", "slot", "grp", "stream", "code", "detail", "dur_ms"},
@@ -192,6 +192,11 @@ func fill(db *store.DB, table string, w *rowWriter, start time.Time) error {
 				w.int(x.WireBytesTotal)
 			} else {
 				w.nulls(2)
+			}
+			if x.HasDrops {
+				w.int(x.Drops)
+			} else {
+				w.nulls(1)
 			}
 			return w.end()
 		})

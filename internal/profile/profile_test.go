@@ -468,6 +468,8 @@ var badProfiles = []struct{ name, yaml string }{
 	{"server fault kind", "side: server\nfaults:\n  - kind: zombie\n    at: 1s\n"},
 	{"server fault n past room", "side: server\nchat: {n: 4}\nfaults:\n  - kind: reset\n    at: 1s\n    n: 4\n"},
 	{"server fault streams", "side: server\nfaults:\n  - kind: slow_reader\n    at: 1s\n    streams: [btcusdt@trade]\n"},
+	{"server fault half_open for", "side: server\nfaults:\n  - kind: half_open\n    at: 1s\n    for: 5s\n"},
+	{"server fault half_open n past room", "side: server\nchat: {n: 3}\nfaults:\n  - kind: half_open\n    at: 1s\n    n: 3\n"},
 	{"server fault oversize small", "side: server\nfaults:\n  - kind: oversize\n    at: 1s\n    size: 1KiB\n"},
 	{"slow reader client side", "name: x\nfaults:\n  - kind: slow_reader\n    at: 1s\n"},
 }

@@ -16,13 +16,15 @@ const (
 
 // Fault kinds of a side: server run, injected by the load client: reset
 // (N clients' TCP connections reset at one instant, then redialled),
-// slow_reader (N clients stop reading until the server drops them) and
-// oversize (N clients each send one message of Size bytes, more than the
+// slow_reader (N clients stop reading until the server drops them),
+// half_open (N clients cease all I/O and never close, until the server drops
+// them) and oversize (N clients each send one message of Size bytes, more than the
 // server reads: it must close them and broadcast nothing of it).
 const (
 	ServerFaultReset      = "reset"
 	ServerFaultSlowReader = "slow_reader"
 	ServerFaultOversize   = "oversize"
+	ServerFaultHalfOpen   = "half_open"
 )
 
 // ChatReadLimit is the largest message a chat server reads (package chat's
@@ -31,7 +33,7 @@ const (
 const ChatReadLimit = 1 << 20
 
 // ServerFaultKinds are the fault kinds a side: server run takes.
-var ServerFaultKinds = []string{ServerFaultReset, ServerFaultSlowReader, ServerFaultOversize}
+var ServerFaultKinds = []string{ServerFaultReset, ServerFaultSlowReader, ServerFaultHalfOpen, ServerFaultOversize}
 
 // ChatLoad is the steady load of a side: server run: a room of N clients on
 // every library's chat server, the clients together sending Rate messages a

@@ -29,6 +29,11 @@ type Sample struct {
 	// WireBytes and WireBytesTotal are the frame bytes read (this second, so
 	// far), compressed as they came; 0 in a database before schemaWire.
 	WireBytes, WireBytesTotal int64
+	// Drops is the slow clients a chat server dropped in the second (a
+	// side: server run's row); HasDrops false (NULL) in a client soak's row
+	// and in a database before schemaDrops.
+	HasDrops bool
+	Drops    int64
 
 	HasProc                 bool
 	RSS                     int64
@@ -65,7 +70,8 @@ type Event struct {
 	Code          int
 	Detail        string
 	DurMs         float64
-	// Fault is the kind of a "fault" event's fault, "" for other events.
+	// Fault is the kind of a "fault" event's fault, and of the clients a
+	// server-side soak's "dropped" event counts; "" for other events.
 	Fault wire.FaultKind
 }
 
@@ -127,7 +133,7 @@ func (s *DB) Write(b *Batch) error {
 				nullable(w, x.LatP50), nullable(w, x.LatP99), nullable(w, x.LatMax),
 				nullable(p, x.RSS), nullable(p, toMilli(x.CPUUser)), nullable(p, toMilli(x.CPUSys)),
 				nullable(p, int64(math.Round(x.CPUPct*100))), nullable(p, x.FDs), nullable(p, x.Threads),
-				nullable(w, x.WireBytes), nullable(w, x.WireBytesTotal))
+				nullable(w, x.WireBytes), nullable(w, x.WireBytesTotal), nullable(x.HasDrops, x.Drops))
 			if err != nil {
 				return fmt.Errorf("sample %s/%d: %w", x.Lib, x.Sec, err)
 			}
@@ -207,12 +213,12 @@ func (s *DB) writeStreamSamples(tx *sql.Tx, ss []StreamSample, fresh *[]streamKe
 }
 
 // sampleCols are the columns scanSample reads (the wire bytes as NULL in a
-// database before schemaWire).
+// database before schemaWire, the drops before schemaDrops).
 func (s *DB) sampleCols() string {
 	return `sec, lib, ts_ns, msgs, bytes, msgs_total, bytes_total, goroutines, heap_bytes, conns_up,
 	reconnects_total, lost_total, dup_total, lat_p50_us, lat_p99_us, lat_max_us,
 	rss, cpu_user_ms, cpu_sys_ms, cpu_pct100, fds, threads, ` +
-		s.colSince(wireVersion, "wire_bytes", "NULL") + `, ` + s.colSince(wireVersion, "wire_bytes_total", "NULL")
+		s.colSince(wireVersion, "wire_bytes", "NULL") + `, ` + s.colSince(wireVersion, "wire_bytes_total", "NULL") + `, ` + s.colSince(dropsVersion, "drops", "NULL")
 }
 
 // Samples returns the samples of lib ("" = every library) ordered by sec, then lib.
@@ -232,11 +238,12 @@ func scanSample(rows *sql.Rows) (Sample, error) {
 		msgs, bytes, msgsT, bytesT, gor, heap, conns sql.NullInt64
 		recon, lost, dup, p50, p99, pmax             sql.NullInt64
 		rss, cpuU, cpuS, cpuP, fds, threads          sql.NullInt64
-		wireN, wireT                                 sql.NullInt64
+		wireN, wireT, drops                          sql.NullInt64
 	)
 	err := rows.Scan(&x.Sec, &x.Lib, &ts, &msgs, &bytes, &msgsT, &bytesT, &gor, &heap, &conns,
-		&recon, &lost, &dup, &p50, &p99, &pmax, &rss, &cpuU, &cpuS, &cpuP, &fds, &threads, &wireN, &wireT)
+		&recon, &lost, &dup, &p50, &p99, &pmax, &rss, &cpuU, &cpuS, &cpuP, &fds, &threads, &wireN, &wireT, &drops)
 	x.WireBytes, x.WireBytesTotal = wireN.Int64, wireT.Int64
+	x.HasDrops, x.Drops = drops.Valid, drops.Int64
 	x.TS = time.Unix(0, ts)
 	if x.HasWorker = msgs.Valid; x.HasWorker {
 		x.Msgs, x.Bytes, x.MsgsTotal, x.BytesTotal = msgs.Int64, bytes.Int64, msgsT.Int64, bytesT.Int64

@@ -4,7 +4,7 @@ import "slices"
 
 // migrations[i] brings a database from user_version i to i+1. Append only:
 // a released step is never edited.
-var migrations = []string{schemaV1, schemaV2, schemaStalls, schemaTruth, schemaVerdictSkip, schemaClock, schemaNotSampled, schemaSummaryID, schemaSignals, schemaRuntime, schemaBench, schemaWire}
+var migrations = []string{schemaV1, schemaV2, schemaStalls, schemaTruth, schemaVerdictSkip, schemaClock, schemaNotSampled, schemaSummaryID, schemaSignals, schemaRuntime, schemaBench, schemaWire, schemaDrops}
 
 // schemaVersion is the user_version of a database created by this binary.
 var schemaVersion = len(migrations)
@@ -270,3 +270,11 @@ CREATE TABLE server_wire (
 
 // wireVersion is the first version with samples.wire_bytes (by position).
 var wireVersion = slices.Index(migrations, schemaWire) + 1
+
+// schemaDrops: per server second of a side: server run, the slow clients
+// the server dropped in it (its /_stats drops); NULL in client runs and
+// before it.
+const schemaDrops = `ALTER TABLE samples ADD COLUMN drops INTEGER;`
+
+// dropsVersion is the first version with samples.drops (by position).
+var dropsVersion = slices.Index(migrations, schemaDrops) + 1

@@ -144,6 +144,12 @@ func procHalf(s Sample) Sample {
 	return p
 }
 
+// withDrops gives x a server's drops for its second.
+func withDrops(x Sample, n int64) Sample {
+	x.HasDrops, x.Drops = true, n
+	return x
+}
+
 func TestSamples(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -165,6 +171,10 @@ func TestSamples(t *testing.T) {
 			[]Sample{full("gws", 1)}},
 		{"a later half replaces", [][]Sample{{full("gws", 1)}, {procHalf(full("gws", 7))}}, "",
 			[]Sample{full("gws", 1), procHalf(full("gws", 7))}},
+		{"a server's drops", [][]Sample{{withDrops(full("gws", 1), 2), withDrops(full("gws", 2), 0)}}, "",
+			[]Sample{withDrops(full("gws", 1), 2), withDrops(full("gws", 2), 0)}},
+		{"drops kept when a half without them merges", [][]Sample{{withDrops(procHalf(full("gws", 1)), 3)}, {workerHalf(full("gws", 1))}}, "",
+			[]Sample{withDrops(full("gws", 1), 3)}},
 		{"zero values are not NULL", [][]Sample{{{Lib: "gws", Sec: 3, TS: at(3), HasWorker: true, HasProc: true}}}, "",
 			[]Sample{{Lib: "gws", Sec: 3, TS: at(3), HasWorker: true, HasProc: true}}},
 	}
