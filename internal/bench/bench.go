@@ -186,20 +186,25 @@ func runScenario(ctx context.Context, cfg Config, sc firehose.Scenario, mode wir
 			check(ctx, &r, info)
 			out = append(out, r)
 			if cfg.Progress != nil {
-				state := "ok"
-				if !r.Valid {
-					state = "INVALID: " + r.Invalid
-				}
-				warm := ""
-				if round == 0 {
-					warm = " (warm-up)"
-				}
+				warm, state := progressTags(round, r.Valid, r.Invalid)
 				fmt.Fprintf(cfg.Progress, "round %d%s %s %s/%s: %d msgs in %.3f s, %.0f msgs/s, %.3f CPU µs/msg; %s\n",
 					round, warm, r.Scenario, r.Lib, r.Path, r.Messages, float64(r.WallNS)/1e9, r.MsgsPerSec(), r.CPUPerMsg(), state)
 			}
 		}
 	}
 	return out, nil
+}
+
+// progressTags are a progress line's " (warm-up)" for round 0 and its
+// "ok" or "INVALID: why".
+func progressTags(round int, valid bool, invalid string) (warm, state string) {
+	if round == 0 {
+		warm = " (warm-up)"
+	}
+	if !valid {
+		return warm, "INVALID: " + invalid
+	}
+	return warm, "ok"
 }
 
 // runChild runs one client process and returns its result.

@@ -203,14 +203,7 @@ func runChatN(ctx context.Context, cfg ChatConfig, n int) ([]ChatResult, error) 
 			checkChat(&r)
 			out = append(out, r)
 			if cfg.Progress != nil {
-				state := "ok"
-				if !r.Valid {
-					state = "INVALID: " + r.Invalid
-				}
-				warm := ""
-				if round == 0 {
-					warm = " (warm-up)"
-				}
+				warm, state := progressTags(round, r.Valid, r.Invalid)
 				fmt.Fprintf(cfg.Progress, "round %d%s N=%d %s: %d deliveries in %.3f s, %.0f/s, server %.3f CPU µs/delivery (%.0f %%), client %.0f %%, p50 %.0f µs, p99 %.0f µs; %s\n",
 					round, warm, n, lib, r.Client.Deliveries, float64(r.Client.WallNS)/1e9, r.Rate(), r.ServerCPUPerDelivery(),
 					r.ServerCPUPct(), r.Client.CPUPct(), r.Client.P50us, r.Client.P99us, state)
