@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/wssoak/wssoak/internal/cert"
@@ -131,16 +132,59 @@ func (c *controller) saveServerCounts() error {
 	if err := c.getLocal(wire.PathStats, &st); err != nil {
 		return err
 	}
-	var rows []store.ServerCount
-	var ws []store.ServerWire
-	for _, cn := range st.Conns {
-		ws = append(ws, store.ServerWire{Tag: cn.Tag, WireBytes: cn.WireBytes, Readable: cn.WireBytesReadable, Extensions: cn.Extensions})
-		for name, s := range cn.Streams {
-			rows = append(rows, store.ServerCount{Tag: cn.Tag, Stream: name, Sent: s.Sent, Bytes: s.Bytes, FirstSeq: s.FirstSeq, LastSeq: s.LastSeq})
-		}
-	}
+	rows, ws := serverRows(st.Conns)
 	c.checkWire(ws)
 	return c.o.EndRetry.Do("store server counts", func() error {
 		return errors.Join(c.db.SaveServerCounts(rows), c.db.SaveServerWire(ws))
 	})
+}
+
+// serverRows turns the replay server's connections into the stored rows, one
+// per tag (and stream). A worker that was restarted numbers its attempts from
+// 0 again, so two connections can carry one tag: their counts are added (ids
+// from the lower first to the higher last), not the later written over the
+// earlier, so the stored totals are what the server sent.
+func serverRows(conns []replay.ConnStats) ([]store.ServerCount, []store.ServerWire) {
+	type key struct{ tag, stream string }
+	counts := map[key]int{}
+	wires := map[string]int{}
+	var rows []store.ServerCount
+	var ws []store.ServerWire
+	for _, cn := range conns {
+		if i, ok := wires[cn.Tag]; ok {
+			ws[i].WireBytes += cn.WireBytes
+			ws[i].Readable += cn.WireBytesReadable
+			if ws[i].Extensions == "" {
+				ws[i].Extensions = cn.Extensions
+			}
+		} else {
+			wires[cn.Tag] = len(ws)
+			ws = append(ws, store.ServerWire{Tag: cn.Tag, WireBytes: cn.WireBytes, Readable: cn.WireBytesReadable, Extensions: cn.Extensions})
+		}
+		names := make([]string, 0, len(cn.Streams))
+		for name := range cn.Streams {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			s := cn.Streams[name]
+			k := key{cn.Tag, name}
+			i, ok := counts[k]
+			if !ok {
+				counts[k] = len(rows)
+				rows = append(rows, store.ServerCount{Tag: cn.Tag, Stream: name, Sent: s.Sent, Bytes: s.Bytes, FirstSeq: s.FirstSeq, LastSeq: s.LastSeq})
+				continue
+			}
+			r := &rows[i]
+			switch {
+			case r.Sent == 0: // the ids of the one that sent any
+				r.FirstSeq, r.LastSeq = s.FirstSeq, s.LastSeq
+			case s.Sent > 0:
+				r.FirstSeq, r.LastSeq = min(r.FirstSeq, s.FirstSeq), max(r.LastSeq, s.LastSeq)
+			}
+			r.Sent += s.Sent
+			r.Bytes += s.Bytes
+		}
+	}
+	return rows, ws
 }
