@@ -507,10 +507,6 @@ func benchServerCmd(_ context.Context, args []string, stdin io.Reader, stdout, s
 // it as they read a soak.
 func writeBenchDB(path, id, sweep string, host, versions map[string]string, cfg bench.Config, start time.Time, elapsed time.Duration,
 	runErr error, results []bench.Result) error {
-	db, err := store.Open(path)
-	if err != nil {
-		return err
-	}
 	settings := map[string]string{}
 	for lib, v := range versions {
 		settings["version "+lib] = v
@@ -518,17 +514,27 @@ func writeBenchDB(path, id, sweep string, host, versions map[string]string, cfg 
 	if sweep != "" {
 		settings["sweep"] = sweep
 	}
-	cj, _ := json.Marshal(cfg)
-	settings["config"] = string(cj)
-	status := "done"
-	if runErr != nil {
-		status = "failed: " + runErr.Error()
-	}
-	run := store.Run{ID: id, Name: "bench", Target: "firehose", Status: status, GoVersion: runtime.Version(),
-		Started: start, Ended: start.Add(elapsed), Host: host, Settings: settings}
 	rows := make([]store.BenchResult, len(results))
 	for i, r := range results {
 		rows[i] = r.Row()
+	}
+	run := store.Run{ID: id, Name: "bench", Target: "firehose", Started: start, Ended: start.Add(elapsed), Host: host, Settings: settings}
+	return writeBenchRun(path, run, cfg, runErr, rows)
+}
+
+// writeBenchRun writes a bench's soak.db: the run (its status from runErr,
+// the Go version, cfg as JSON in the settings), kind bench, and its rows.
+func writeBenchRun(path string, run store.Run, cfg any, runErr error, rows []store.BenchResult) error {
+	db, err := store.Open(path)
+	if err != nil {
+		return err
+	}
+	cj, _ := json.Marshal(cfg)
+	run.Settings["config"] = string(cj)
+	run.GoVersion = runtime.Version()
+	run.Status = "done"
+	if runErr != nil {
+		run.Status = "failed: " + runErr.Error()
 	}
 	err = errors.Join(db.CreateRun(run), db.SetKind(store.KindBench), db.WriteBenchResults(rows))
 	return errors.Join(err, db.Close())

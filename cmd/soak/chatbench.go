@@ -223,23 +223,13 @@ func chatBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 // scenarios are "chat N=<n>", its one path "server", its libraries the servers.
 func writeChatDB(path, id string, host map[string]string, cfg bench.ChatConfig, start time.Time, elapsed time.Duration,
 	runErr error, results []bench.ChatResult) error {
-	db, err := store.Open(path)
-	if err != nil {
-		return err
-	}
-	cj, _ := json.Marshal(cfg)
-	status := "done"
-	if runErr != nil {
-		status = "failed: " + runErr.Error()
-	}
-	run := store.Run{ID: id, Name: "bench -side server", Target: "chat", Status: status, GoVersion: runtime.Version(),
-		Started: start, Ended: start.Add(elapsed), Host: host, Settings: map[string]string{"config": string(cj), "side": "server"}}
 	rows := make([]store.BenchResult, len(results))
 	for i, r := range results {
 		rows[i] = store.BenchResult{Scenario: fmt.Sprintf("chat N=%d", r.N), Path: "server", Lib: r.Lib, Round: r.Round,
 			Valid: r.Valid, Reason: r.Invalid, Err: r.Err, Msgs: r.Client.Deliveries, SentMsgs: r.ServerDeliveries,
 			WallNS: r.Client.WallNS, UserNS: r.ServerUserNS, SysNS: r.ServerSysNS, MaxRSSKiB: r.ServerMaxRSSKiB}
 	}
-	err = errors.Join(db.CreateRun(run), db.SetKind(store.KindBench), db.WriteBenchResults(rows))
-	return errors.Join(err, db.Close())
+	run := store.Run{ID: id, Name: "bench -side server", Target: "chat", Started: start, Ended: start.Add(elapsed), Host: host,
+		Settings: map[string]string{"side": "server"}}
+	return writeBenchRun(path, run, cfg, runErr, rows)
 }

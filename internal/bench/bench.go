@@ -209,23 +209,33 @@ func progressTags(round int, valid bool, invalid string) (warm, state string) {
 
 // runChild runs one client process and returns its result.
 func runChild(ctx context.Context, cfg Config, cs ClientSpec) Result {
-	ctx, cancel := context.WithTimeout(ctx, cfg.ChildTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, cfg.Exe, "benchclient")
-	spec, _ := json.Marshal(cs)
-	cmd.Stdin = bytes.NewReader(append(spec, '\n'))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	res := Result{Lib: cs.Lib, Path: cs.Path}
-	if err := startPinned(cmd, cfg.ClientCPUs); err != nil {
+	if err := runJSONChild(ctx, cfg.ChildTimeout, cfg.Exe, "benchclient", cfg.ClientCPUs, cs, &res); err != nil {
 		res.Err = err.Error()
-		return res
-	}
-	werr := cmd.Wait()
-	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &res); err != nil {
-		res.Err = fmt.Sprintf("client process: %v (exit: %v): %s", err, werr, bytes.TrimSpace(stderr.Bytes()))
 	}
 	return res
+}
+
+// runJSONChild runs `exe sub` (pinned to cpus, if any) with spec as a JSON
+// line on its stdin, and decodes the JSON it prints on stdout into out: a
+// bench's client and load processes. An error says what went wrong and
+// carries the child's stderr when its output did not decode.
+func runJSONChild(ctx context.Context, timeout time.Duration, exe, sub string, cpus []int, spec, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, sub)
+	line, _ := json.Marshal(spec)
+	cmd.Stdin = bytes.NewReader(append(line, '\n'))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := startPinned(cmd, cpus); err != nil {
+		return err
+	}
+	werr := cmd.Wait()
+	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), out); err != nil {
+		return fmt.Errorf("%s process: %v (exit: %v): %s", sub, err, werr, bytes.TrimSpace(stderr.Bytes()))
+	}
+	return nil
 }
 
 // check compares the result with what the firehose says it sent on the

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os/exec"
@@ -215,25 +214,13 @@ func runChatN(ctx context.Context, cfg ChatConfig, n int) ([]ChatResult, error) 
 
 // runChatLoad runs one load process.
 func runChatLoad(ctx context.Context, cfg ChatConfig, lc chat.LoadConfig) ChatResult {
-	ctx, cancel := context.WithTimeout(ctx, cfg.ChildTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, cfg.Exe, "chatload")
-	spec, _ := json.Marshal(lc)
-	cmd.Stdin = bytes.NewReader(append(spec, '\n'))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	var res ChatResult
-	if err := startPinned(cmd, cfg.ClientCPUs); err != nil {
-		res.Err = err.Error()
-		return res
-	}
-	werr := cmd.Wait()
 	var got struct {
 		chat.LoadResult
 		Err string `json:"err"`
 	}
-	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &got); err != nil {
-		res.Err = fmt.Sprintf("load process: %v (exit: %v): %s", err, werr, bytes.TrimSpace(stderr.Bytes()))
+	var res ChatResult
+	if err := runJSONChild(ctx, cfg.ChildTimeout, cfg.Exe, "chatload", cfg.ClientCPUs, lc, &got); err != nil {
+		res.Err = err.Error()
 		return res
 	}
 	res.Client, res.Err = got.LoadResult, got.Err
