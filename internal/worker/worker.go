@@ -466,8 +466,7 @@ func (s *slot) flush() {
 		sb.lastSeen.Store(sb.seen)
 		sb.lastSeq.Store(sb.seq.Last())
 	}
-	clear(s.dirty)
-	s.dirty = s.dirty[:0]
+	s.dirty = s.dirty[:0] // the subscriptions live as long as the slot: nothing to release
 }
 
 // hook makes clock's reads publish the slot's counts (nil: none).
