@@ -21,7 +21,7 @@ import (
 
 	"github.com/wssoak/wssoak/internal/bench"
 	"github.com/wssoak/wssoak/internal/chat"
-	"github.com/wssoak/wssoak/internal/metrics"
+	"github.com/wssoak/wssoak/internal/sampler"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -161,11 +161,11 @@ func chatBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if cfg.Exe, err = os.Executable(); err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
-	host, _ := metrics.HostInfo()
+	host, _ := sampler.HostInfo()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	hs := metrics.NewHost()
+	hs := sampler.NewHost()
 	_, hsErr := hs.Sample()
 	results, runErr := bench.RunChat(ctx, cfg)
 	elapsed := time.Since(start)

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wssoak/wssoak/internal/controller"
 	"github.com/wssoak/wssoak/internal/profile"
+	"github.com/wssoak/wssoak/internal/runner/controller"
 	"github.com/wssoak/wssoak/internal/store"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wssoak/wssoak/internal/firehose/rawws"
+	"github.com/wssoak/wssoak/internal/transport/rawws"
 )
 
 // TestFirehoseCmd: soak firehose prints its address first, serves -conns

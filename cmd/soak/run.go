@@ -15,10 +15,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wssoak/wssoak/internal/controller"
 	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/report"
+	"github.com/wssoak/wssoak/internal/runner/controller"
 	"github.com/wssoak/wssoak/internal/store"
 )
 

@@ -15,9 +15,9 @@ import (
 	"syscall"
 
 	"github.com/wssoak/wssoak/internal/cert"
-	"github.com/wssoak/wssoak/internal/controller"
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/replay"
+	"github.com/wssoak/wssoak/internal/runner/controller"
 	"github.com/wssoak/wssoak/internal/wire"
 )
 

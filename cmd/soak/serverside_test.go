@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wssoak/wssoak/internal/controller"
+	"github.com/wssoak/wssoak/internal/runner/controller"
 	"github.com/wssoak/wssoak/internal/wire"
 )
 

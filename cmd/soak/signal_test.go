@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wssoak/wssoak/internal/metrics"
+	"github.com/wssoak/wssoak/internal/sampler"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -102,7 +102,7 @@ func TestInterrupt(t *testing.T) {
 		t.Errorf("run status %q, want interrupted", run.Status)
 	}
 	// The clock's sync state: at the start (host info) and at the window's first second.
-	if c, err := metrics.ReadClock(); err == nil {
+	if c, err := sampler.ReadClock(); err == nil {
 		cs, err := db.ClockSamples()
 		if err != nil || len(cs) != 1 || cs[0].Sec != 1 || cs[0].Synced != c.Synced {
 			t.Errorf("clock samples %+v, %v: want one at second 1, synchronised %v as the kernel says now", cs, err, c.Synced)

@@ -7,7 +7,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/wssoak/wssoak/internal/worker"
+	"github.com/wssoak/wssoak/internal/runner/worker"
 )
 
 // workerCmd is the hidden subcommand the controller re-executes once per

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/codec"
-	"github.com/wssoak/wssoak/internal/firehose/rawws"
-	"github.com/wssoak/wssoak/internal/metrics"
+	"github.com/wssoak/wssoak/internal/runner/worker"
+	"github.com/wssoak/wssoak/internal/sampler"
 	"github.com/wssoak/wssoak/internal/transport"
-	"github.com/wssoak/wssoak/internal/worker"
+	"github.com/wssoak/wssoak/internal/transport/rawws"
 )
 
 // dialTimeout bounds a client's handshake.
@@ -43,7 +43,7 @@ func takeMark() (mark, error) {
 	if m.syscr, m.rchar, err = procIO(); err != nil {
 		return m, err
 	}
-	user, sys, rss := metrics.Rusage() // µs resolution, as getrusage gives it
+	user, sys, rss := sampler.Rusage() // µs resolution, as getrusage gives it
 	m.user, m.sys, m.rss = int64(math.Round(user*1e9)), int64(math.Round(sys*1e9)), rss/1024
 	m.at = time.Now()
 	return m, nil

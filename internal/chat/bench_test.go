@@ -10,7 +10,7 @@ import (
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
 
-	"github.com/wssoak/wssoak/internal/firehose/rawws"
+	"github.com/wssoak/wssoak/internal/transport/rawws"
 )
 
 // discard is a sink that writes nowhere.

@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/wssoak/wssoak/internal/firehose/rawws"
-	"github.com/wssoak/wssoak/internal/metrics"
+	"github.com/wssoak/wssoak/internal/sampler"
+	"github.com/wssoak/wssoak/internal/transport/rawws"
 )
 
 // LoadConfig is one load run: N clients in one room, rounds of messages.
@@ -82,7 +82,7 @@ type loadConn struct {
 	round chan<- int    // a value per round completed
 	want  int64         // deliveries per round
 	last  []int64       // by sender: the last sequence number received
-	lat   *metrics.Latency
+	lat   *sampler.Latency
 	n     int64 // deliveries
 	// The socket's read calls when ready came and when the latest round
 	// ended (published by close(ready) and the round's channel send).
@@ -143,7 +143,7 @@ func RunLoad(ctx context.Context, cfg LoadConfig) (LoadResult, error) {
 				return
 			}
 			conns[i] = &loadConn{idx: i, c: c, ready: make(chan struct{}), round: roundCh,
-				want: int64(cfg.N * cfg.PerRound), last: make([]int64, cfg.N), lat: metrics.NewLatency(), done: make(chan struct{})}
+				want: int64(cfg.N * cfg.PerRound), last: make([]int64, cfg.N), lat: sampler.NewLatency(), done: make(chan struct{})}
 		}()
 	}
 	wg.Wait()
@@ -215,7 +215,7 @@ func RunLoad(ctx context.Context, cfg LoadConfig) (LoadResult, error) {
 		}
 		res.ServerEnd = &st
 	}
-	lat := metrics.NewLatency()
+	lat := sampler.NewLatency()
 	for _, lc := range conns {
 		res.Deliveries += atomic.LoadInt64(&lc.n)
 		if cfg.Rounds > 0 {
@@ -383,6 +383,6 @@ type mark struct {
 }
 
 func loadMark() mark {
-	user, sys, rss := metrics.Rusage()
+	user, sys, rss := sampler.Rusage()
 	return mark{at: time.Now(), user: int64(math.Round(user * 1e9)), sys: int64(math.Round(sys * 1e9)), rss: rss / 1024}
 }

@@ -9,12 +9,12 @@ import (
 )
 
 // NodeLib is the foreign reference server: the same room on Node's ws
-// package (bench/node-ws/chat-server.mjs), run when node and the package
+// package (reference/node-ws/chat-server.mjs), run when node and the package
 // (npm ci in that folder) are there.
 const NodeLib = "node-ws"
 
 // NodeDir is the Node server's folder, relative to the repository root.
-const NodeDir = "bench/node-ws"
+const NodeDir = "reference/node-ws"
 
 // NodeServer returns the node binary and the server script under root (a
 // repository checkout), or why the reference server cannot run.

@@ -14,7 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/wssoak/wssoak/internal/firehose/rawws"
+	"github.com/wssoak/wssoak/internal/transport/rawws"
 )
 
 // start runs a chat server of lib on loopback for the test.

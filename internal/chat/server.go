@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wssoak/wssoak/internal/metrics"
+	"github.com/wssoak/wssoak/internal/sampler"
 )
 
 // StatsPath is the server's counts, as JSON; ?settle=DURATION first waits
@@ -151,7 +151,7 @@ func (s *Server) Stats(settle time.Duration) Stats {
 	st.Conns, st.Ready, st.Dropped = len(r.members), r.ready, slices.Clone(r.dropped)
 	st.DroppedDeliveries = r.droppedDeliveries()
 	r.mu.RUnlock()
-	user, sys, rss := metrics.Rusage()
+	user, sys, rss := sampler.Rusage()
 	st.UserNS, st.SysNS, st.MaxRSSKiB = int64(math.Round(user*1e9)), int64(math.Round(sys*1e9)), rss/1024
 	st.Syscw, st.Wchar = procWrites()
 	return st

@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wssoak/wssoak/internal/firehose/rawws"
-	"github.com/wssoak/wssoak/internal/metrics"
+	"github.com/wssoak/wssoak/internal/sampler"
+	"github.com/wssoak/wssoak/internal/transport/rawws"
 )
 
 // The load of a server-side soak (soak run with side: server): one room per
@@ -182,8 +182,8 @@ type soakLoad struct {
 	emit    func(SoakRecord)
 	start   time.Time
 	slots   []*soakSlot
-	lat     *metrics.Latency // the second's
-	total   *metrics.Latency // the window's
+	lat     *sampler.Latency // the second's
+	total   *sampler.Latency // the window's
 	read    atomic.Int64     // deliveries read, every session
 	res     SoakResult
 	truth   int64 // deliveries of ended sessions never made slow
@@ -212,7 +212,7 @@ func RunSoak(ctx context.Context, cfg SoakConfig, emit func(SoakRecord)) {
 	var wg sync.WaitGroup
 	for i := range cfg.Rooms {
 		wg.Go(func() {
-			l := &soakLoad{cfg: cfg, room: &cfg.Rooms[i], emit: locked, start: time.Now(), lat: metrics.NewLatency(), total: metrics.NewLatency()}
+			l := &soakLoad{cfg: cfg, room: &cfg.Rooms[i], emit: locked, start: time.Now(), lat: sampler.NewLatency(), total: sampler.NewLatency()}
 			rcv := cfg.RcvBuf
 			l.netDial = (&net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 				var serr error
@@ -422,7 +422,7 @@ func sleepUntil(ctx context.Context, at time.Time) error {
 
 // second writes the clients' second sec.
 func (l *soakLoad) second(sec, read int64) {
-	h := metrics.NewLatency()
+	h := sampler.NewLatency()
 	h.Drain(l.lat)
 	snap := h.Snapshot()
 	l.total.Merge(h)

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wssoak/wssoak/internal/firehose/rawws"
 	"github.com/wssoak/wssoak/internal/transport"
+	"github.com/wssoak/wssoak/internal/transport/rawws"
 )
 
 // benchN is how many messages one op of BenchmarkCeiling reads: about 40 MB

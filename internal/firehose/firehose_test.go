@@ -16,8 +16,8 @@ import (
 
 	"github.com/wssoak/wssoak/internal/binance"
 	"github.com/wssoak/wssoak/internal/codec"
-	"github.com/wssoak/wssoak/internal/firehose/rawws"
 	"github.com/wssoak/wssoak/internal/transport"
+	"github.com/wssoak/wssoak/internal/transport/rawws"
 )
 
 // testN is the message count of a scenario in the tests: small, so that the

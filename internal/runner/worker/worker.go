@@ -28,7 +28,7 @@ import (
 	"github.com/wssoak/wssoak/internal/binance"
 	"github.com/wssoak/wssoak/internal/codec"
 	"github.com/wssoak/wssoak/internal/endpoint"
-	"github.com/wssoak/wssoak/internal/metrics"
+	"github.com/wssoak/wssoak/internal/sampler"
 	"github.com/wssoak/wssoak/internal/transport"
 	"github.com/wssoak/wssoak/internal/wire"
 )
@@ -57,8 +57,8 @@ type Worker struct {
 	reconnects atomic.Int64
 	connsUp    atomic.Int64
 
-	runLat *metrics.Latency // whole run, reporter goroutine only
-	secLat *metrics.Latency // one second, reporter goroutine only
+	runLat *sampler.Latency // whole run, reporter goroutine only
+	secLat *sampler.Latency // one second, reporter goroutine only
 
 	tap func(slot int, p []byte) // tests only: sees every message as the library handed it over
 }
@@ -104,7 +104,7 @@ type slot struct {
 	wireDone int64
 	wireCur  *atomic.Int64
 
-	lat *metrics.Latency // has its own lock; the reporter drains it once a second
+	lat *sampler.Latency // has its own lock; the reporter drains it once a second
 
 	// What the read goroutine counted and has not yet published to the
 	// atomics above and its subscriptions': it publishes (flush) before each
@@ -211,8 +211,8 @@ func New(plan *wire.Plan, tr transport.Transport, out io.Writer, log *slog.Logge
 		log:    log.With("lib", tr.Name()),
 		epoch:  plan.Epoch(),
 		events: make(chan wire.Event, 4096),
-		runLat: metrics.NewLatency(),
-		secLat: metrics.NewLatency(),
+		runLat: sampler.NewLatency(),
+		secLat: sampler.NewLatency(),
 	}
 	w.monoOff = transport.MonoOrigin(w.epoch)
 	var err error
@@ -232,7 +232,7 @@ func New(plan *wire.Plan, tr transport.Transport, out io.Writer, log *slog.Logge
 	}
 	w.dialer.ProxyTLS = w.tls
 	for _, ps := range plan.Slots {
-		s := &slot{w: w, Slot: ps, byName: make(map[string]*sub, len(ps.Streams)), lat: metrics.NewLatency()}
+		s := &slot{w: w, Slot: ps, byName: make(map[string]*sub, len(ps.Streams)), lat: sampler.NewLatency()}
 		for _, name := range ps.Streams {
 			st, err := binance.ParseStream(name)
 			if err != nil {
@@ -298,7 +298,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err := w.fw.Send(&wire.Frame{Type: wire.FrameSubs, Sec: w.sec(time.Now()), Subs: subs, Slots: w.slotStats()}); err != nil {
 		return err
 	}
-	u, s, maxrss := metrics.Rusage()
+	u, s, maxrss := sampler.Rusage()
 	snap := w.runLat.Snapshot()
 	return w.fw.Send(&wire.Frame{Type: wire.FrameFinal, Fin: &wire.FinalReport{
 		RusageUser: u, RusageSys: s, MaxRSS: maxrss,

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/wssoak/wssoak/internal/metrics"
+	"github.com/wssoak/wssoak/internal/sampler"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/wire"
 )
@@ -26,7 +26,7 @@ const drain = 2 * time.Second
 type workerProc struct {
 	lib      string
 	ch       *child
-	proc     *metrics.Proc
+	proc     *sampler.Proc
 	hello    *wire.Frame
 	final    *wire.FinalReport
 	secs     map[int64]*wire.SecStat
@@ -74,7 +74,7 @@ func (c *controller) startWorker(w *workerProc) error {
 	w.started = c.o.Now() // stored instant
 	w.heard = time.Now()  // for the watchdog's monotonic durations
 	w.prev = procAt{}
-	if w.proc, err = metrics.NewProc(ch.pid()); err != nil {
+	if w.proc, err = sampler.NewProc(ch.pid()); err != nil {
 		c.o.Log.Warn("sample worker", "lib", w.lib, "err", err)
 	}
 	go func() {

@@ -7,6 +7,10 @@
 // server frames must be unmasked (RFC 6455 5.1). Fragmented messages are
 // reassembled (or only counted), control frames may come between fragments, a
 // ping is answered with a pong and a close frame is echoed and ends the read.
+//
+// It is the transport with no library, beside the library adapters: the
+// bench reads with it (the raw and ceiling paths) and the chat load client
+// talks to every chat server through it.
 package rawws
 
 import (

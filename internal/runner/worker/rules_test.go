@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wssoak/wssoak/internal/controller"
+	"github.com/wssoak/wssoak/internal/runner/controller"
 
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/replay"

@@ -1,8 +1,8 @@
-// Package metrics samples processes and the host, and keeps latency
+// Package sampler samples processes and the host, and keeps latency
 // histograms. Process figures (RSS, CPU seconds) come from /proc/<pid> so a
 // controller can measure each worker from outside; Rusage measures the
 // calling process itself.
-package metrics
+package sampler
 
 import (
 	"fmt"

@@ -30,7 +30,7 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/chat"
-	"github.com/wssoak/wssoak/internal/metrics"
+	"github.com/wssoak/wssoak/internal/sampler"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/wire"
 )
@@ -47,7 +47,7 @@ const (
 type serverProc struct {
 	lib   string
 	ch    *child
-	proc  *metrics.Proc
+	proc  *sampler.Proc
 	stats string // its /_stats URL
 	url   string
 	prev  procAt
@@ -67,7 +67,7 @@ func runServerSide(ctx context.Context, o Options) (*Result, error) {
 	if o.Observer != nil {
 		o.Observer.RunStarted(dir, filepath.Join(dir, "soak.db"))
 	}
-	c := &controller{o: o, db: db, dir: dir, batch: new(store.Batch), writes: make(chan *store.Batch, 8), written: make(chan error, 1), host: metrics.NewHost()}
+	c := &controller{o: o, db: db, dir: dir, batch: new(store.Batch), writes: make(chan *store.Batch, 8), written: make(chan error, 1), host: sampler.NewHost()}
 	go c.writer()
 	res, err := c.serverSide(ctx, runID)
 	close(c.writes)
@@ -97,7 +97,7 @@ func (c *controller) serverSide(ctx context.Context, runID string) (*Result, err
 	start := wall.Add(time.Duration(p.Warmup)).Truncate(time.Millisecond)
 	end := start.Add(time.Duration(p.Duration))
 	c.epoch = mono.Add(start.Sub(wall))
-	hostInfo, err := metrics.HostInfo()
+	hostInfo, err := sampler.HostInfo()
 	if err != nil {
 		c.o.Log.Warn("host info", "err", err)
 	}
@@ -230,7 +230,7 @@ func (c *controller) startChatServer(lib string) (*serverProc, error) {
 		ch.wait()
 	}()
 	s := &serverProc{lib: lib, ch: ch, url: "ws://" + addr + "/", stats: "http://" + addr + chat.StatsPath, rows: map[int64]*store.Sample{}}
-	if s.proc, err = metrics.NewProc(ch.pid()); err != nil {
+	if s.proc, err = sampler.NewProc(ch.pid()); err != nil {
 		s.stop()
 		return nil, err
 	}
@@ -292,7 +292,7 @@ func (c *controller) serverLoop(ctx context.Context, servers []*serverProc, recs
 						CPUPct: hs.CPUPct, StealPct: hs.StealPct, IOWaitPct: hs.IOWaitPct, MemUsed: int64(hs.MemUsed), MemAvail: int64(hs.MemAvailable)})
 				}
 				if k%60 == 1 { // the clock's sync state, as a client soak records it
-					if cs, err := metrics.ReadClock(); err == nil {
+					if cs, err := sampler.ReadClock(); err == nil {
 						c.batch.Clock = append(c.batch.Clock, store.ClockSample{Sec: k, TS: now, Synced: cs.Synced, State: cs.State,
 							Status: cs.Status, EstErrorUs: cs.EstErrorUs, MaxErrorUs: cs.MaxErrorUs})
 					}

@@ -4,12 +4,12 @@ import (
 	"slices"
 	"time"
 
-	"github.com/wssoak/wssoak/internal/metrics"
+	"github.com/wssoak/wssoak/internal/sampler"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
 type procAt struct {
-	metrics.ProcSample
+	sampler.ProcSample
 	at  time.Time
 	ok  bool
 	pct float64
@@ -49,7 +49,7 @@ func (c *controller) sample(k int64, now time.Time) {
 			CPUPct: hs.CPUPct, StealPct: hs.StealPct, IOWaitPct: hs.IOWaitPct, MemUsed: int64(hs.MemUsed), MemAvail: int64(hs.MemAvailable)})
 	}
 	if k%60 == 1 { // the clock's sync state (latency depends on it): the window's first second, then every minute
-		if cs, err := metrics.ReadClock(); err == nil {
+		if cs, err := sampler.ReadClock(); err == nil {
 			c.batch.Clock = append(c.batch.Clock, store.ClockSample{Sec: k, TS: now, Synced: cs.Synced, State: cs.State,
 				Status: cs.Status, EstErrorUs: cs.EstErrorUs, MaxErrorUs: cs.MaxErrorUs})
 		}

@@ -17,9 +17,9 @@ import (
 
 	"github.com/wssoak/wssoak/internal/cert"
 	"github.com/wssoak/wssoak/internal/endpoint"
-	"github.com/wssoak/wssoak/internal/metrics"
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/rundir"
+	"github.com/wssoak/wssoak/internal/sampler"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/wire"
 )
@@ -107,7 +107,7 @@ type controller struct {
 	batch    *store.Batch
 	writes   chan *store.Batch
 	written  chan error
-	host     *metrics.Host
+	host     *sampler.Host
 	server   *child
 	addr     string
 	resumed  *resumed // set when continuing a crashed run
@@ -188,7 +188,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		o.Observer.RunStarted(dir, filepath.Join(dir, "soak.db"))
 	}
 	c := &controller{o: o, db: db, dir: dir, frames: make(chan frameMsg, 1024), exits: make(chan *workerProc, 16), restarts: make(chan *workerProc, 16),
-		batch: new(store.Batch), writes: make(chan *store.Batch, 8), written: make(chan error, 1), host: metrics.NewHost(), resumed: rs}
+		batch: new(store.Batch), writes: make(chan *store.Batch, 8), written: make(chan error, 1), host: sampler.NewHost(), resumed: rs}
 	go c.writer()
 	res, err := c.run(ctx, runID)
 	if c.progressed && o.ProgressInPlace {
@@ -264,7 +264,7 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 		return nil, fmt.Errorf("resume: run %s ended at %s; nothing is left to run (outage recorded)", runID, end.Format(time.RFC3339))
 	}
 
-	hostInfo, err := metrics.HostInfo()
+	hostInfo, err := sampler.HostInfo()
 	if err != nil {
 		c.o.Log.Warn("host info", "err", err)
 	}
