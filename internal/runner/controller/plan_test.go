@@ -64,7 +64,7 @@ func TestBuildPlanSplitsGroups(t *testing.T) {
 // fixed symbol list (no network): one connection for the market-wide array,
 // one per stream type over the top 50 markets, one for the top 20 diff depths.
 func TestPlanBinance24h(t *testing.T) {
-	p, err := profile.Load("../../profiles/binance-24h.yaml")
+	p, err := profile.Load("../../../profiles/binance-24h.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
