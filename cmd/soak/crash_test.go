@@ -17,6 +17,7 @@ import (
 
 	_ "github.com/mattn/go-sqlite3"
 
+	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/report"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/transport/proxytest"
@@ -154,12 +155,12 @@ func crashOnce(t *testing.T, at time.Duration) (string, int64, int64) {
 		t.Fatalf("open after crash: %v", err)
 	}
 	defer db.Close()
-	tbl, err := report.Summarize(db)
+	tbl, err := measure.Summarize(db)
 	if err != nil {
 		t.Fatalf("summarize after crash: %v", err)
 	}
 	var txt bytes.Buffer
-	tbl.WriteText(&txt)
+	report.WriteText(&txt, tbl)
 	// soak report renders the crashed run's HTML report.
 	html := filepath.Join(t.TempDir(), "report.html")
 	if _, stderr, err := runSoak(t, "report", "-o", html, dir); err != nil {

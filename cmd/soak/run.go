@@ -238,7 +238,7 @@ func finish(w io.Writer, res *controller.Result, retry *store.Retry, thresholds 
 	if err != nil {
 		return true, errors.Join(fmt.Errorf("summarize: %w", err), db.CloseWith(retry))
 	}
-	t := report.TableOf(results)
+	t := results.EndTable()
 	printTable(w, res, t)
 	errs := []error{retry.Do("store the table", func() error { return db.SaveSummary(t.SummaryRows()) })}
 	if len(t.Libs) == 0 {
@@ -281,9 +281,9 @@ func flatten(err error) []error {
 }
 
 // printTable prints the table, the workers' notes and the run directory.
-func printTable(w io.Writer, res *controller.Result, t *report.Table) {
+func printTable(w io.Writer, res *controller.Result, t *measure.EndTable) {
 	fmt.Fprintln(w)
-	t.WriteText(w)
+	report.WriteText(w, t)
 	for _, wr := range res.Workers {
 		if wr.Err != nil {
 			fmt.Fprintf(w, "note: %v\n", wr.Err)

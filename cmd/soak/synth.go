@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/wssoak/wssoak/internal/report"
+	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/report/synth"
 	"github.com/wssoak/wssoak/internal/store"
 )
@@ -45,7 +45,13 @@ func synthCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	if _, err := report.SummarizeAndSave(db); err != nil { // as soak run does at the end
+	// The end table computed and stored, as soak run does at the end.
+	t, err := measure.Summarize(db)
+	if err != nil {
+		db.Close()
+		return fmt.Errorf("summarize: %w", err)
+	}
+	if err := db.SaveSummary(t.SummaryRows()); err != nil {
 		db.Close()
 		return err
 	}

@@ -11,7 +11,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/wssoak/wssoak/internal/measure"
-	"github.com/wssoak/wssoak/internal/report"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -34,7 +33,7 @@ func Load(db *store.DB, path string) (Side, error) {
 		return Side{}, err
 	}
 	if len(rows) == 0 {
-		t, err := report.Summarize(db)
+		t, err := measure.Summarize(db)
 		if err != nil {
 			return Side{}, fmt.Errorf("summarize %s: %w", path, err)
 		}

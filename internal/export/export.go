@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/measure"
-	"github.com/wssoak/wssoak/internal/report"
 	"github.com/wssoak/wssoak/internal/rundir"
 	"github.com/wssoak/wssoak/internal/store"
 )
@@ -300,7 +299,7 @@ func summaryRows(db *store.DB) ([]store.SummaryRow, error) {
 	if err != nil || len(rows) > 0 {
 		return rows, err
 	}
-	t, err := report.Summarize(db)
+	t, err := measure.Summarize(db)
 	if err != nil {
 		return nil, fmt.Errorf("summarize: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/report/synth"
 	"github.com/wssoak/wssoak/internal/store"
 )
@@ -39,7 +40,11 @@ func daylong(b *testing.B) string {
 			synthErr = err
 			return
 		}
-		_, synthErr = SummarizeAndSave(db) // as soak run does at the end
+		// The table stored, as soak run does at the end.
+		var t *measure.EndTable
+		if t, synthErr = measure.Summarize(db); synthErr == nil {
+			synthErr = db.SaveSummary(t.SummaryRows())
+		}
 		if err := db.Close(); synthErr == nil {
 			synthErr = err
 		}
@@ -83,7 +88,7 @@ func BenchmarkSummarize24h(b *testing.B) {
 	}
 	defer db.Close()
 	for b.Loop() {
-		if _, err := Summarize(db); err != nil {
+		if _, err := measure.Summarize(db); err != nil {
 			b.Fatal(err)
 		}
 	}

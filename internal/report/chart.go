@@ -254,6 +254,14 @@ func (r rows) MarshalJSON() ([]byte, error) {
 	return append(b, ']'), nil
 }
 
+// appendNum writes f with at most 3 decimals (NaN as null).
+func appendNum(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	return strconv.AppendFloat(b, math.Round(f*1000)/1000, 'f', -1, 64)
+}
+
 // msAt is the Unix ms of sec seconds after the window's start.
 func msAt(startMs int64, sec float64) float64 {
 	return float64(startMs) + math.Round(sec*1000)

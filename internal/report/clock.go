@@ -11,12 +11,6 @@ import (
 // report's words for them.
 type clockState struct{ store.ClockState }
 
-// readClockState reads the run's clock readings (see store.ClockState).
-func readClockState(db *store.DB, run store.Run) (clockState, error) {
-	c, err := db.ClockState(run)
-	return clockState{c}, err
-}
-
 // header is the Run section's line on the clock.
 func (c clockState) header() string {
 	var s string

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -95,7 +96,7 @@ func TestClockInTableAndReport(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			db := clockRun(t, tt.local, tt.start, tt.samples)
-			tbl, err := Summarize(db)
+			tbl, err := measure.Summarize(db)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -43,7 +44,7 @@ func TestOlderSchemaRendersReadOnly(t *testing.T) {
 	if err != nil || len(cs) != 0 {
 		t.Errorf("clock samples of a version 4 database: %v, %v; want none", cs, err)
 	}
-	if _, err := Summarize(db); err != nil {
+	if _, err := measure.Summarize(db); err != nil {
 		t.Errorf("summarize: %v", err)
 	}
 	db.Close()

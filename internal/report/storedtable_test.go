@@ -20,7 +20,7 @@ func TestStoredTableWithoutIDs(t *testing.T) {
 		{ID: "lost", Metric: "Lost, renamed", Lib: "gws", Value: "7", Num: 7, Ord: 2},
 		{ID: "lost", Metric: "Lost, renamed", Lib: "gorilla", Value: "-", Num: math.NaN(), Ord: 2},
 	}
-	tbl := tableFromRows(store.Run{ID: "old"}, rows)
+	tbl := measure.EndTableFromRows(store.Run{ID: "old"}, rows)
 	if len(tbl.Rows) != 3 || tbl.Libs[0] != "gorilla" {
 		t.Fatalf("table %+v", tbl)
 	}

@@ -31,10 +31,11 @@ func TestWireChart(t *testing.T) {
 			if err := db.Write(&b); err != nil {
 				t.Fatal(err)
 			}
-			charts, err := buildCharts(db, 6, []string{"gws"}, map[string]int{"gws": 0}, nil)
+			rows, err := readSeries(db, 6)
 			if err != nil {
 				t.Fatal(err)
 			}
+			charts := buildCharts(rows, 6, []string{"gws"}, map[string]int{"gws": 0}, nil)
 			i := slices.IndexFunc(charts, func(c chart) bool { return c.ID == "wire" })
 			if (i >= 0) != tt.want {
 				t.Fatalf("wire chart present %v, want %v", i >= 0, tt.want)

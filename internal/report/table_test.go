@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/wire"
 )
@@ -108,7 +109,7 @@ func knownRun(t *testing.T) *store.DB {
 }
 
 func TestSummarizeKnownRun(t *testing.T) {
-	tbl, err := Summarize(knownRun(t))
+	tbl, err := measure.Summarize(knownRun(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestSummarizeKnownRun(t *testing.T) {
 		t.Errorf("missing row %q", name)
 	}
 	var buf bytes.Buffer
-	tbl.WriteText(&buf)
+	WriteText(&buf, tbl)
 	golden := filepath.Join("testdata", "table.golden")
 	if *update {
 		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
@@ -206,7 +207,7 @@ func TestAvgRateOverOneSecondCounts(t *testing.T) {
 	if err := db.Write(b); err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := Summarize(db)
+	tbl, err := measure.Summarize(db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +253,7 @@ func TestSummarizeNotMeasured(t *testing.T) {
 	if err := db.Write(b); err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := Summarize(db)
+	tbl, err := measure.Summarize(db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +322,7 @@ func TestDialsCellAccept(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := Summarize(db)
+	tbl, err := measure.Summarize(db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,121 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/wssoak/wssoak/internal/measure"
+	"github.com/wssoak/wssoak/internal/store"
+)
+
+// The report's reads of the database, all in this file. The report only
+// reads: Render may run on a read-only connection while the run goes on.
+
+// runData is what the report reads from a run's database.
+type runData struct {
+	run      store.Run
+	workers  []store.Worker
+	verdicts []store.Verdict // stored when the run finished; none while it goes on
+	table    *measure.EndTable
+	lastSec  int64
+	events   []store.Event
+	streams  []store.StreamSample // each subscription's latest totals
+	clock    clockState
+	series   seriesRows
+	// lostAt reads a library's cumulative lost messages at whole seconds
+	// (the fault table charges the losses between two of them to a fault).
+	lostAt func(lib string, secs []int64) ([]int64, error)
+}
+
+// seriesRows are the rows the charts are drawn from: every second's
+// samples, or for a long run the buckets SQLite folds them into (width
+// seconds each, their minimum and maximum).
+type seriesRows struct {
+	width       int64 // 0: every second
+	samples     []store.Sample
+	host        []store.HostSample
+	buckets     []store.Bucket
+	hostBuckets []store.HostBucket
+}
+
+// load reads the run in db.
+func load(db *store.DB) (*runData, error) {
+	d := &runData{lostAt: db.LostAt}
+	var err error
+	if d.run, err = db.Run(); err != nil {
+		return nil, err
+	}
+	if d.workers, err = db.Workers(); err != nil {
+		return nil, err
+	}
+	if d.table, err = table(db, d.run); err != nil {
+		return nil, err
+	}
+	if d.verdicts, err = db.Verdicts(); err != nil {
+		return nil, err
+	}
+	if d.lastSec, err = db.LastSec(); err != nil {
+		return nil, err
+	}
+	if d.events, err = db.Events(""); err != nil {
+		return nil, err
+	}
+	if d.streams, err = db.LatestStreamSamples(); err != nil {
+		return nil, err
+	}
+	if d.series, err = readSeries(db, d.lastSec); err != nil {
+		return nil, err
+	}
+	c, err := db.ClockState(d.run)
+	if err != nil {
+		return nil, err
+	}
+	d.clock = clockState{c}
+	return d, nil
+}
+
+// table is the reference table: the one stored when the run finished (what
+// soak run printed), else computed now from the samples.
+func table(db *store.DB, run store.Run) (*measure.EndTable, error) {
+	if run.Status != "running" {
+		rows, err := db.Summary()
+		if err != nil {
+			return nil, err
+		}
+		if len(rows) > 0 {
+			return measure.EndTableFromRows(run, rows), nil
+		}
+	}
+	t, err := measure.Summarize(db)
+	if err != nil {
+		return nil, fmt.Errorf("summarize: %w", err)
+	}
+	return t, nil
+}
+
+// bucketWidth is the width in seconds of the charts' buckets: 0 (every
+// second) for a run of at most 2×maxBuckets seconds, else what cuts it into
+// at most maxBuckets buckets.
+func bucketWidth(lastSec int64) int64 {
+	if lastSec > 2*maxBuckets {
+		return (lastSec + maxBuckets - 1) / maxBuckets
+	}
+	return 0
+}
+
+// readSeries reads the charts' rows of a run whose last second is lastSec.
+func readSeries(db *store.DB, lastSec int64) (seriesRows, error) {
+	s := seriesRows{width: bucketWidth(lastSec)}
+	var err error
+	if s.width == 0 {
+		if s.samples, err = db.Samples(""); err != nil {
+			return s, err
+		}
+		s.host, err = db.HostSamples()
+		return s, err
+	}
+	if s.buckets, err = db.SampleBuckets(s.width); err != nil {
+		return s, err
+	}
+	s.hostBuckets, err = db.HostBuckets(s.width)
+	return s, err
+}
