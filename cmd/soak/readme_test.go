@@ -71,7 +71,10 @@ func TestReadmeLinks(t *testing.T) {
 		}
 		files[filepath.ToSlash(rel)] = string(data)
 	}
-	exists := func(p string) bool { _, err := os.Stat(filepath.Join(repoRoot, filepath.FromSlash(p))); return err == nil }
+	exists := func(p string) bool {
+		_, err := os.Stat(filepath.Join(repoRoot, filepath.FromSlash(p)))
+		return err == nil
+	}
 	for _, b := range brokenLinks(files, exists) {
 		t.Error(b)
 	}
