@@ -33,7 +33,7 @@ done
 
 echo "== TestResetUnderTLS -count=$((count * 10))"
 go test -count=$((count * 10)) -run 'TestResetUnderTLS$' ./internal/replay/
-for pkg in replay transport live metrics worker controller; do
+for pkg in replay transport live sampler runner/worker runner/controller runner/serverside; do
   echo "== internal/$pkg -count=$count"
   start=$(date +%s)
   go test -count="$count" -timeout 60m "./internal/$pkg/"
