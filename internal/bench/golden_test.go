@@ -2,9 +2,11 @@ package bench
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/wssoak/wssoak/internal/chat"
@@ -230,4 +232,63 @@ func TestChatTableGolden(t *testing.T) {
 	var b bytes.Buffer
 	SummarizeChat(cfg, rs).Print(&b, goldenHeader)
 	checkGolden(t, "chat-table.golden", b.Bytes())
+}
+
+// mainTable reads testdata/main-<name>: the results.json and table.txt of
+// a real bench run by the soak of commit 86da855 (before the one
+// aggregation), and returns the table this code prints from those results
+// under the same header, and the table that soak printed.
+func mainTable(t *testing.T, name string) (got, want []byte) {
+	t.Helper()
+	dir := filepath.Join("testdata", "main-"+name)
+	want, err := os.ReadFile(filepath.Join(dir, "table.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := bytes.Cut(want, []byte("\n\n"))
+	header := strings.Split(string(head), "\n")
+	js, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if name == "chat" {
+		var rec struct {
+			Config  ChatConfig
+			Results []ChatResult
+		}
+		if err := json.Unmarshal(js, &rec); err != nil {
+			t.Fatal(err)
+		}
+		SummarizeChat(rec.Config, rec.Results).Print(&b, header)
+		return b.Bytes(), want
+	}
+	var rec struct {
+		Config  Config
+		Results []Result
+	}
+	if err := json.Unmarshal(js, &rec); err != nil {
+		t.Fatal(err)
+	}
+	tab := Summarize(rec.Config, rec.Results)
+	if name == "sweep" {
+		tab.PrintSweep(&b, header)
+	} else {
+		tab.Print(&b, header)
+	}
+	return b.Bytes(), want
+}
+
+// TestMainTables: the tables of four real benches (client scenarios,
+// encodings × deflate, a size sweep, the chat servers) print exactly as
+// the soak that ran them printed them.
+func TestMainTables(t *testing.T) {
+	for _, name := range []string{"client", "enc", "sweep", "chat"} {
+		t.Run(name, func(t *testing.T) {
+			got, want := mainTable(t, name)
+			if !bytes.Equal(got, want) {
+				t.Errorf("table of testdata/main-%s differs from the one printed then:\n%s\nwant:\n%s", name, got, want)
+			}
+		})
+	}
 }
