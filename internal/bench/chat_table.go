@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"text/tabwriter"
+
+	"github.com/wssoak/wssoak/internal/unit"
 )
 
 // ChatCell is the counted runs of one library at one N.
@@ -96,16 +98,6 @@ func (c *ChatCell) Limit() string {
 	return "server"
 }
 
-func micros(us float64) string {
-	switch {
-	case us >= 1e4:
-		return fmt.Sprintf("%.0f ms", us/1e3)
-	case us >= 1e3:
-		return fmt.Sprintf("%.1f ms", us/1e3)
-	}
-	return fmt.Sprintf("%.0f µs", us)
-}
-
 // Print writes the table: a row per N × library.
 func (t *ChatTable) Print(w io.Writer, header []string) {
 	for _, h := range header {
@@ -129,8 +121,8 @@ func (t *ChatTable) Print(w io.Writer, header []string) {
 				inv = fmt.Sprintf(" [%d invalid]", c.Invalid)
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%s %s–%s%s\t%.3f\t%.0f %%\t%.0f MiB\t%s\t%s\t%.3f\t%.0f %%\t%s\t%.3f\t%.3f\n", n, lib,
-				human(c.Rate.Median), human(c.Rate.Min), human(c.Rate.Max), inv, c.ServerCPU.Median, c.ServerPct.Median,
-				c.RSS.Median/1024, micros(c.P50.Median), micros(c.P99.Median), c.ClientCPU.Median, c.ClientPct.Median, c.Limit(),
+				unit.Rate(c.Rate.Median), unit.Rate(c.Rate.Min), unit.Rate(c.Rate.Max), inv, c.ServerCPU.Median, c.ServerPct.Median,
+				c.RSS.Median/1024, unit.Micros(c.P50.Median), unit.Micros(c.P99.Median), c.ClientCPU.Median, c.ClientPct.Median, c.Limit(),
 				c.Writes.Median, c.Reads.Median)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/wssoak/wssoak/internal/firehose"
+	"github.com/wssoak/wssoak/internal/unit"
 )
 
 // MaxSweepSizes is how many sizes a sweep runs at most.
@@ -52,25 +53,6 @@ func SweepScenarios(sizes []int) ([]string, error) {
 	return out, nil
 }
 
-// human3 writes a rate with three significant digits: 2.64k, 190k, 1.23M.
-func human3(v float64) string {
-	switch {
-	case v >= 1e6:
-		return fmt.Sprintf("%.3gM", v/1e6)
-	case v >= 1e3:
-		return fmt.Sprintf("%.3gk", v/1e3)
-	}
-	return fmt.Sprintf("%.3g", v)
-}
-
-// kb writes a byte count in decimal kB or MB.
-func kb(n float64) string {
-	if n >= 1e6 {
-		return fmt.Sprintf("%.2f MB", n/1e6)
-	}
-	return fmt.Sprintf("%.1f kB", n/1e3)
-}
-
 func (c *Cell) sweepText() string {
 	if c == nil {
 		return "-"
@@ -78,7 +60,7 @@ func (c *Cell) sweepText() string {
 	if c.Rate.N == 0 {
 		return fmt.Sprintf("INVALID (%d run(s))", c.Invalid)
 	}
-	s := fmt.Sprintf("%s %s–%s (%.1f µs) %.0f MB/s %.2f r/m", human3(c.Rate.Median), human3(c.Rate.Min), human3(c.Rate.Max),
+	s := fmt.Sprintf("%s %s–%s (%.1f µs) %.0f MB/s %.2f r/m", unit.Rate3(c.Rate.Median), unit.Rate3(c.Rate.Min), unit.Rate3(c.Rate.Max),
 		c.CPU.Median, c.MBps.Median, c.Reads.Median)
 	if c.Invalid > 0 {
 		s += fmt.Sprintf(" [%d invalid]", c.Invalid)
@@ -100,7 +82,7 @@ func (t *Table) PrintSweep(w io.Writer, header []string) {
 	for _, name := range t.Scenarios {
 		size, levels := name, "-"
 		if sc, err := firehose.Lookup(name); err == nil {
-			size, levels = kb(float64(sc.Target)), fmt.Sprint(sc.Levels)
+			size, levels = unit.Size(float64(sc.Target)), fmt.Sprint(sc.Levels)
 		}
 		for i, p := range t.Paths {
 			row := []string{size, levels, p}

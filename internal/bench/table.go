@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/wssoak/wssoak/internal/measure"
+	"github.com/wssoak/wssoak/internal/unit"
 	"github.com/wssoak/wssoak/internal/wire"
 	"golang.org/x/perf/benchmath"
 )
@@ -125,17 +126,6 @@ func Summarize(cfg Config, rs []Result) *Table {
 // Cell returns a cell, nil when it was not run.
 func (t *Table) Cell(sc, path, lib string) *Cell { return t.Cells[key(sc, path, lib)] }
 
-// human writes a rate as 1.23M, 812k, 950.
-func human(v float64) string {
-	switch {
-	case v >= 1e6:
-		return fmt.Sprintf("%.2fM", v/1e6)
-	case v >= 1e3:
-		return fmt.Sprintf("%.0fk", v/1e3)
-	}
-	return fmt.Sprintf("%.0f", v)
-}
-
 func (c *Cell) text(ceiling float64) string {
 	if c == nil {
 		return "-"
@@ -143,7 +133,7 @@ func (c *Cell) text(ceiling float64) string {
 	if c.Rate.N == 0 {
 		return fmt.Sprintf("INVALID (%d run(s))", c.Invalid)
 	}
-	s := fmt.Sprintf("%s %s–%s (%.3f µs)", human(c.Rate.Median), human(c.Rate.Min), human(c.Rate.Max), c.CPU.Median)
+	s := fmt.Sprintf("%s %s–%s (%.3f µs)", unit.Rate(c.Rate.Median), unit.Rate(c.Rate.Min), unit.Rate(c.Rate.Max), c.CPU.Median)
 	if ceiling > 0 && c.Rate.Median*5 > ceiling {
 		s += " S"
 	}

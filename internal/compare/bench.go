@@ -9,6 +9,7 @@ import (
 
 	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/unit"
 )
 
 // BenchSide is one bench (soak bench) of a comparison: its record and its
@@ -110,7 +111,7 @@ func benchNum(v float64) string {
 	case math.IsNaN(v):
 		return "-"
 	case v >= 100:
-		return strings.TrimPrefix(signed(v), "+")
+		return unit.Num(v)
 	}
 	return fmt.Sprintf("%.3f", v)
 }

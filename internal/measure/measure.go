@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wssoak/wssoak/internal/unit"
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
@@ -78,7 +79,7 @@ type Dims struct {
 }
 
 // NotMeasured is the text of a value that was not measured.
-const NotMeasured = "-"
+const NotMeasured = unit.NotMeasured
 
 // ByID returns the measure with that id, or nil.
 func ByID(id string) *Measure {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/unit"
 )
 
 // The bench page (a database of kind bench, written by soak bench): per
@@ -154,7 +155,7 @@ func benchBar(d *benchData, sc string, m *measure.Measure) *charts.Bar {
 				continue
 			}
 			v := c.Values[m.ID]
-			bars = append(bars, opts.BarData{Name: fmt.Sprintf("%s %s: %d runs, min %s, max %s", lib, p, c.Runs, fnum(v.Min), fnum(v.Max)), Value: round4(v.Median)})
+			bars = append(bars, opts.BarData{Name: fmt.Sprintf("%s %s: %d runs, min %s, max %s", lib, p, c.Runs, unit.Figure(v.Min), unit.Figure(v.Max)), Value: round4(v.Median)})
 			whiskers = append(whiskers, opts.CustomData{Value: []any{pi, round4(v.Min), round4(v.Max), li, len(d.Libs)}})
 		}
 		color := palette[li%len(palette)]
@@ -209,7 +210,7 @@ func benchWire(d *benchData) *charts.Bar {
 				bars = append(bars, opts.BarData{Value: "-"})
 				continue
 			}
-			bars = append(bars, opts.BarData{Name: fmt.Sprintf("%s %s: %s", lib, sc, fnum(v)), Value: round4(v)})
+			bars = append(bars, opts.BarData{Name: fmt.Sprintf("%s %s: %s", lib, sc, unit.Figure(v)), Value: round4(v)})
 		}
 		if !slices.ContainsFunc(bars, func(x opts.BarData) bool { return x.Value != "-" }) {
 			continue // the raw reader: frame bytes not counted
@@ -300,21 +301,6 @@ func round4(v float64) float64 {
 	return f
 }
 
-// fnum is a value as the bench table shows it.
-func fnum(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return notMeasured
-	case v >= 1e6:
-		return fmt.Sprintf("%.2fM", v/1e6)
-	case v >= 1e4:
-		return fmt.Sprintf("%.0fk", v/1e3)
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	}
-	return fmt.Sprintf("%.3g", v)
-}
-
 // benchRow is a row of the page's table: a scenario and path, a cell a
 // library.
 type benchRow struct {
@@ -340,7 +326,7 @@ func benchTable(d *benchData) []benchRow {
 					row.Cells = append(row.Cells, fmt.Sprintf("INVALID (%d run(s))", c.Invalid))
 				default:
 					r, cpu := c.Values["bench_msg_rate"], c.Values["bench_cpu_per_msg"]
-					s := fmt.Sprintf("%s %s–%s (%.3f µs)", fnum(r.Median), fnum(r.Min), fnum(r.Max), cpu.Median)
+					s := fmt.Sprintf("%s %s–%s (%.3f µs)", unit.Figure(r.Median), unit.Figure(r.Min), unit.Figure(r.Max), cpu.Median)
 					if c.Invalid > 0 {
 						s += fmt.Sprintf(" [%d invalid]", c.Invalid)
 					}

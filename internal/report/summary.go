@@ -10,6 +10,7 @@ import (
 
 	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/unit"
 )
 
 // Table is the reference comparison table: one row per measure of the end
@@ -83,6 +84,6 @@ func (t *Table) SummaryRows() []store.SummaryRow {
 // notMeasured is the cell of a value that was not measured.
 const notMeasured = measure.NotMeasured
 
-func num(f float64) string { return measure.Num(f) }
+func num(f float64) string { return unit.Num(f) }
 
-func dur(ms float64) string { return measure.Dur(ms) }
+func dur(ms float64) string { return unit.Millis(ms) }
