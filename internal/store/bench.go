@@ -20,20 +20,20 @@ type BenchResult struct {
 	// the whole row label (measure.ParseRow splits it).
 	Scenario, Encoding, Compression string
 	Path, Lib, Version              string
-	Round                        int // 0: the warm-up
-	Valid                        bool
-	Reason, Err                  string // why not valid; the client's own error
-	Msgs, Bytes                  int64
-	SentMsgs, SentBytes          int64
-	WallNS, UserNS, SysNS        int64
-	Syscr, Rchar                 int64
-	MaxRSSKiB                    int64
-	Mallocs                      uint64
-	Lost, Dup                    int64
-	RcvBuf                       int
-	Runtime                      string
-	WireBytes                    int64  // WebSocket frame bytes the client read (0 before schemaWire, and for raw rows)
-	Extensions                   string // the server's Sec-WebSocket-Extensions answer
+	Round                           int // 0: the warm-up
+	Valid                           bool
+	Reason, Err                     string // why not valid; the client's own error
+	Msgs, Bytes                     int64
+	SentMsgs, SentBytes             int64
+	WallNS, UserNS, SysNS           int64
+	Syscr, Rchar                    int64
+	MaxRSSKiB                       int64
+	Mallocs                         uint64
+	Lost, Dup                       int64
+	RcvBuf                          int
+	Runtime                         string
+	WireBytes                       int64  // WebSocket frame bytes the client read (0 before schemaWire, and for raw rows)
+	Extensions                      string // the server's Sec-WebSocket-Extensions answer
 }
 
 // SetKind records what the database holds (KindSoak or KindBench).

@@ -280,9 +280,9 @@ const schemaDrops = `ALTER TABLE samples ADD COLUMN drops INTEGER;`
 var dropsVersion = slices.Index(migrations, schemaDrops) + 1
 
 // schemaBenchDims: a client bench's row as its dimensions: scenario (the
-// firehose scenario's name), encoding ('' when the bench had no encoding
+// firehose scenario's name), encoding (” when the bench had no encoding
 // dimension: json) and compression (off, on, no_context_takeover). Rows
-// written before it have compression '' and their scenario column holds the
+// written before it have compression ” and their scenario column holds the
 // whole row label, scenario[-encoding][+deflate|+deflate_nct]: the reader
 // splits it (measure.ParseRow).
 const schemaBenchDims = `
