@@ -105,7 +105,7 @@ func TestTableGolden(t *testing.T) {
 	cfg := Config{Scenarios: []string{"aggTrade", "depth20"}, Libs: []string{"gorilla", "gobwas", "gws"}, Paths: LibPaths, Runs: 5}
 	rs := clientFixture(cfg, 5, map[string][]int{"depth20/full/gobwas": {2}, "aggTrade/decode/gws": {1, 2, 3, 4, 5}}, 1.4)
 	var b bytes.Buffer
-	Summarize(cfg, rs).Print(&b, goldenHeader)
+	PrintTable(&b, cfg, Aggregate(rs), goldenHeader)
 	checkGolden(t, "table.golden", b.Bytes())
 }
 
@@ -147,7 +147,7 @@ func TestTableEncodingsGolden(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	Summarize(cfg, rs).Print(&b, goldenHeader)
+	PrintTable(&b, cfg, Aggregate(rs), goldenHeader)
 	checkGolden(t, "table-encodings.golden", b.Bytes())
 }
 
@@ -164,7 +164,7 @@ func TestSweepGolden(t *testing.T) {
 	cfg := Config{Scenarios: scs, Libs: []string{"gorilla", "gws"}, Paths: []string{PathBare}, Runs: 3}
 	rs := clientFixture(cfg, 3, map[string][]int{scs[1] + "/bare/gws": {1}, scs[2] + "/bare/gorilla": {1, 2, 3}}, 3)
 	var b bytes.Buffer
-	Summarize(cfg, rs).PrintSweep(&b, goldenHeader)
+	PrintSweep(&b, cfg, Aggregate(rs), goldenHeader)
 	checkGolden(t, "sweep.golden", b.Bytes())
 }
 
@@ -175,7 +175,7 @@ func TestGobenchGolden(t *testing.T) {
 	var b bytes.Buffer
 	host := map[string]string{"cpu_model": "Test CPU @ 2.0GHz", "kernel": "6.1.0 test", "clocksource": "tsc"}
 	versions := map[string]string{"gws": "github.com/lxzan/gws@v1.8.9", "gorilla": "github.com/gorilla/websocket@v1.5.3"}
-	if err := WriteGobench(&b, host, versions, rs); err != nil {
+	if err := WriteGobench(&b, host, versions, Aggregate(rs)); err != nil {
 		t.Fatal(err)
 	}
 	checkGolden(t, "gobench.golden", b.Bytes())
@@ -230,7 +230,7 @@ func TestChatTableGolden(t *testing.T) {
 	cfg := ChatConfig{Libs: []string{"gorilla", "gobwas", "gws", "coder"}, Clients: []int{4, 16, 64}, Runs: 5, Deliveries: 20_000, PerRound: 1}
 	rs := chatFixture(cfg, 5, map[string][]int{"gws/16": {3}, "coder/64": {1, 2, 3, 4, 5}})
 	var b bytes.Buffer
-	SummarizeChat(cfg, rs).Print(&b, goldenHeader)
+	PrintChat(&b, cfg, AggregateChat(rs), goldenHeader)
 	checkGolden(t, "chat-table.golden", b.Bytes())
 }
 
@@ -260,7 +260,7 @@ func mainTable(t *testing.T, name string) (got, want []byte) {
 		if err := json.Unmarshal(js, &rec); err != nil {
 			t.Fatal(err)
 		}
-		SummarizeChat(rec.Config, rec.Results).Print(&b, header)
+		PrintChat(&b, rec.Config, AggregateChat(rec.Results), header)
 		return b.Bytes(), want
 	}
 	var rec struct {
@@ -270,11 +270,10 @@ func mainTable(t *testing.T, name string) (got, want []byte) {
 	if err := json.Unmarshal(js, &rec); err != nil {
 		t.Fatal(err)
 	}
-	tab := Summarize(rec.Config, rec.Results)
 	if name == "sweep" {
-		tab.PrintSweep(&b, header)
+		PrintSweep(&b, rec.Config, Aggregate(rec.Results), header)
 	} else {
-		tab.Print(&b, header)
+		PrintTable(&b, rec.Config, Aggregate(rec.Results), header)
 	}
 	return b.Bytes(), want
 }

@@ -347,45 +347,7 @@ func TestWriteBench(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, File("samples", format))); err == nil {
 			t.Errorf("%s: a bench exported soak tables", format)
 		}
-		b, err := os.ReadFile(filepath.Join(dir, File("bench_results", format)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rows []map[string]string
-		cols := Columns["bench_results"]
-		if format == "csv" {
-			recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.Join(recs[0], ",") != strings.Join(cols, ",") {
-				t.Errorf("header %v", recs[0])
-			}
-			for _, rec := range recs[1:] {
-				m := map[string]string{}
-				for i, c := range cols {
-					m[c] = rec[i]
-				}
-				rows = append(rows, m)
-			}
-		} else {
-			for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-				var obj map[string]any
-				dec := json.NewDecoder(strings.NewReader(line))
-				dec.UseNumber()
-				if err := dec.Decode(&obj); err != nil {
-					t.Fatal(err)
-				}
-				m := map[string]string{}
-				for k, v := range obj {
-					m[k] = fmt.Sprint(v)
-				}
-				if len(obj) != len(cols) {
-					t.Errorf("json line has %d keys, want %d", len(obj), len(cols))
-				}
-				rows = append(rows, m)
-			}
-		}
+		rows := readRows(t, dir, "bench_results", format)
 		if len(rows) != 2 {
 			t.Fatalf("%s: %d rows", format, len(rows))
 		}
@@ -396,6 +358,102 @@ func TestWriteBench(t *testing.T) {
 			}
 		}
 		if rows[1]["warmup"] != "0" || rows[1]["valid"] != "0" || rows[1]["reason"] != "received 999, sent 1000" || rows[1]["msgs_per_s"] != "999" {
+			t.Errorf("%s: row 2 %v", format, rows[1])
+		}
+	}
+}
+
+// readRows reads an exported table back, a map of column to cell a row
+// (JSON values as text, null as "<nil>"), checking the header or the keys
+// against Columns.
+func readRows(t *testing.T, dir, table, format string) []map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, File(table, format)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []map[string]string
+	cols := Columns[table]
+	if format == "csv" {
+		recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(recs[0], ",") != strings.Join(cols, ",") {
+			t.Errorf("header %v", recs[0])
+		}
+		for _, rec := range recs[1:] {
+			m := map[string]string{}
+			for i, c := range cols {
+				m[c] = rec[i]
+			}
+			rows = append(rows, m)
+		}
+		return rows
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var obj map[string]any
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.UseNumber()
+		if err := dec.Decode(&obj); err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for k, v := range obj {
+			m[k] = fmt.Sprint(v)
+		}
+		if len(obj) != len(cols) {
+			t.Errorf("json line has %d keys, want %d", len(obj), len(cols))
+		}
+		rows = append(rows, m)
+	}
+	return rows
+}
+
+// TestWriteChat: a server bench's database exports as chat_results only, a
+// row per load run with its measures, in CSV and NDJSON alike.
+func TestWriteChat(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "soak.db")
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateRun(store.Run{ID: "bench-chat-x", Name: "bench -side server", Status: "done", Started: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetKind(store.KindBench); err != nil {
+		t.Fatal(err)
+	}
+	rs := []store.ChatResult{
+		{Lib: "gws", Clients: 4, Round: 0, Valid: true, Rounds: 13, PerRound: 1, Sent: 52, Deliveries: 208, ServerDeliveries: 208,
+			WallNS: 2e6, ServerUserNS: 1e6, ServerSysNS: 5e5, ServerMaxRSSKiB: 22000, ServerWrites: 416, ClientUserNS: 8e5,
+			ClientSysNS: 2e5, ClientMaxRSSKiB: 9000, ClientReads: 104, P50us: 150.5, P99us: 900, MaxUs: 1200},
+		{Lib: "gws", Clients: 4, Round: 1, Reason: "the server dropped 1 client(s)", Drops: 1, Deliveries: 200, ServerDeliveries: 200, WallNS: 1e6},
+	}
+	if err := db.WriteChatResults(rs); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range Formats {
+		dir := t.TempDir()
+		counts, err := Write(db, dir, format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(counts) != 1 || counts["chat_results"] != 2 {
+			t.Errorf("%s: counts %v, want chat_results only, 2 rows", format, counts)
+		}
+		rows := readRows(t, dir, "chat_results", format)
+		if len(rows) != 2 {
+			t.Fatalf("%s: %d rows", format, len(rows))
+		}
+		for col, want := range map[string]string{"warmup": "1", "valid": "1", "clients": "4", "deliveries_per_s": "104000",
+			"server_cpu_us_per_delivery": "7.211538461538462", "server_cpu_pct": "75", "client_cpu_pct": "50",
+			"server_writes_per_delivery": "2", "client_reads_per_delivery": "0.5", "lat_p50_us": "150.5", "sent": "52"} {
+			if rows[0][col] != want {
+				t.Errorf("%s: row 1 %s = %q, want %q", format, col, rows[0][col], want)
+			}
+		}
+		if rows[1]["warmup"] != "0" || rows[1]["valid"] != "0" || rows[1]["drops"] != "1" || rows[1]["deliveries_per_s"] != "200000" {
 			t.Errorf("%s: row 2 %v", format, rows[1])
 		}
 	}
