@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,15 +38,7 @@ func oldBench(t *testing.T, name, dirName string) (string, string) {
 // readCSV reads an exported CSV file as rows of column → cell.
 func readCSV(t *testing.T, path string) []map[string]string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readCSVFile(t, path)
 	var out []map[string]string
 	for _, rec := range recs[1:] {
 		m := map[string]string{}

@@ -316,17 +316,7 @@ func BenchmarkWriteDB(b *testing.B) {
 // TestWriteBench: a bench's database exports as bench_results only, a row
 // per client run with its measures, in CSV and NDJSON alike.
 func TestWriteBench(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "soak.db")
-	db, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.CreateRun(store.Run{ID: "bench-x", Name: "bench", Status: "done", Started: t0}); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.SetKind(store.KindBench); err != nil {
-		t.Fatal(err)
-	}
+	db := benchDB(t, "bench-x")
 	rs := []store.BenchResult{
 		{Scenario: "aggTrade", Path: "bare", Lib: "gws", Version: "v1.4", Round: 0, Valid: true, Msgs: 1000, Bytes: 200_000, WallNS: 5e8,
 			UserNS: 3e6, SysNS: 1e6, Syscr: 50, Rchar: 210_000, Mallocs: 2000, Runtime: "GOMAXPROCS=2 GOGC=100 GOMEMLIMIT=off"},
@@ -336,18 +326,7 @@ func TestWriteBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, format := range Formats {
-		dir := t.TempDir()
-		counts, err := Write(db, dir, format)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(counts) != 1 || counts["bench_results"] != 2 {
-			t.Errorf("%s: counts %v, want bench_results only, 2 rows", format, counts)
-		}
-		if _, err := os.Stat(filepath.Join(dir, File("samples", format))); err == nil {
-			t.Errorf("%s: a bench exported soak tables", format)
-		}
-		rows := readRows(t, dir, "bench_results", format)
+		rows := exportOnly(t, db, format, "bench_results")
 		if len(rows) != 2 {
 			t.Fatalf("%s: %d rows", format, len(rows))
 		}
@@ -361,6 +340,45 @@ func TestWriteBench(t *testing.T) {
 			t.Errorf("%s: row 2 %v", format, rows[1])
 		}
 	}
+}
+
+// benchDB is a new bench database of run id, without results yet.
+func benchDB(t *testing.T, id string) *store.DB {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.CreateRun(store.Run{ID: id, Name: "bench", Status: "done", Started: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetKind(store.KindBench); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// exportOnly exports a bench's db in format, checks that table alone was
+// written (no soak table), and reads its rows back.
+func exportOnly(t *testing.T, db *store.DB, format, table string) []map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	counts, err := Write(db, dir, format)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(counts) != 1 || counts[table] == 0 {
+		t.Errorf("%s: counts %v, want %s only", format, counts, table)
+	}
+	if _, err := os.Stat(filepath.Join(dir, File("samples", format))); err == nil {
+		t.Errorf("%s: a bench exported soak tables", format)
+	}
+	rows := readRows(t, dir, table, format)
+	if int64(len(rows)) != counts[table] {
+		t.Errorf("%s: %d rows read, %d written", format, len(rows), counts[table])
+	}
+	return rows
 }
 
 // readRows reads an exported table back, a map of column to cell a row
@@ -413,17 +431,7 @@ func readRows(t *testing.T, dir, table, format string) []map[string]string {
 // TestWriteChat: a server bench's database exports as chat_results only, a
 // row per load run with its measures, in CSV and NDJSON alike.
 func TestWriteChat(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "soak.db")
-	db, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.CreateRun(store.Run{ID: "bench-chat-x", Name: "bench -side server", Status: "done", Started: t0}); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.SetKind(store.KindBench); err != nil {
-		t.Fatal(err)
-	}
+	db := benchDB(t, "bench-chat-x")
 	rs := []store.ChatResult{
 		{Lib: "gws", Clients: 4, Round: 0, Valid: true, Rounds: 13, PerRound: 1, Sent: 52, Deliveries: 208, ServerDeliveries: 208,
 			WallNS: 2e6, ServerUserNS: 1e6, ServerSysNS: 5e5, ServerMaxRSSKiB: 22000, ServerWrites: 416, ClientUserNS: 8e5,
@@ -434,15 +442,7 @@ func TestWriteChat(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, format := range Formats {
-		dir := t.TempDir()
-		counts, err := Write(db, dir, format)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(counts) != 1 || counts["chat_results"] != 2 {
-			t.Errorf("%s: counts %v, want chat_results only, 2 rows", format, counts)
-		}
-		rows := readRows(t, dir, "chat_results", format)
+		rows := exportOnly(t, db, format, "chat_results")
 		if len(rows) != 2 {
 			t.Fatalf("%s: %d rows", format, len(rows))
 		}

@@ -151,6 +151,20 @@ func benchCharts(d *benchData) ([]string, [][]byte, error) {
 	return ids, out, nil
 }
 
+// benchChartOpts are the options every chart of the bench page shares,
+// with its x axis, the unit of its y axis and the room below the plot.
+func benchChartOpts(x opts.XAxis, yUnit, bottom string) []charts.GlobalOpts {
+	return []charts.GlobalOpts{
+		charts.WithAnimation(false),
+		charts.WithColorsOpts(palette),
+		charts.WithGridOpts(opts.Grid{Left: "64", Right: "24", Top: "36", Bottom: bottom}),
+		charts.WithLegendOpts(opts.Legend{Top: "4", Type: "scroll"}),
+		charts.WithTooltipOpts(opts.Tooltip{Trigger: "item"}),
+		charts.WithXAxisOpts(x),
+		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: yUnit}),
+	}
+}
+
 // benchBar is the bar chart of measure m in row: the paths along x, a bar a
 // library (its median), and a whisker from min to max over each.
 func benchBar(d *benchData, row measure.Dims, m *measure.Measure) *charts.Bar {
@@ -160,15 +174,7 @@ func benchBar(d *benchData, row measure.Dims, m *measure.Measure) *charts.Bar {
 		names[i] = d.pathName(p)
 	}
 	b := charts.NewBar()
-	b.SetGlobalOptions(
-		charts.WithAnimation(false),
-		charts.WithColorsOpts(palette),
-		charts.WithGridOpts(opts.Grid{Left: "64", Right: "24", Top: "36", Bottom: "32"}),
-		charts.WithLegendOpts(opts.Legend{Top: "4", Type: "scroll"}),
-		charts.WithTooltipOpts(opts.Tooltip{Trigger: "item"}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "category", Data: names}),
-		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: m.Unit}),
-	)
+	b.SetGlobalOptions(benchChartOpts(opts.XAxis{Type: "category", Data: names}, m.Unit, "32")...)
 	b.SetXAxis(names)
 	for li, lib := range d.Libs {
 		var bars []opts.BarData
@@ -219,15 +225,7 @@ func (d *benchData) rowNames() []string {
 func benchWire(d *benchData) *charts.Bar {
 	m := measure.BenchByID("bench_wire_per_msg")
 	b := charts.NewBar()
-	b.SetGlobalOptions(
-		charts.WithAnimation(false),
-		charts.WithColorsOpts(palette),
-		charts.WithGridOpts(opts.Grid{Left: "64", Right: "24", Top: "36", Bottom: "32"}),
-		charts.WithLegendOpts(opts.Legend{Top: "4", Type: "scroll"}),
-		charts.WithTooltipOpts(opts.Tooltip{Trigger: "item"}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "category", Data: d.rowNames()}),
-		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: m.Unit}),
-	)
+	b.SetGlobalOptions(benchChartOpts(opts.XAxis{Type: "category", Data: d.rowNames()}, m.Unit, "32")...)
 	b.SetXAxis(d.rowNames())
 	for li, lib := range d.Libs {
 		var bars []opts.BarData
@@ -270,15 +268,7 @@ const (
 func benchSweep(d *benchData) *charts.Line {
 	m := measure.BenchByID("bench_mb_rate")
 	l := charts.NewLine()
-	l.SetGlobalOptions(
-		charts.WithAnimation(false),
-		charts.WithColorsOpts(palette),
-		charts.WithGridOpts(opts.Grid{Left: "64", Right: "24", Top: "36", Bottom: "40"}),
-		charts.WithLegendOpts(opts.Legend{Top: "4", Type: "scroll"}),
-		charts.WithTooltipOpts(opts.Tooltip{Trigger: "item"}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "log", Name: "bytes/msg", NameLocation: "end"}),
-		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: m.Unit}),
-	)
+	l.SetGlobalOptions(benchChartOpts(opts.XAxis{Type: "log", Name: "bytes/msg", NameLocation: "end"}, m.Unit, "40")...)
 	i := 0
 	for _, p := range d.Paths {
 		for _, lib := range d.Libs {

@@ -34,14 +34,7 @@ func TestBenchRoundTrip(t *testing.T) {
 	if err := db.WriteBenchResults(want); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	ro, err := OpenReadOnly(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
+	ro := reopen(t, db, path)
 	if k, err := ro.Kind(); err != nil || k != KindBench {
 		t.Errorf("kind %q, %v; want bench", k, err)
 	}
@@ -108,14 +101,7 @@ func TestChatRoundTrip(t *testing.T) {
 	if err := db.WriteChatResults([]ChatResult{{Lib: "x", Partial: true}}); err == nil {
 		t.Error("a partial result was written")
 	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	ro, err := OpenReadOnly(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
+	ro := reopen(t, db, path)
 	got, err := ro.ChatResults()
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("chat results %+v, %v\nwant %+v", got, err, want)
@@ -123,6 +109,21 @@ func TestChatRoundTrip(t *testing.T) {
 	if rs, err := ro.BenchResults(); err != nil || len(rs) != 0 {
 		t.Errorf("bench results %+v, %v; want none", rs, err)
 	}
+}
+
+// reopen closes the writer db and opens path read-only, closed when the
+// test ends.
+func reopen(t *testing.T, db *DB, path string) *DB {
+	t.Helper()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ro.Close() })
+	return ro
 }
 
 // mainResults reads testdata/<name>-86da855.results.json: the results.json
@@ -184,18 +185,7 @@ func TestChatFromMain(t *testing.T) {
 	if len(want) != 8 {
 		t.Fatalf("results.json: %d results, want 8 (2 libraries × 2 room sizes × 2 rounds)", len(want))
 	}
-	path := copyFile(t, "chat-86da855.db")
-	for _, how := range []string{"read-only", "migrated"} {
-		var db *DB
-		var err error
-		if how == "read-only" {
-			db, err = OpenReadOnly(path)
-		} else {
-			db, err = Open(path)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachOpen(t, copyFile(t, "chat-86da855.db"), func(how string, db *DB) {
 		if k, err := db.Kind(); err != nil || k != KindBench {
 			t.Errorf("%s: kind %q, %v; want bench", how, k, err)
 		}
@@ -206,6 +196,23 @@ func TestChatFromMain(t *testing.T) {
 		if rs, err := db.BenchResults(); err != nil || len(rs) != 0 {
 			t.Errorf("%s: bench results %+v, %v; want none", how, rs, err)
 		}
+	})
+}
+
+// eachOpen calls fn with the database at path opened read-only as it is,
+// then opened for writing (migrated), and closes it after each.
+func eachOpen(t *testing.T, path string, fn func(how string, db *DB)) {
+	t.Helper()
+	for _, how := range []string{"read-only", "migrated"} {
+		open := Open
+		if how == "read-only" {
+			open = OpenReadOnly
+		}
+		db, err := open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(how, db)
 		if err := db.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -228,18 +235,7 @@ func TestBenchFromMain(t *testing.T) {
 		}
 	}
 	mainResults(t, "client", &rec)
-	path := copyFile(t, "client-86da855.db")
-	for _, how := range []string{"read-only", "migrated"} {
-		var db *DB
-		var err error
-		if how == "read-only" {
-			db, err = OpenReadOnly(path)
-		} else {
-			db, err = Open(path)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachOpen(t, copyFile(t, "client-86da855.db"), func(how string, db *DB) {
 		got, err := db.BenchResults()
 		if err != nil || len(got) != len(rec.Results) || len(got) != 6 {
 			t.Fatalf("%s: %d bench results, %v; want %d (gorilla bare, raw, ceiling × 2 rounds)", how, len(got), err, len(rec.Results))
@@ -254,8 +250,5 @@ func TestBenchFromMain(t *testing.T) {
 		if cs, err := db.ChatResults(); err != nil || len(cs) != 0 {
 			t.Errorf("%s: chat results %+v, %v; want none", how, cs, err)
 		}
-		if err := db.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 }
