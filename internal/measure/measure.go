@@ -9,6 +9,14 @@
 // Adding a measure is one entry in Catalogue (catalogue.go), and, if the
 // streaming pass does not collect what it needs yet, a field filled in
 // compute.go.
+//
+// soak bench's measures are here too (bench.go): Bench for a client run,
+// Chat for a server bench's load run, each computed from one stored run.
+// Aggregate (agg.go) is the one summary of a bench's runs: a cell per Dims,
+// the median, min and max of its counted runs, their values by round for
+// Paired and Versus; the bench's tables, the bench page, export, compare and
+// the Go benchmark lines render it. A new bench measure is one entry in
+// Bench or Chat; a new dimension is a field of Dims.
 package measure
 
 import (

@@ -365,8 +365,9 @@ func benchTable(d *benchData) []benchRow {
 	return out
 }
 
-// benchNotes are what the page says of its table and its charts, by side.
-var benchNotes = map[string]struct{ Table, Charts string }{
+// benchNotes are what the page says of its table and its charts, by side
+// (HTML of this file, written out as it is).
+var benchNotes = map[string]struct{ Table, Charts template.HTML }{
 	measure.SideClient: {
 		Table: `Each cell: median msgs/s, min–max over the counted runs (the warm-up round left out), and in
 parentheses the median CPU µs/msg (user + sys of the client process). INVALID: no run of the cell delivered
@@ -444,7 +445,7 @@ func renderBench(db *store.DB, w io.Writer, now time.Time) error {
 	}
 	return benchTmpl.Execute(w, struct {
 		Run            store.Run
-		Notes          struct{ Table, Charts string }
+		Notes          struct{ Table, Charts template.HTML }
 		Libs           []string
 		Rows           []benchRow
 		Charts         []benchChart
