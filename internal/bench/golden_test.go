@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -209,7 +210,7 @@ func chatFixture(cfg ChatConfig, rounds int, invalid map[string][]int) []ChatRes
 					ServerDeliveries: deliveries, ServerUserNS: int64(float64(deliveries)*serverCPU*1e3) * 2 / 3,
 					ServerSysNS: int64(float64(deliveries)*serverCPU*1e3) / 3, ServerMaxRSSKiB: int64(20_000 + 512*n),
 					ServerWrites: deliveries / int64(1+n/8), Valid: true}
-				for _, bad := range invalid[lib+"/"+itoa(n)] {
+				for _, bad := range invalid[lib+"/"+strconv.Itoa(n)] {
 					if bad == round {
 						r.Valid, r.Invalid = false, "clients received 10 deliveries, the server wrote 11"
 					}
@@ -220,8 +221,6 @@ func chatFixture(cfg ChatConfig, rounds int, invalid map[string][]int) []ChatRes
 	}
 	return out
 }
-
-func itoa(n int) string { return string(rune('0'+n/10)) + string(rune('0'+n%10)) }
 
 // TestChatTableGolden: the server bench's table of a fixed set of results:
 // a row per room size and library, an invalid run counted apart, a cell of
