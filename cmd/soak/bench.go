@@ -125,15 +125,15 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		host["steal_during"] = fmt.Sprintf("%.1f %%", s.StealPct)
 		host["cpu_busy_during"] = fmt.Sprintf("%.1f %%", s.CPUPct)
 	}
-	table := bench.Summarize(cfg, results)
+	agg := bench.Aggregate(results)
 	header := benchHeader(id, host, versions, cfg, results, notes, elapsed)
 	var tbuf, gbuf bytes.Buffer
 	if sizes != nil {
-		table.PrintSweep(&tbuf, header)
+		bench.PrintSweep(&tbuf, cfg, agg, header)
 	} else {
-		table.Print(&tbuf, header)
+		bench.PrintTable(&tbuf, cfg, agg, header)
 	}
-	if err := bench.WriteGobench(&gbuf, host, versions, results); err != nil {
+	if err := bench.WriteGobench(&gbuf, host, versions, agg); err != nil {
 		return err
 	}
 	rec := struct {

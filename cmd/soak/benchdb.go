@@ -28,12 +28,13 @@ func writeBenchDB(path, id, sweep string, host, versions map[string]string, cfg 
 		rows[i] = r.Row()
 	}
 	run := store.Run{ID: id, Name: "bench", Target: "firehose", Started: start, Ended: start.Add(elapsed), Host: host, Settings: settings}
-	return writeBenchRun(path, run, cfg, runErr, rows)
+	return writeBenchRun(path, run, cfg, runErr, func(db *store.DB) error { return db.WriteBenchResults(rows) })
 }
 
 // writeBenchRun writes a bench's soak.db: the run (its status from runErr,
-// the Go version, cfg as JSON in the settings), kind bench, and its rows.
-func writeBenchRun(path string, run store.Run, cfg any, runErr error, rows []store.BenchResult) error {
+// the Go version, cfg as JSON in the settings), kind bench, and its results
+// (writeRows).
+func writeBenchRun(path string, run store.Run, cfg any, runErr error, writeRows func(*store.DB) error) error {
 	db, err := store.Open(path)
 	if err != nil {
 		return err
@@ -45,6 +46,6 @@ func writeBenchRun(path string, run store.Run, cfg any, runErr error, rows []sto
 	if runErr != nil {
 		run.Status = "failed: " + runErr.Error()
 	}
-	err = errors.Join(db.CreateRun(run), db.SetKind(store.KindBench), db.WriteBenchResults(rows))
+	err = errors.Join(db.CreateRun(run), db.SetKind(store.KindBench), writeRows(db))
 	return errors.Join(err, db.Close())
 }

@@ -191,7 +191,7 @@ func chatBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	header = append(header, notes...)
 	var tbuf bytes.Buffer
-	bench.SummarizeChat(cfg, results).Print(&tbuf, header)
+	bench.PrintChat(&tbuf, cfg, bench.AggregateChat(results), header)
 	rec := struct {
 		ID      string             `json:"id"`
 		Host    map[string]string  `json:"host"`
@@ -218,18 +218,15 @@ func chatBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 // writeChatDB records the server bench as a bench database, so that soak
 // report draws it (the bench page: a group of bars per room size, one bar a
-// server, msgs/s being deliveries/s and CPU µs/msg the server's CPU µs per
-// delivery) and soak export writes its runs: a run of kind bench whose
-// scenarios are "chat N=<n>", its one path "server", its libraries the servers.
+// server) and soak export and compare read its runs: a run of kind bench
+// whose results are chat results (store.ChatResult), one per load run.
 func writeChatDB(path, id string, host map[string]string, cfg bench.ChatConfig, start time.Time, elapsed time.Duration,
 	runErr error, results []bench.ChatResult) error {
-	rows := make([]store.BenchResult, len(results))
+	rows := make([]store.ChatResult, len(results))
 	for i, r := range results {
-		rows[i] = store.BenchResult{Scenario: fmt.Sprintf("chat N=%d", r.N), Path: "server", Lib: r.Lib, Round: r.Round,
-			Valid: r.Valid, Reason: r.Invalid, Err: r.Err, Msgs: r.Client.Deliveries, SentMsgs: r.ServerDeliveries,
-			WallNS: r.Client.WallNS, UserNS: r.ServerUserNS, SysNS: r.ServerSysNS, MaxRSSKiB: r.ServerMaxRSSKiB}
+		rows[i] = r.Row()
 	}
 	run := store.Run{ID: id, Name: "bench -side server", Target: "chat", Started: start, Ended: start.Add(elapsed), Host: host,
 		Settings: map[string]string{"side": "server"}}
-	return writeBenchRun(path, run, cfg, runErr, rows)
+	return writeBenchRun(path, run, cfg, runErr, func(db *store.DB) error { return db.WriteChatResults(rows) })
 }

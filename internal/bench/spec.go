@@ -85,14 +85,32 @@ func (r Result) SentWirePerMsg() float64 {
 	return float64(r.SentWire) / float64(r.SentMessages)
 }
 
-// EncodingLabel is the table row of a scenario read in an encoding: the scenario's
-// name alone when the bench has no encoding dimension (enc ""), else
-// "<scenario>-<encoding>", such as depth20-msgpack.
-func EncodingLabel(scenario, enc string) string {
-	if enc == "" {
-		return scenario
+// Rows of the table: each scenario runs once per compression setting of
+// Config.Compression (a firehose process each), in every encoding of
+// Config.Encodings; its rows are named by their dimensions (measure.Dims.Row):
+// scenario[-encoding][+deflate|+deflate_nct].
+
+// RowLabel is the table row of scenario sc read in encoding enc ("": no
+// encoding dimension) under compression c, such as depth20,
+// depth20-msgpack, depth20+deflate, depth20-msgpack+deflate.
+func RowLabel(sc, enc string, c wire.Compression) string {
+	return measure.Dims{Scenario: sc, Encoding: enc, Compression: c.String()}.Row()
+}
+
+// Label is the row name of scenario sc under compression c.
+func Label(sc string, c wire.Compression) string { return RowLabel(sc, "", c) }
+
+// EncodingLabel is the table row of a scenario read in an encoding: the
+// scenario's name alone when the bench has no encoding dimension (enc ""),
+// else "<scenario>-<encoding>", such as depth20-msgpack.
+func EncodingLabel(scenario, enc string) string { return RowLabel(scenario, enc, wire.CompressionOff) }
+
+// compressions is the configured list, off when none.
+func (c *Config) compressions() []wire.Compression {
+	if len(c.Compression) == 0 {
+		return []wire.Compression{wire.CompressionOff}
 	}
-	return scenario + "-" + enc
+	return c.Compression
 }
 
 // measured is the result as the bench measures (internal/measure) read it.
@@ -122,19 +140,22 @@ func (r Result) BytesPerRead() float64 { return r.Value("bench_bytes_per_read") 
 // AllocsPerMsg is heap allocations per message.
 func (r Result) AllocsPerMsg() float64 { return r.Value("bench_allocs_per_msg") }
 
-// Row is the result as the store records it.
+// Row is the result as the store records it: its row label split into
+// the dimensions it names (Scenario holds the label, as Run names it).
 func (r Result) Row() store.BenchResult {
-	return store.BenchResult{Scenario: r.Scenario, Path: r.Path, Lib: r.Lib, Version: r.Version, Round: r.Round,
-		Valid: r.Valid, Reason: r.Invalid, Err: r.Err, Msgs: r.Messages, Bytes: r.PayloadBytes,
+	d := measure.ParseRow(r.Scenario)
+	return store.BenchResult{Scenario: d.Scenario, Encoding: d.Encoding, Compression: d.Compression, Path: r.Path, Lib: r.Lib,
+		Version: r.Version, Round: r.Round, Valid: r.Valid, Reason: r.Invalid, Err: r.Err, Msgs: r.Messages, Bytes: r.PayloadBytes,
 		SentMsgs: r.SentMessages, SentBytes: r.SentPayload, WallNS: r.WallNS, UserNS: r.UserNS, SysNS: r.SysNS,
 		Syscr: r.Syscr, Rchar: r.Rchar, MaxRSSKiB: r.MaxRSSKiB, Mallocs: r.Mallocs, Lost: r.Lost, Dup: r.Dup,
 		RcvBuf: r.RcvBuf, Runtime: r.Runtime.String(), WireBytes: r.WireBytes, Extensions: r.Extensions}
 }
 
-// FromRow is a result read back from the store (the runtime settings as
-// their text only: Result.Runtime stays zero).
+// FromRow is a result read back from the store, named by its row label
+// (the runtime settings as their text only: Result.Runtime stays zero).
 func FromRow(w store.BenchResult) Result {
-	return Result{Scenario: w.Scenario, Path: w.Path, Lib: w.Lib, Version: w.Version, Round: w.Round,
+	d := measure.BenchDims(w)
+	return Result{Scenario: d.Row(), Encoding: d.Encoding, Path: w.Path, Lib: w.Lib, Version: w.Version, Round: w.Round,
 		Valid: w.Valid, Invalid: w.Reason, Err: w.Err, Messages: w.Msgs, PayloadBytes: w.Bytes,
 		SentMessages: w.SentMsgs, SentPayload: w.SentBytes, WallNS: w.WallNS, UserNS: w.UserNS, SysNS: w.SysNS,
 		Syscr: w.Syscr, Rchar: w.Rchar, MaxRSSKiB: w.MaxRSSKiB, Mallocs: w.Mallocs, Lost: w.Lost, Dup: w.Dup,

@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/wssoak/wssoak/internal/firehose"
+	"github.com/wssoak/wssoak/internal/measure"
+	"github.com/wssoak/wssoak/internal/unit"
 )
 
 // MaxSweepSizes is how many sizes a sweep runs at most.
@@ -52,72 +54,50 @@ func SweepScenarios(sizes []int) ([]string, error) {
 	return out, nil
 }
 
-// human3 writes a rate with three significant digits: 2.64k, 190k, 1.23M.
-func human3(v float64) string {
-	switch {
-	case v >= 1e6:
-		return fmt.Sprintf("%.3gM", v/1e6)
-	case v >= 1e3:
-		return fmt.Sprintf("%.3gk", v/1e3)
-	}
-	return fmt.Sprintf("%.3g", v)
-}
-
-// kb writes a byte count in decimal kB or MB.
-func kb(n float64) string {
-	if n >= 1e6 {
-		return fmt.Sprintf("%.2f MB", n/1e6)
-	}
-	return fmt.Sprintf("%.1f kB", n/1e3)
-}
-
-func (c *Cell) sweepText() string {
+// sweepText is a cell of the sweep: "median msgs/s min–max (median CPU
+// µs/msg) MB/s reads/msg".
+func sweepText(c *measure.BenchCell) string {
 	if c == nil {
 		return "-"
 	}
-	if c.Rate.N == 0 {
-		return fmt.Sprintf("INVALID (%d run(s))", c.Invalid)
+	if c.Runs == 0 {
+		return invalidText(c)
 	}
-	s := fmt.Sprintf("%s %s–%s (%.1f µs) %.0f MB/s %.2f r/m", human3(c.Rate.Median), human3(c.Rate.Min), human3(c.Rate.Max),
-		c.CPU.Median, c.MBps.Median, c.Reads.Median)
-	if c.Invalid > 0 {
-		s += fmt.Sprintf(" [%d invalid]", c.Invalid)
-	}
-	return s
+	r := c.Stat(rateID)
+	return fmt.Sprintf("%s %s–%s (%.1f µs) %.0f MB/s %.2f r/m", unit.Rate3(r.Median), unit.Rate3(r.Min), unit.Rate3(r.Max),
+		c.Stat(cpuID).Median, c.Stat("bench_mb_rate").Median, c.Stat("bench_reads_per_msg").Median) + invalidNote(c)
 }
 
-// PrintSweep writes a message-size sweep: the header, then one row per size
-// (× path), one column per library and raw, each cell
+// PrintSweep writes a message-size sweep of a: the header, then one row
+// per size (× path), one column per library and raw, each cell
 // "median msgs/s min–max (median CPU µs/msg) MB/s reads/msg", and the
 // firehose's ceiling in MB/s.
-func (t *Table) PrintSweep(w io.Writer, header []string) {
-	for _, h := range header {
-		fmt.Fprintln(w, h)
-	}
-	fmt.Fprintln(w)
+func PrintSweep(w io.Writer, cfg Config, a *measure.Agg, lines []string) {
+	t := newLayout(cfg, a)
+	header(w, lines)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "size\tlevels\tpath\t%s\t%s\tceiling\tverdict\n", strings.Join(t.Libs, "\t"), RawLib)
-	for _, name := range t.Scenarios {
-		size, levels := name, "-"
-		if sc, err := firehose.Lookup(name); err == nil {
-			size, levels = kb(float64(sc.Target)), fmt.Sprint(sc.Levels)
+	fmt.Fprintf(tw, "size\tlevels\tpath\t%s\t%s\tceiling\tverdict\n", strings.Join(cfg.Libs, "\t"), RawLib)
+	for _, row := range t.rows {
+		size, levels := row.Row(), "-"
+		if sc, err := firehose.Lookup(row.Scenario); err == nil {
+			size, levels = unit.Size(float64(sc.Target)), fmt.Sprint(sc.Levels)
 		}
-		for i, p := range t.Paths {
-			row := []string{size, levels, p}
-			for _, lib := range t.Libs {
-				row = append(row, t.Cell(name, p, lib).sweepText())
+		for i, p := range cfg.Paths {
+			cols := []string{size, levels, p}
+			for _, lib := range cfg.Libs {
+				cols = append(cols, sweepText(t.cell(row, p, lib)))
 			}
 			raw, ceil := "", ""
 			if i == 0 {
-				raw = t.Cell(name, PathRaw, RawLib).sweepText()
-				if c := t.Cell(name, PathCeiling, RawLib); c != nil && c.Rate.N > 0 {
-					ceil = fmt.Sprintf("%.0f MB/s", c.MBps.Median)
+				raw = sweepText(t.cell(row, PathRaw, RawLib))
+				if c := t.cell(row, PathCeiling, RawLib); c != nil && c.Runs > 0 {
+					ceil = fmt.Sprintf("%.0f MB/s", c.Stat("bench_mb_rate").Median)
 				} else {
 					ceil = "-"
 				}
 			}
-			row = append(row, raw, ceil, t.best(name, p))
-			fmt.Fprintln(tw, strings.Join(row, "\t"))
+			cols = append(cols, raw, ceil, t.best(row, p))
+			fmt.Fprintln(tw, strings.Join(cols, "\t"))
 		}
 	}
 	_ = tw.Flush()

@@ -9,14 +9,16 @@ import (
 
 	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/unit"
 )
 
 // BenchSide is one bench (soak bench) of a comparison: its record and its
-// cells.
+// runs aggregated, one aggregation per side of the bench it holds (client
+// runs, the server bench's runs).
 type BenchSide struct {
-	Path  string // what the user named
-	Run   store.Run
-	Cells []*measure.BenchCell
+	Path string // what the user named
+	Run  store.Run
+	Aggs []*measure.Agg
 }
 
 // LoadBench reads a bench's record and results.
@@ -29,16 +31,35 @@ func LoadBench(db *store.DB, path string) (BenchSide, error) {
 	if err != nil {
 		return BenchSide{}, err
 	}
-	return BenchSide{Path: path, Run: run, Cells: measure.BenchCells(rs)}, nil
+	cs, err := db.ChatResults()
+	if err != nil {
+		return BenchSide{}, err
+	}
+	side := BenchSide{Path: path, Run: run}
+	if len(rs) > 0 {
+		side.Aggs = append(side.Aggs, measure.AggregateBench(rs))
+	}
+	if len(cs) > 0 {
+		side.Aggs = append(side.Aggs, measure.AggregateChat(cs))
+	}
+	return side, nil
 }
 
-// benchCompared are the measures WriteBench puts side by side.
-var benchCompared = []string{"bench_msg_rate", "bench_cpu_per_msg"}
+// agg is the side's aggregation of set, nil when it has no such runs.
+func (s BenchSide) agg(set *measure.BenchSet) *measure.Agg {
+	for _, a := range s.Aggs {
+		if a.Set == set {
+			return a
+		}
+	}
+	return nil
+}
 
-// WriteBench prints two benches' cells side by side: per scenario, path and
-// library (A's order, then cells only in B), the median msgs/s and CPU
-// µs/msg of each with (B − A) / |A| in %; "-" where a side has no counted
-// run.
+// WriteBench prints two benches' cells side by side: per row, path and
+// library (A's order, then cells only in B), the medians of the rate and
+// the CPU its side leads with (measure.BenchSet) with (B − A) / |A| in %;
+// "-" where a side has no counted run. A table per side of bench the two
+// hold.
 func WriteBench(w io.Writer, a, b BenchSide) {
 	for _, s := range []struct {
 		name string
@@ -47,27 +68,50 @@ func WriteBench(w io.Writer, a, b BenchSide) {
 		r := s.side.Run
 		fmt.Fprintf(w, "%s: %s  (bench %s, %s)\n", s.name, s.side.Path, r.ID, r.Status)
 	}
-	fmt.Fprintln(w)
-	bm := map[measure.Dims]*measure.BenchCell{}
-	for _, c := range b.Cells {
-		bm[c.Dims] = c
+	for _, set := range []*measure.BenchSet{measure.ClientBench, measure.ServerBench} {
+		if x, y := a.agg(set), b.agg(set); x != nil || y != nil {
+			fmt.Fprintln(w)
+			writeBenchTable(w, set, x, y)
+		}
 	}
+	fmt.Fprintln(w, "\nmedians over the counted runs (valid, after the warm-up); - : no counted run.")
+}
+
+// writeBenchTable is WriteBench's table of one side of bench; x or y is
+// nil when that bench has no runs of it.
+func writeBenchTable(w io.Writer, set *measure.BenchSet, x, y *measure.Agg) {
 	type pair struct{ a, b *measure.BenchCell }
 	var pairs []pair
 	seen := map[measure.Dims]bool{}
-	for _, c := range a.Cells {
-		pairs = append(pairs, pair{c, bm[c.Dims]})
-		seen[c.Dims] = true
-	}
-	for _, c := range b.Cells {
-		if !seen[c.Dims] {
-			pairs = append(pairs, pair{nil, c})
+	paths := false
+	for _, g := range []*measure.Agg{x, y} {
+		if g == nil {
+			continue
+		}
+		for _, c := range g.Cells {
+			paths = paths || c.Path != ""
+			if seen[c.Dims] {
+				continue
+			}
+			seen[c.Dims] = true
+			p := pair{c, nil}
+			if g == y {
+				p = pair{nil, c}
+			} else if y != nil {
+				p.b = y.Cell(c.Dims)
+			}
+			pairs = append(pairs, p)
 		}
 	}
 	var table strings.Builder
 	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
-	head := []string{"scenario", "path", "lib"}
-	for _, id := range benchCompared {
+	head := []string{"scenario"}
+	if paths {
+		head = append(head, "path")
+	}
+	head = append(head, "lib")
+	ids := []string{set.Rate, set.CPU}
+	for _, id := range ids {
 		t := measure.BenchByID(id).Title
 		head = append(head, "A "+t, "B "+t, "Δ %")
 	}
@@ -77,8 +121,12 @@ func WriteBench(w io.Writer, a, b BenchSide) {
 		if d == nil {
 			d = p.b
 		}
-		row := []string{d.Scenario, d.Path, d.Lib}
-		for _, id := range benchCompared {
+		row := []string{d.Row()}
+		if paths {
+			row = append(row, d.Path)
+		}
+		row = append(row, d.Lib)
+		for _, id := range ids {
 			av, bv := median(p.a, id), median(p.b, id)
 			pct := "-"
 			if !math.IsNaN(av) && !math.IsNaN(bv) && av != 0 {
@@ -92,7 +140,6 @@ func WriteBench(w io.Writer, a, b BenchSide) {
 	for _, line := range strings.SplitAfter(table.String(), "\n") {
 		fmt.Fprint(w, strings.TrimRight(line, " \n"), strings.Repeat("\n", strings.Count(line, "\n")))
 	}
-	fmt.Fprintln(w, "\nmedians over the counted runs (valid, after the warm-up); - : no counted run.")
 }
 
 // median is the cell's median of measure id, NaN without a counted run.
@@ -100,7 +147,7 @@ func median(c *measure.BenchCell, id string) float64 {
 	if c == nil || c.Runs == 0 {
 		return math.NaN()
 	}
-	return c.Values[id].Median
+	return c.Stat(id).Median
 }
 
 // benchNum formats a median: rates as integers with separators, CPU µs with
@@ -108,9 +155,9 @@ func median(c *measure.BenchCell, id string) float64 {
 func benchNum(v float64) string {
 	switch {
 	case math.IsNaN(v):
-		return "-"
+		return unit.NotMeasured
 	case v >= 100:
-		return strings.TrimPrefix(signed(v), "+")
+		return unit.Num(v)
 	}
 	return fmt.Sprintf("%.3f", v)
 }

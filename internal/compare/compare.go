@@ -12,6 +12,7 @@ import (
 
 	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/unit"
 )
 
 // Side is one run of a comparison: its record and its end table.
@@ -56,8 +57,8 @@ func key(r store.SummaryRow) string {
 	return "\x00" + r.Metric // no measure of the catalogue: its name, apart from any id
 }
 
-// unit is the unit of the number behind a row's cells, "" when unknown.
-func unit(k string) string {
+// unitOf is the unit of the number behind a row's cells, "" when unknown.
+func unitOf(k string) string {
 	if m := measure.ByID(k); m != nil {
 		return m.Unit
 	}
@@ -134,7 +135,7 @@ func Write(w io.Writer, a, b Side) {
 			d, pct := "-", "-"
 			// "-" is a cell without a number, whatever number was stored.
 			if aok && bok && !math.IsNaN(ac.num) && !math.IsNaN(bc.num) && ac.value != "-" && bc.value != "-" {
-				d = delta(bc.num-ac.num, unit(m))
+				d = delta(bc.num-ac.num, unitOf(m))
 				if ac.num != 0 {
 					pct = fmt.Sprintf("%+.1f %%", 100*(bc.num-ac.num)/math.Abs(ac.num))
 				}
@@ -149,8 +150,8 @@ func Write(w io.Writer, a, b Side) {
 }
 
 // delta formats a difference in a metric's unit.
-func delta(d float64, unit string) string {
-	switch unit {
+func delta(d float64, u string) string {
+	switch u {
 	case "bytes":
 		return fmt.Sprintf("%+.1f MB", d/1e6)
 	case "%":
@@ -162,21 +163,5 @@ func delta(d float64, unit string) string {
 	case "":
 		return fmt.Sprintf("%+g", d)
 	}
-	return signed(d) + " " + unit
-}
-
-// signed is d rounded to an integer with a sign and thousands separators.
-func signed(d float64) string {
-	s := fmt.Sprintf("%.0f", math.Abs(d))
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if math.Round(d) < 0 {
-		return "-" + b.String()
-	}
-	return "+" + b.String()
+	return unit.Signed(d) + " " + u
 }

@@ -122,14 +122,6 @@ func TestLoadComputesMissingTable(t *testing.T) {
 	}
 }
 
-func TestSigned(t *testing.T) {
-	for d, want := range map[float64]string{0: "+0", 1234567: "+1,234,567", -999: "-999", -1000.4: "-1,000", 0.4: "+0"} {
-		if got := signed(d); got != want {
-			t.Errorf("signed(%v) = %s, want %s", d, got, want)
-		}
-	}
-}
-
 func golden(t *testing.T, path, got string) {
 	t.Helper()
 	if *update {

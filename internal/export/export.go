@@ -36,24 +36,38 @@ var Columns = map[string][]string{
 	"host_samples":  {"t_unix_ms", "run_s", "load1", "load5", "load15", "cpu_pct", "steal_pct", "iowait_pct", "mem_used_bytes", "mem_avail_bytes"},
 	"summary":       {"ord", "id", "metric", "lib", "value", "num", "num_unit"},
 	"clock_samples": {"t_unix_ms", "run_s", "synced", "state", "status", "esterror_us", "maxerror_us"},
-	// A bench's client runs (soak bench), the warm-up round included; the
-	// last columns are the bench measures (measure.Bench) of the run.
-	"bench_results": {"scenario", "path", "lib", "version", "round", "warmup", "valid", "reason", "err",
+	// A bench's client runs (soak bench), the warm-up round included, then
+	// the bench measures of the run (measureColumns).
+	"bench_results": append([]string{"scenario", "encoding", "compression", "path", "lib", "version", "round", "warmup", "valid", "reason", "err",
 		"msgs", "payload_bytes", "sent_msgs", "sent_payload_bytes", "wall_ns", "user_cpu_ns", "sys_cpu_ns",
 		"read_syscalls", "read_bytes", "maxrss_kib", "mallocs", "lost", "dup", "rcvbuf_bytes", "runtime",
-		"wire_bytes", "extensions",
-		"msgs_per_s", "mb_per_s", "cpu_us_per_msg", "reads_per_msg", "bytes_per_read", "allocs_per_msg", "wire_bytes_per_msg"},
+		"wire_bytes", "extensions"}, measureColumns(measure.Bench)...),
+	// A server bench's load runs (soak bench -side server), the warm-up
+	// round included, then the server bench measures of the run.
+	"chat_results": append([]string{"lib", "clients", "round", "warmup", "valid", "reason", "err", "rounds", "per_round", "sent",
+		"deliveries", "server_deliveries", "wall_ns", "server_user_cpu_ns", "server_sys_cpu_ns", "server_maxrss_kib", "server_writes",
+		"drops", "client_user_cpu_ns", "client_sys_cpu_ns", "client_maxrss_kib", "client_reads", "lat_p50_us", "lat_p99_us", "lat_max_us"},
+		measureColumns(measure.Chat)...),
+}
+
+// measureColumns are the export columns of a bench's measures: those the
+// catalogue names a column for, in its order.
+func measureColumns(ms []*measure.Measure) []string {
+	var out []string
+	for _, m := range ms {
+		if m.Column != "" {
+			out = append(out, m.Column)
+		}
+	}
+	return out
 }
 
 // Tables is the order in which Write writes the tables.
 var Tables = []string{"samples", "stream_samples", "events", "host_samples", "clock_samples", "summary"}
 
-// BenchTables is what Write writes for a bench's database.
-var BenchTables = []string{"bench_results"}
-
-// benchColumns are the measure of each last column of bench_results.
-var benchColumns = []string{"bench_msg_rate", "bench_mb_rate", "bench_cpu_per_msg", "bench_reads_per_msg", "bench_bytes_per_read", "bench_allocs_per_msg",
-	"bench_wire_per_msg"}
+// BenchTables are the tables of a bench's database: Write writes those
+// that hold its runs (bench_results alone for a bench without runs).
+var BenchTables = []string{"bench_results", "chat_results"}
 
 // File returns the file name of a table in a format.
 func File(table, format string) string {
@@ -83,7 +97,9 @@ func Write(db *store.DB, dir, format string) (map[string]int64, error) {
 	}
 	tables := Tables
 	if kind == store.KindBench {
-		tables = BenchTables
+		if tables, err = benchTables(db); err != nil {
+			return nil, err
+		}
 	}
 	start := run.Started
 	counts := map[string]int64{}
@@ -95,6 +111,26 @@ func Write(db *store.DB, dir, format string) (map[string]int64, error) {
 		counts[table] = n
 	}
 	return counts, nil
+}
+
+// benchTables are the tables of BenchTables that hold a bench's runs.
+func benchTables(db *store.DB) ([]string, error) {
+	rs, err := db.BenchResults()
+	if err != nil {
+		return nil, err
+	}
+	cs, err := db.ChatResults()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	if len(rs) > 0 || len(cs) == 0 {
+		out = append(out, "bench_results")
+	}
+	if len(cs) > 0 {
+		out = append(out, "chat_results")
+	}
+	return out, nil
 }
 
 // writeTable writes one table's file through rundir.WriteFile: a temporary
@@ -128,8 +164,11 @@ func fill(db *store.DB, table string, w *rowWriter, start time.Time) error {
 		if err != nil {
 			return err
 		}
-		for _, r := range rs {
-			w.str(r.Scenario)
+		for i, smp := range measure.BenchSamples(rs) {
+			r := rs[i]
+			w.str(smp.Scenario)
+			w.str(smp.Encoding)
+			w.str(smp.Compression)
 			w.str(r.Path)
 			w.str(r.Lib)
 			w.str(r.Version)
@@ -145,10 +184,38 @@ func fill(db *store.DB, table string, w *rowWriter, start time.Time) error {
 			w.str(r.Runtime)
 			w.int(r.WireBytes)
 			w.str(r.Extensions)
-			br := measure.BenchRunOf(r)
-			for _, id := range benchColumns {
-				w.float(measure.BenchValue(id, br), -1)
+			w.measures(measure.Bench, &smp)
+			if err := w.end(); err != nil {
+				return err
 			}
+		}
+		return nil
+	case "chat_results":
+		rs, err := db.ChatResults()
+		if err != nil {
+			return err
+		}
+		for i, smp := range measure.ChatSamples(rs) {
+			r := rs[i]
+			w.str(r.Lib)
+			w.int(int64(r.Clients))
+			w.int(int64(r.Round))
+			w.bool(r.Round == 0)
+			w.bool(r.Valid)
+			w.str(r.Reason)
+			w.str(r.Err)
+			// What a run recorded before chat_results did not record is
+			// empty (Partial), never zero.
+			w.ints(!r.Partial, int64(r.Rounds), int64(r.PerRound), r.Sent)
+			w.ints(true, r.Deliveries, r.ServerDeliveries, r.WallNS, r.ServerUserNS, r.ServerSysNS, r.ServerMaxRSSKiB)
+			w.ints(!r.Partial, r.ServerWrites, r.Drops, r.ClientUserNS, r.ClientSysNS, r.ClientMaxRSSKiB, r.ClientReads)
+			for _, v := range []float64{r.P50us, r.P99us, r.MaxUs} {
+				if r.Partial {
+					v = math.NaN()
+				}
+				w.float(v, -1)
+			}
+			w.measures(measure.Chat, &smp)
 			if err := w.end(); err != nil {
 				return err
 			}
@@ -349,6 +416,27 @@ func (w *rowWriter) sep() {
 func (w *rowWriter) int(v int64) {
 	w.sep()
 	w.buf = strconv.AppendInt(w.buf, v, 10)
+}
+
+// ints writes vs, or as many missing cells when not recorded.
+func (w *rowWriter) ints(recorded bool, vs ...int64) {
+	if !recorded {
+		w.nulls(len(vs))
+		return
+	}
+	for _, v := range vs {
+		w.int(v)
+	}
+}
+
+// measures writes the sample's value of each measure of ms that has a
+// column (measureColumns), missing where not measured.
+func (w *rowWriter) measures(ms []*measure.Measure, s *measure.Sample) {
+	for _, m := range ms {
+		if m.Column != "" {
+			w.float(s.Value(m.ID), -1)
+		}
+	}
 }
 
 // float writes v with prec decimals (-1: the shortest exact form); NaN and

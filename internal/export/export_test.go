@@ -316,17 +316,7 @@ func BenchmarkWriteDB(b *testing.B) {
 // TestWriteBench: a bench's database exports as bench_results only, a row
 // per client run with its measures, in CSV and NDJSON alike.
 func TestWriteBench(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "soak.db")
-	db, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.CreateRun(store.Run{ID: "bench-x", Name: "bench", Status: "done", Started: t0}); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.SetKind(store.KindBench); err != nil {
-		t.Fatal(err)
-	}
+	db := benchDB(t, "bench-x")
 	rs := []store.BenchResult{
 		{Scenario: "aggTrade", Path: "bare", Lib: "gws", Version: "v1.4", Round: 0, Valid: true, Msgs: 1000, Bytes: 200_000, WallNS: 5e8,
 			UserNS: 3e6, SysNS: 1e6, Syscr: 50, Rchar: 210_000, Mallocs: 2000, Runtime: "GOMAXPROCS=2 GOGC=100 GOMEMLIMIT=off"},
@@ -336,56 +326,7 @@ func TestWriteBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, format := range Formats {
-		dir := t.TempDir()
-		counts, err := Write(db, dir, format)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(counts) != 1 || counts["bench_results"] != 2 {
-			t.Errorf("%s: counts %v, want bench_results only, 2 rows", format, counts)
-		}
-		if _, err := os.Stat(filepath.Join(dir, File("samples", format))); err == nil {
-			t.Errorf("%s: a bench exported soak tables", format)
-		}
-		b, err := os.ReadFile(filepath.Join(dir, File("bench_results", format)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rows []map[string]string
-		cols := Columns["bench_results"]
-		if format == "csv" {
-			recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.Join(recs[0], ",") != strings.Join(cols, ",") {
-				t.Errorf("header %v", recs[0])
-			}
-			for _, rec := range recs[1:] {
-				m := map[string]string{}
-				for i, c := range cols {
-					m[c] = rec[i]
-				}
-				rows = append(rows, m)
-			}
-		} else {
-			for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-				var obj map[string]any
-				dec := json.NewDecoder(strings.NewReader(line))
-				dec.UseNumber()
-				if err := dec.Decode(&obj); err != nil {
-					t.Fatal(err)
-				}
-				m := map[string]string{}
-				for k, v := range obj {
-					m[k] = fmt.Sprint(v)
-				}
-				if len(obj) != len(cols) {
-					t.Errorf("json line has %d keys, want %d", len(obj), len(cols))
-				}
-				rows = append(rows, m)
-			}
-		}
+		rows := exportOnly(t, db, format, "bench_results")
 		if len(rows) != 2 {
 			t.Fatalf("%s: %d rows", format, len(rows))
 		}
@@ -396,6 +337,123 @@ func TestWriteBench(t *testing.T) {
 			}
 		}
 		if rows[1]["warmup"] != "0" || rows[1]["valid"] != "0" || rows[1]["reason"] != "received 999, sent 1000" || rows[1]["msgs_per_s"] != "999" {
+			t.Errorf("%s: row 2 %v", format, rows[1])
+		}
+	}
+}
+
+// benchDB is a new bench database of run id, without results yet.
+func benchDB(t *testing.T, id string) *store.DB {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.CreateRun(store.Run{ID: id, Name: "bench", Status: "done", Started: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetKind(store.KindBench); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// exportOnly exports a bench's db in format, checks that table alone was
+// written (no soak table), and reads its rows back.
+func exportOnly(t *testing.T, db *store.DB, format, table string) []map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	counts, err := Write(db, dir, format)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(counts) != 1 || counts[table] == 0 {
+		t.Errorf("%s: counts %v, want %s only", format, counts, table)
+	}
+	if _, err := os.Stat(filepath.Join(dir, File("samples", format))); err == nil {
+		t.Errorf("%s: a bench exported soak tables", format)
+	}
+	rows := readRows(t, dir, table, format)
+	if int64(len(rows)) != counts[table] {
+		t.Errorf("%s: %d rows read, %d written", format, len(rows), counts[table])
+	}
+	return rows
+}
+
+// readRows reads an exported table back, a map of column to cell a row
+// (JSON values as text, null as "<nil>"), checking the header or the keys
+// against Columns.
+func readRows(t *testing.T, dir, table, format string) []map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, File(table, format)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []map[string]string
+	cols := Columns[table]
+	if format == "csv" {
+		recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(recs[0], ",") != strings.Join(cols, ",") {
+			t.Errorf("header %v", recs[0])
+		}
+		for _, rec := range recs[1:] {
+			m := map[string]string{}
+			for i, c := range cols {
+				m[c] = rec[i]
+			}
+			rows = append(rows, m)
+		}
+		return rows
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var obj map[string]any
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.UseNumber()
+		if err := dec.Decode(&obj); err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for k, v := range obj {
+			m[k] = fmt.Sprint(v)
+		}
+		if len(obj) != len(cols) {
+			t.Errorf("json line has %d keys, want %d", len(obj), len(cols))
+		}
+		rows = append(rows, m)
+	}
+	return rows
+}
+
+// TestWriteChat: a server bench's database exports as chat_results only, a
+// row per load run with its measures, in CSV and NDJSON alike.
+func TestWriteChat(t *testing.T) {
+	db := benchDB(t, "bench-chat-x")
+	rs := []store.ChatResult{
+		{Lib: "gws", Clients: 4, Round: 0, Valid: true, Rounds: 13, PerRound: 1, Sent: 52, Deliveries: 208, ServerDeliveries: 208,
+			WallNS: 2e6, ServerUserNS: 1e6, ServerSysNS: 5e5, ServerMaxRSSKiB: 22000, ServerWrites: 416, ClientUserNS: 8e5,
+			ClientSysNS: 2e5, ClientMaxRSSKiB: 9000, ClientReads: 104, P50us: 150.5, P99us: 900, MaxUs: 1200},
+		{Lib: "gws", Clients: 4, Round: 1, Reason: "the server dropped 1 client(s)", Drops: 1, Deliveries: 200, ServerDeliveries: 200, WallNS: 1e6},
+	}
+	if err := db.WriteChatResults(rs); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range Formats {
+		rows := exportOnly(t, db, format, "chat_results")
+		if len(rows) != 2 {
+			t.Fatalf("%s: %d rows", format, len(rows))
+		}
+		for col, want := range map[string]string{"warmup": "1", "valid": "1", "clients": "4", "deliveries_per_s": "104000",
+			"server_cpu_us_per_delivery": "7.211538461538462", "server_cpu_pct": "75", "client_cpu_pct": "50",
+			"server_writes_per_delivery": "2", "client_reads_per_delivery": "0.5", "lat_p50_us": "150.5", "sent": "52"} {
+			if rows[0][col] != want {
+				t.Errorf("%s: row 1 %s = %q, want %q", format, col, rows[0][col], want)
+			}
+		}
+		if rows[1]["warmup"] != "0" || rows[1]["valid"] != "0" || rows[1]["drops"] != "1" || rows[1]["deliveries_per_s"] != "200000" {
 			t.Errorf("%s: row 2 %v", format, rows[1])
 		}
 	}

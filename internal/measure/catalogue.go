@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wssoak/wssoak/internal/unit"
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
@@ -20,7 +21,7 @@ var Catalogue = []*Measure{
 			if !c.hasWorker {
 				return notMeasured()
 			}
-			return Cell{fmt.Sprintf("%s / %s", count(float64(c.msgsMax)), size(float64(c.bytesMax))), float64(c.msgsMax)}
+			return Cell{fmt.Sprintf("%s / %s", unit.Count(float64(c.msgsMax)), unit.Bytes(float64(c.bytesMax))), float64(c.msgsMax)}
 		}},
 	{ID: "wire_bytes", Title: "Wire bytes / ratio", Unit: "bytes", Better: Lower, Prom: "soak_wire_bytes_total",
 		Value: func(c *column) Cell { // frame bytes read ÷ payload bytes: under 1 when deflate pays
@@ -31,7 +32,7 @@ var Catalogue = []*Measure{
 			if c.bytesMax > 0 {
 				ratio = fmt.Sprintf("%.2f", float64(c.wireMax)/float64(c.bytesMax))
 			}
-			return Cell{fmt.Sprintf("%s / %s", size(float64(c.wireMax)), ratio), float64(c.wireMax)}
+			return Cell{fmt.Sprintf("%s / %s", unit.Bytes(float64(c.wireMax)), ratio), float64(c.wireMax)}
 		}},
 	{ID: "negotiated", Title: "Negotiated", Unit: "connections", Better: NoRank,
 		Value: func(c *column) Cell { // connections by the extensions (and subprotocol) the server answered
@@ -64,14 +65,14 @@ var Catalogue = []*Measure{
 				return notMeasured()
 			}
 			avg := float64(c.rateSum) / float64(c.rate)
-			return Cell{fmt.Sprintf("%s / %s", Num(avg), Num(float64(c.ratePeak))), avg}
+			return Cell{fmt.Sprintf("%s / %s", unit.Num(avg), unit.Num(float64(c.ratePeak))), avg}
 		}},
 	{ID: "rss", Title: "RSS start → end (peak)", Unit: "bytes", Better: Lower, Prom: "soak_rss_bytes",
 		Value: func(c *column) Cell { // RSS at the window's last second
 			if c.rssN == 0 {
 				return notMeasured()
 			}
-			return Cell{fmt.Sprintf("%s → %s MB (%s)", mb(c.rssFirst), mb(c.rssLast), mb(c.rssPeak)), float64(c.rssLast)}
+			return Cell{fmt.Sprintf("%s → %s MB (%s)", unit.MB(float64(c.rssFirst)), unit.MB(float64(c.rssLast)), unit.MB(float64(c.rssPeak))), float64(c.rssLast)}
 		}},
 	{ID: "cpu_avg", Title: "CPU avg (% of one core)", Unit: "%", Better: Lower, Threshold: "max_cpu_avg",
 		Value: func(c *column) Cell { // mean over the window, its first second left out
@@ -122,7 +123,7 @@ var Catalogue = []*Measure{
 				return notMeasured() // no reconnect: no duration
 			}
 			s := slices.Sorted(slices.Values(c.recDurMs))
-			return Cell{fmt.Sprintf("%s / %s", Dur(s[len(s)/2]), Dur(s[len(s)-1])), s[len(s)-1]}
+			return Cell{fmt.Sprintf("%s / %s", unit.Millis(s[len(s)/2]), unit.Millis(s[len(s)-1])), s[len(s)-1]}
 		}},
 	{ID: "lost_across", Title: "Lost across reconnects (library / source)", Unit: "ids", Better: Lower,
 		// Ids missing at a subscription's first message on a new connection:
@@ -195,9 +196,9 @@ var Catalogue = []*Measure{
 			for _, o := range c.run.outages {
 				switch o.Kind {
 				case wire.EventOutage:
-					notes = append(notes, fmt.Sprintf("outage at %.0f s: %s", o.Sec, Dur(o.DurMs)))
+					notes = append(notes, fmt.Sprintf("outage at %.0f s: %s", o.Sec, unit.Millis(o.DurMs)))
 				case wire.EventWriteFailed:
-					notes = append(notes, fmt.Sprintf("writes failed at %.0f s for %s", o.Sec, Dur(o.DurMs)))
+					notes = append(notes, fmt.Sprintf("writes failed at %.0f s for %s", o.Sec, unit.Millis(o.DurMs)))
 				case wire.EventMissing:
 					notes = append(notes, fmt.Sprintf("%d rows lost from %.0f s", o.Code, o.Sec))
 				}
@@ -253,7 +254,7 @@ var Catalogue = []*Measure{
 			if !c.hasWorker {
 				return notMeasured()
 			}
-			return Cell{size(float64(c.bytesMax)), float64(c.bytesMax)}
+			return Cell{unit.Bytes(float64(c.bytesMax)), float64(c.bytesMax)}
 		}},
 	{ID: "dup", Title: "Duplicate ids", Unit: "ids", Better: Lower, Hidden: true, Threshold: "max_dup",
 		Value: func(c *column) Cell { // duplicate sequence ids, over all subscriptions

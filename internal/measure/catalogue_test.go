@@ -1,7 +1,9 @@
 package measure
 
 import (
+	"math"
 	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/wssoak/wssoak/internal/profile"
@@ -125,13 +127,15 @@ func TestP99(t *testing.T) {
 	}
 }
 
-// TestBenchCatalogue: every bench measure has an id of its own (none shared
-// with the soak's), a title, a unit, a direction and a formula.
+// TestBenchCatalogue: every bench measure (client and server side) has an
+// id of its own (none shared with the soak's), a title, a unit, a
+// direction, one formula and a column of its own in export.
 func TestBenchCatalogue(t *testing.T) {
 	seen := map[string]bool{}
-	for _, m := range Bench {
+	columns := map[string]bool{}
+	for _, m := range append(slices.Clone(Bench), Chat...) {
 		switch {
-		case m.ID == "" || m.Title == "" || m.Unit == "" || m.Run == nil:
+		case m.ID == "" || m.Title == "" || m.Unit == "" || (m.Run == nil) == (m.Chat == nil):
 			t.Errorf("bench measure %+v incomplete", m)
 		case m.Better != Higher && m.Better != Lower && m.Better != NoRank:
 			t.Errorf("%s: direction %q", m.ID, m.Better)
@@ -139,19 +143,27 @@ func TestBenchCatalogue(t *testing.T) {
 			t.Errorf("id %q repeats", m.ID)
 		}
 		seen[m.ID] = true
+		if m.Column != "" && columns[m.Column] {
+			t.Errorf("%s: column %q repeats", m.ID, m.Column)
+		}
+		columns[m.Column] = true
 		if BenchByID(m.ID) != m {
 			t.Errorf("BenchByID(%q)", m.ID)
 		}
 	}
 	r := BenchRun{Messages: 1000, PayloadBytes: 200000, WallNS: 5e8, UserNS: 3e6, SysNS: 1e6, Syscr: 50, Rchar: 210000, Mallocs: 2000, MaxRSSKiB: 8000}
 	for id, want := range map[string]float64{"bench_msg_rate": 2000, "bench_mb_rate": 0.4, "bench_cpu_per_msg": 4,
-		"bench_reads_per_msg": 0.05, "bench_bytes_per_read": 4200, "bench_allocs_per_msg": 2, "bench_peak_rss": 8000} {
+		"bench_reads_per_msg": 0.05, "bench_bytes_per_read": 4200, "bench_allocs_per_msg": 2, "bench_peak_rss": 8000,
+		"bench_payload_per_msg": 200, "bench_wall_per_msg": 500_000} {
 		if got := BenchValue(id, r); got != want {
 			t.Errorf("%s = %v, want %v", id, got, want)
 		}
 	}
 	if got := BenchValue("bench_cpu_per_msg", BenchRun{}); got != 0 {
 		t.Errorf("a run without messages: CPU µs/msg %v, want 0", got)
+	}
+	if got := BenchValue("bench_wire_per_msg", r); !math.IsNaN(got) {
+		t.Errorf("a run without frame bytes counted: wire bytes/msg %v, want not measured", got)
 	}
 }
 

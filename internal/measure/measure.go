@@ -9,12 +9,22 @@
 // Adding a measure is one entry in Catalogue (catalogue.go), and, if the
 // streaming pass does not collect what it needs yet, a field filled in
 // compute.go.
+//
+// soak bench's measures are here too (bench.go): Bench for a client run,
+// Chat for a server bench's load run, each computed from one stored run.
+// Aggregate (agg.go) is the one summary of a bench's runs: a cell per Dims,
+// the median, min and max of its counted runs, their values by round for
+// Paired and Versus; the bench's tables, the bench page, export, compare and
+// the Go benchmark lines render it. A new bench measure is one entry in
+// Bench or Chat; a new dimension is a field of Dims.
 package measure
 
 import (
 	"slices"
 	"strings"
 
+	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/unit"
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
@@ -53,8 +63,13 @@ type Measure struct {
 	// Value computes the measure for one column from what the streaming
 	// pass collected; nil for a measure only the live view has.
 	Value func(c *column) Cell
-	// Run computes a bench measure (Bench) for one client run.
+	// Run computes a client bench measure (Bench) for one client run.
 	Run func(r BenchRun) float64
+	// Chat computes a server bench measure (Chat) for one load run.
+	Chat func(r *store.ChatResult) float64
+	// Column names a bench measure's column in export, "" when the
+	// stored counts it derives from are its columns.
+	Column string
 }
 
 // Cell is a measure's value for one column: its text as the table shows it
@@ -65,20 +80,22 @@ type Cell struct {
 	Num  float64
 }
 
-// Dims are what a column of results is measured for. Only Lib is filled
-// today; the bench, codec and server work add columns along the others.
+// Dims are what a column of results is measured for: a soak fills Lib, a
+// bench its side and the dimensions it varies. A new dimension is a field
+// here (and its part of Row's name): the aggregation keys cells by the
+// whole value and needs no change.
 type Dims struct {
-	Lib         string // client library
+	Lib         string // the library (client or server)
 	Scenario    string
-	Path        string
-	Encoding    string
-	Compression string
-	Clients     int
-	Side        string // client or server
+	Path        string // the client bench's read path
+	Encoding    string // "" when the bench had no encoding dimension (json)
+	Compression string // wire.Compression's name
+	Clients     int    // the server bench's room size N
+	Side        string // SideClient or SideServer
 }
 
 // NotMeasured is the text of a value that was not measured.
-const NotMeasured = "-"
+const NotMeasured = unit.NotMeasured
 
 // ByID returns the measure with that id, or nil.
 func ByID(id string) *Measure {

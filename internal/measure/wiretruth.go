@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/unit"
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
@@ -142,7 +143,7 @@ func (w WireCheck) String() string {
 		return NotMeasured
 	}
 	if w.OK() {
-		s := fmt.Sprintf("✓ %s on %s", size(float64(w.Client)), slots(w.Slots))
+		s := fmt.Sprintf("✓ %s on %s", unit.Bytes(float64(w.Client)), slots(w.Slots))
 		var notes []string
 		if w.EchoRead > 0 {
 			notes = append(notes, fmt.Sprintf("close echo read ×%d", w.EchoRead))

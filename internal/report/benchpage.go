@@ -18,6 +18,8 @@ import (
 
 	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/unit"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // The bench page (a database of kind bench, written by soak bench): per
@@ -38,22 +40,31 @@ var (
 // (the firehose into a byte counter) is a line of the table, not a bar.
 const benchCeiling = "ceiling"
 
-// benchMeasures are the measures the bar charts show, by catalogue id.
-var benchMeasures = []string{"bench_msg_rate", "bench_cpu_per_msg"}
-
-// benchData is a bench database read for the page.
+// benchData is a bench database read for the page: its runs aggregated
+// (the client bench's, or the server bench's when it holds those), a row a
+// group of bars (every dimension but the path and the library).
 type benchData struct {
-	Run       store.Run
-	Scenarios []string // in the order they ran
-	Paths     []string // in the order they ran, the ceiling last
-	Libs      []string // in the order they ran
-	Cells     map[measure.Dims]*measure.BenchCell
-	Sweep     string // the -sweep argument, "" when the bench was not one
+	Agg   *measure.Agg
+	Run   store.Run
+	Rows  []measure.Dims // in the order they ran, without path and library
+	Paths []string       // in the order they ran, the ceiling last
+	Libs  []string       // in the order they ran
+	Sweep string         // the -sweep argument, "" when the bench was not one
 }
 
-// Cell returns the cell of scenario sc, path p and library lib, or nil.
-func (d *benchData) Cell(sc, p, lib string) *measure.BenchCell {
-	return d.Cells[measure.Dims{Scenario: sc, Path: p, Lib: lib}]
+// Cell returns the cell of path p and library lib in row, or nil.
+func (d *benchData) Cell(row measure.Dims, p, lib string) *measure.BenchCell {
+	row.Path, row.Lib = p, lib
+	return d.Agg.Cell(row)
+}
+
+// pathName is a path as the page names it: the server bench's runs have
+// none, their side names them.
+func (d *benchData) pathName(p string) string {
+	if p == "" {
+		return d.Agg.Set.Side
+	}
+	return p
 }
 
 // readBench reads a bench database.
@@ -66,17 +77,27 @@ func readBench(db *store.DB) (*benchData, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &benchData{Run: run, Cells: map[measure.Dims]*measure.BenchCell{}, Sweep: run.Settings["sweep"]}
-	add := func(list *[]string, v string) {
-		if !slices.Contains(*list, v) {
-			*list = append(*list, v)
+	a := measure.AggregateBench(rs)
+	if len(rs) == 0 {
+		cs, err := db.ChatResults()
+		if err != nil {
+			return nil, err
 		}
+		a = measure.AggregateChat(cs)
 	}
-	for _, c := range measure.BenchCells(rs) {
-		add(&d.Scenarios, c.Scenario)
-		add(&d.Paths, c.Path)
-		add(&d.Libs, c.Lib)
-		d.Cells[c.Dims] = c
+	d := &benchData{Agg: a, Run: run, Sweep: run.Settings["sweep"]}
+	for _, c := range a.Cells {
+		row := c.Dims
+		row.Path, row.Lib = "", ""
+		if !slices.Contains(d.Rows, row) {
+			d.Rows = append(d.Rows, row)
+		}
+		if !slices.Contains(d.Paths, c.Path) {
+			d.Paths = append(d.Paths, c.Path)
+		}
+		if !slices.Contains(d.Libs, c.Lib) {
+			d.Libs = append(d.Libs, c.Lib)
+		}
 	}
 	if i := slices.Index(d.Paths, benchCeiling); i >= 0 {
 		d.Paths = append(slices.Delete(d.Paths, i, i+1), benchCeiling)
@@ -95,15 +116,16 @@ type benchChart struct {
 	Option          template.JS
 }
 
-// benchCharts builds the bench page's charts: per scenario one bar chart a
-// measure of benchMeasures, then the sweep's line chart when there is one.
+// benchCharts builds the bench page's charts: per row one bar chart of the
+// rate and one of the CPU its side leads with (measure.BenchSet), then the
+// wire bytes chart and the sweep's line chart when the bench had them.
 // The option JSON (formatters still marked) is what the golden test reads.
 func benchCharts(d *benchData) ([]string, [][]byte, error) {
 	var ids []string
 	var out [][]byte
-	for i, sc := range d.Scenarios {
-		for _, id := range benchMeasures {
-			j, err := json.Marshal(benchBar(d, sc, measure.BenchByID(id)).JSON())
+	for i, row := range d.Rows {
+		for _, id := range []string{d.Agg.Set.Rate, d.Agg.Set.CPU} {
+			j, err := json.Marshal(benchBar(d, row, measure.BenchByID(id)).JSON())
 			if err != nil {
 				return nil, nil, fmt.Errorf("encode chart option: %w", err)
 			}
@@ -129,32 +151,42 @@ func benchCharts(d *benchData) ([]string, [][]byte, error) {
 	return ids, out, nil
 }
 
-// benchBar is the bar chart of measure m in scenario sc: the paths along x,
-// a bar a library (its median), and a whisker from min to max over each.
-func benchBar(d *benchData, sc string, m *measure.Measure) *charts.Bar {
-	paths := d.barPaths()
-	b := charts.NewBar()
-	b.SetGlobalOptions(
+// benchChartOpts are the options every chart of the bench page shares,
+// with its x axis, the unit of its y axis and the room below the plot.
+func benchChartOpts(x opts.XAxis, yUnit, bottom string) []charts.GlobalOpts {
+	return []charts.GlobalOpts{
 		charts.WithAnimation(false),
 		charts.WithColorsOpts(palette),
-		charts.WithGridOpts(opts.Grid{Left: "64", Right: "24", Top: "36", Bottom: "32"}),
+		charts.WithGridOpts(opts.Grid{Left: "64", Right: "24", Top: "36", Bottom: bottom}),
 		charts.WithLegendOpts(opts.Legend{Top: "4", Type: "scroll"}),
 		charts.WithTooltipOpts(opts.Tooltip{Trigger: "item"}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "category", Data: paths}),
-		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: m.Unit}),
-	)
-	b.SetXAxis(paths)
+		charts.WithXAxisOpts(x),
+		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: yUnit}),
+	}
+}
+
+// benchBar is the bar chart of measure m in row: the paths along x, a bar a
+// library (its median), and a whisker from min to max over each.
+func benchBar(d *benchData, row measure.Dims, m *measure.Measure) *charts.Bar {
+	paths := d.barPaths()
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		names[i] = d.pathName(p)
+	}
+	b := charts.NewBar()
+	b.SetGlobalOptions(benchChartOpts(opts.XAxis{Type: "category", Data: names}, m.Unit, "32")...)
+	b.SetXAxis(names)
 	for li, lib := range d.Libs {
 		var bars []opts.BarData
 		var whiskers []opts.CustomData
 		for pi, p := range paths {
-			c := d.Cell(sc, p, lib)
+			c := d.Cell(row, p, lib)
 			if c == nil || c.Runs == 0 {
 				bars = append(bars, opts.BarData{Value: "-"}) // echarts: no bar
 				continue
 			}
-			v := c.Values[m.ID]
-			bars = append(bars, opts.BarData{Name: fmt.Sprintf("%s %s: %d runs, min %s, max %s", lib, p, c.Runs, fnum(v.Min), fnum(v.Max)), Value: round4(v.Median)})
+			v := c.Stat(m.ID)
+			bars = append(bars, opts.BarData{Name: fmt.Sprintf("%s %s: %d runs, min %s, max %s", lib, names[pi], c.Runs, unit.Figure(v.Min), unit.Figure(v.Max)), Value: round4(v.Median)})
 			whiskers = append(whiskers, opts.CustomData{Value: []any{pi, round4(v.Min), round4(v.Max), li, len(d.Libs)}})
 		}
 		color := palette[li%len(palette)]
@@ -173,10 +205,18 @@ func benchBar(d *benchData, sc string, m *measure.Measure) *charts.Bar {
 // (soak bench -compression) or in several encodings (-encodings: rows
 // scenario-json, scenario-msgpack, …): the page then has the wire bytes chart.
 func (d *benchData) compressed() bool {
-	return slices.ContainsFunc(d.Scenarios, func(row string) bool {
-		sc, _, deflated := strings.Cut(row, "+deflate")
-		return deflated || strings.HasSuffix(sc, "-json") || strings.HasSuffix(sc, "-msgpack") || strings.HasSuffix(sc, "-packed")
+	return slices.ContainsFunc(d.Rows, func(row measure.Dims) bool {
+		return row.Encoding != "" || row.Compression != "" && row.Compression != wire.CompressionOff.String()
 	})
+}
+
+// rowNames are the rows' names, in their order.
+func (d *benchData) rowNames() []string {
+	out := make([]string, len(d.Rows))
+	for i, row := range d.Rows {
+		out[i] = row.Row()
+	}
+	return out
 }
 
 // benchWire is the wire bytes chart: the scenarios (each under each
@@ -185,23 +225,15 @@ func (d *benchData) compressed() bool {
 func benchWire(d *benchData) *charts.Bar {
 	m := measure.BenchByID("bench_wire_per_msg")
 	b := charts.NewBar()
-	b.SetGlobalOptions(
-		charts.WithAnimation(false),
-		charts.WithColorsOpts(palette),
-		charts.WithGridOpts(opts.Grid{Left: "64", Right: "24", Top: "36", Bottom: "32"}),
-		charts.WithLegendOpts(opts.Legend{Top: "4", Type: "scroll"}),
-		charts.WithTooltipOpts(opts.Tooltip{Trigger: "item"}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "category", Data: d.Scenarios}),
-		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: m.Unit}),
-	)
-	b.SetXAxis(d.Scenarios)
+	b.SetGlobalOptions(benchChartOpts(opts.XAxis{Type: "category", Data: d.rowNames()}, m.Unit, "32")...)
+	b.SetXAxis(d.rowNames())
 	for li, lib := range d.Libs {
 		var bars []opts.BarData
-		for _, sc := range d.Scenarios {
+		for _, row := range d.Rows {
 			v := math.NaN()
 			for _, p := range d.barPaths() {
-				if c := d.Cell(sc, p, lib); c != nil && c.Runs > 0 && c.Values[m.ID].Median > 0 {
-					v = c.Values[m.ID].Median
+				if c := d.Cell(row, p, lib); c != nil && c.Runs > 0 && c.Stat(m.ID).Median > 0 {
+					v = c.Stat(m.ID).Median
 					break
 				}
 			}
@@ -209,7 +241,7 @@ func benchWire(d *benchData) *charts.Bar {
 				bars = append(bars, opts.BarData{Value: "-"})
 				continue
 			}
-			bars = append(bars, opts.BarData{Name: fmt.Sprintf("%s %s: %s", lib, sc, fnum(v)), Value: round4(v)})
+			bars = append(bars, opts.BarData{Name: fmt.Sprintf("%s %s: %s", lib, row.Row(), unit.Figure(v)), Value: round4(v)})
 		}
 		if !slices.ContainsFunc(bars, func(x opts.BarData) bool { return x.Value != "-" }) {
 			continue // the raw reader: frame bytes not counted
@@ -236,22 +268,14 @@ const (
 func benchSweep(d *benchData) *charts.Line {
 	m := measure.BenchByID("bench_mb_rate")
 	l := charts.NewLine()
-	l.SetGlobalOptions(
-		charts.WithAnimation(false),
-		charts.WithColorsOpts(palette),
-		charts.WithGridOpts(opts.Grid{Left: "64", Right: "24", Top: "36", Bottom: "40"}),
-		charts.WithLegendOpts(opts.Legend{Top: "4", Type: "scroll"}),
-		charts.WithTooltipOpts(opts.Tooltip{Trigger: "item"}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "log", Name: "bytes/msg", NameLocation: "end"}),
-		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: m.Unit}),
-	)
+	l.SetGlobalOptions(benchChartOpts(opts.XAxis{Type: "log", Name: "bytes/msg", NameLocation: "end"}, m.Unit, "40")...)
 	i := 0
 	for _, p := range d.Paths {
 		for _, lib := range d.Libs {
 			var pts []opts.LineData
-			for _, sc := range d.Scenarios {
-				if c := d.Cell(sc, p, lib); c != nil && c.Runs > 0 {
-					pts = append(pts, opts.LineData{Value: []float64{math.Round(c.Payload), round4(c.Values[m.ID].Median)}})
+			for _, row := range d.Rows {
+				if c := d.Cell(row, p, lib); c != nil && c.Runs > 0 {
+					pts = append(pts, opts.LineData{Value: []float64{math.Round(c.Stat("bench_payload_per_msg").Median), round4(c.Stat(m.ID).Median)}})
 				}
 			}
 			if pts == nil {
@@ -300,38 +324,23 @@ func round4(v float64) float64 {
 	return f
 }
 
-// fnum is a value as the bench table shows it.
-func fnum(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return notMeasured
-	case v >= 1e6:
-		return fmt.Sprintf("%.2fM", v/1e6)
-	case v >= 1e4:
-		return fmt.Sprintf("%.0fk", v/1e3)
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	}
-	return fmt.Sprintf("%.3g", v)
-}
-
-// benchRow is a row of the page's table: a scenario and path, a cell a
-// library.
+// benchRow is a row of the page's table: a row of the bench (its scenario
+// and what else it varies) and a path, a cell a library.
 type benchRow struct {
 	Scenario, Path string
 	Cells          []string
 }
 
-// benchTable is the table: median msgs/s, min–max, (median CPU µs/msg), a
-// row per scenario and path, a column per library.
+// benchTable is the table: the median rate, min–max, (median CPU), a row
+// per bench row and path, a column per library.
 func benchTable(d *benchData) []benchRow {
 	var out []benchRow
-	for _, sc := range d.Scenarios {
+	for _, r := range d.Rows {
 		for _, p := range d.Paths {
-			row := benchRow{Scenario: sc, Path: p}
+			row := benchRow{Scenario: r.Row(), Path: d.pathName(p)}
 			any := false
 			for _, lib := range d.Libs {
-				c := d.Cell(sc, p, lib)
+				c := d.Cell(r, p, lib)
 				switch {
 				case c == nil:
 					row.Cells = append(row.Cells, "")
@@ -339,8 +348,8 @@ func benchTable(d *benchData) []benchRow {
 				case c.Runs == 0:
 					row.Cells = append(row.Cells, fmt.Sprintf("INVALID (%d run(s))", c.Invalid))
 				default:
-					r, cpu := c.Values["bench_msg_rate"], c.Values["bench_cpu_per_msg"]
-					s := fmt.Sprintf("%s %s–%s (%.3f µs)", fnum(r.Median), fnum(r.Min), fnum(r.Max), cpu.Median)
+					r, cpu := c.Stat(d.Agg.Set.Rate), c.Stat(d.Agg.Set.CPU)
+					s := fmt.Sprintf("%s %s–%s (%.3f µs)", unit.Figure(r.Median), unit.Figure(r.Min), unit.Figure(r.Max), cpu.Median)
 					if c.Invalid > 0 {
 						s += fmt.Sprintf(" [%d invalid]", c.Invalid)
 					}
@@ -354,6 +363,23 @@ func benchTable(d *benchData) []benchRow {
 		}
 	}
 	return out
+}
+
+// benchNotes are what the page says of its table and its charts, by side
+// (HTML of this file, written out as it is).
+var benchNotes = map[string]struct{ Table, Charts template.HTML }{
+	measure.SideClient: {
+		Table: `Each cell: median msgs/s, min–max over the counted runs (the warm-up round left out), and in
+parentheses the median CPU µs/msg (user + sys of the client process). INVALID: no run of the cell delivered
+exactly what the firehose sent.`,
+		Charts: `Per scenario, a bar a library and path: the median over the counted runs, with a whisker from the
+minimum to the maximum. The firehose's ceiling is in the table only.`},
+	measure.SideServer: {
+		Table: `Each cell: median deliveries/s (broadcasts the load clients received per second), min–max over the
+counted runs (the warm-up round left out), and in parentheses the median server CPU µs/delivery (user + sys of the
+server process). INVALID: no run of the cell had its clients receive exactly what the server wrote.`,
+		Charts: `Per room size N, a bar a server library: the median over the counted runs, with a whisker from the
+minimum to the maximum.`},
 }
 
 var benchTmpl = template.Must(template.New("bench").Funcs(template.FuncMap{
@@ -392,7 +418,7 @@ func renderBench(db *store.DB, w io.Writer, now time.Time) error {
 			sc, mid, _ := strings.Cut(id, "-")
 			n, _ := strconv.Atoi(strings.TrimPrefix(sc, "s"))
 			m := measure.BenchByID(mid)
-			c.Title = d.Scenarios[n] + ": " + m.Title
+			c.Title = d.Rows[n].Row() + ": " + m.Title
 			c.Note = "bar: median over the counted runs; whisker: min–max; " + string(m.Better) + " is better"
 		}
 		cs = append(cs, c)
@@ -419,6 +445,7 @@ func renderBench(db *store.DB, w io.Writer, now time.Time) error {
 	}
 	return benchTmpl.Execute(w, struct {
 		Run            store.Run
+		Notes          struct{ Table, Charts template.HTML }
 		Libs           []string
 		Rows           []benchRow
 		Charts         []benchChart
@@ -428,6 +455,6 @@ func renderBench(db *store.DB, w io.Writer, now time.Time) error {
 		EchartsVersion string
 		Script         template.JS
 		CSS            template.CSS
-	}{d.Run, d.Libs, benchTable(d), cs, host, versions, now, template.JS(echartsJS), strings.TrimSpace(echartsVersion),
+	}{d.Run, benchNotes[d.Agg.Set.Side], d.Libs, benchTable(d), cs, host, versions, now, template.JS(echartsJS), strings.TrimSpace(echartsVersion),
 		template.JS(benchJS), template.CSS(pageCSS)})
 }

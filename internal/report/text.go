@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/wssoak/wssoak/internal/measure"
+	"github.com/wssoak/wssoak/internal/unit"
 )
 
 // WriteText prints the end table with aligned columns: what soak run prints
@@ -23,6 +24,6 @@ func WriteText(w io.Writer, t *measure.EndTable) {
 // notMeasured is the cell of a value that was not measured.
 const notMeasured = measure.NotMeasured
 
-func num(f float64) string { return measure.Num(f) }
+func num(f float64) string { return unit.Num(f) }
 
-func dur(ms float64) string { return measure.Dur(ms) }
+func dur(ms float64) string { return unit.Millis(ms) }

@@ -4,7 +4,7 @@ import "slices"
 
 // migrations[i] brings a database from user_version i to i+1. Append only:
 // a released step is never edited.
-var migrations = []string{schemaV1, schemaV2, schemaStalls, schemaTruth, schemaVerdictSkip, schemaClock, schemaNotSampled, schemaSummaryID, schemaSignals, schemaRuntime, schemaBench, schemaWire, schemaDrops}
+var migrations = []string{schemaV1, schemaV2, schemaStalls, schemaTruth, schemaVerdictSkip, schemaClock, schemaNotSampled, schemaSummaryID, schemaSignals, schemaRuntime, schemaBench, schemaWire, schemaDrops, schemaBenchDims, schemaChat}
 
 // schemaVersion is the user_version of a database created by this binary.
 var schemaVersion = len(migrations)
@@ -278,3 +278,78 @@ const schemaDrops = `ALTER TABLE samples ADD COLUMN drops INTEGER;`
 
 // dropsVersion is the first version with samples.drops (by position).
 var dropsVersion = slices.Index(migrations, schemaDrops) + 1
+
+// schemaBenchDims: a client bench's row as its dimensions: scenario (the
+// firehose scenario's name), encoding (” when the bench had no encoding
+// dimension: json) and compression (off, on, no_context_takeover). Rows
+// written before it have compression ” and their scenario column holds the
+// whole row label, scenario[-encoding][+deflate|+deflate_nct]: the reader
+// splits it (measure.ParseRow).
+const schemaBenchDims = `
+ALTER TABLE bench_results ADD COLUMN encoding TEXT NOT NULL DEFAULT '';
+ALTER TABLE bench_results ADD COLUMN compression TEXT NOT NULL DEFAULT '';
+`
+
+// benchDimsVersion is the first version with bench_results.encoding (by
+// position).
+var benchDimsVersion = slices.Index(migrations, schemaBenchDims) + 1
+
+// squeezedChat selects the rows a server bench (soak bench -side server)
+// wrote into bench_results before chat_results: scenario "chat N=<n>", path
+// "server", msgs the clients' deliveries, sent_msgs the server's, user_ns and
+// sys_ns the server's CPU, maxrss_kib its peak RSS, wall_ns the load's timed
+// part.
+const squeezedChat = `path = 'server' AND scenario LIKE 'chat N=%'`
+
+// chatFromSqueezed reads a squeezed row as chat_results' columns, in
+// chatColumns order; what such a row did not record is NULL.
+const chatFromSqueezed = `SELECT lib, CAST(substr(scenario, 8) AS INTEGER), round, valid, reason, err,
+	NULL, NULL, NULL, msgs, sent_msgs, wall_ns, user_ns, sys_ns, maxrss_kib,
+	NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+	FROM bench_results WHERE ` + squeezedChat + ` ORDER BY seq`
+
+// chatColumns are chat_results' columns after seq, in insert order.
+const chatColumns = `lib, clients, round, valid, reason, err, rounds, per_round, sent, deliveries, server_deliveries,
+	wall_ns, server_user_ns, server_sys_ns, server_maxrss_kib, server_writes, drops,
+	client_user_ns, client_sys_ns, client_maxrss_kib, client_reads, lat_p50_us, lat_p99_us, lat_max_us`
+
+// schemaChat: the server bench's runs (soak bench -side server) in a table
+// of their own, one row per load run against one chat server, the warm-up
+// round included, in the order they ran. The rows such a bench wrote into
+// bench_results before it move here; the columns they did not record are
+// NULL (not measured).
+const schemaChat = `
+CREATE TABLE chat_results (
+	seq               INTEGER PRIMARY KEY, -- the order the runs ran in
+	lib               TEXT NOT NULL,    -- the server's library
+	clients           INTEGER NOT NULL, -- the room size N
+	round             INTEGER NOT NULL, -- 0: the warm-up, not counted
+	valid             INTEGER NOT NULL, -- deliveries equal the server's count of writes and what the rounds make
+	reason            TEXT NOT NULL,    -- why not valid
+	err               TEXT NOT NULL,    -- the load process's own error
+	rounds            INTEGER,          -- load rounds of clients × clients × per_round deliveries
+	per_round         INTEGER,          -- messages each client sends a round
+	sent              INTEGER,          -- messages the clients sent
+	deliveries        INTEGER NOT NULL, -- broadcasts the clients received
+	server_deliveries INTEGER NOT NULL, -- the server's own count of broadcasts written
+	wall_ns           INTEGER NOT NULL, -- the timed part, on the load client
+	server_user_ns    INTEGER NOT NULL, -- the server's getrusage over the timed part
+	server_sys_ns     INTEGER NOT NULL,
+	server_maxrss_kib INTEGER NOT NULL,
+	server_writes     INTEGER,          -- the server's write syscalls (syscw of /proc/self/io)
+	drops             INTEGER,          -- clients the server dropped (queue full)
+	client_user_ns    INTEGER,          -- the load process's getrusage over the timed part
+	client_sys_ns     INTEGER,
+	client_maxrss_kib INTEGER,
+	client_reads      INTEGER,          -- the load client's socket reads
+	lat_p50_us        REAL,             -- broadcast latency, send to receipt at each client
+	lat_p99_us        REAL,
+	lat_max_us        REAL
+);
+
+INSERT INTO chat_results (` + chatColumns + `) ` + chatFromSqueezed + `;
+DELETE FROM bench_results WHERE ` + squeezedChat + `;
+`
+
+// chatVersion is the first version with chat_results (by position).
+var chatVersion = slices.Index(migrations, schemaChat) + 1
