@@ -308,14 +308,20 @@ func (p *Profile) ReplayConfig() wire.Replay {
 	return r.WithDefaults()
 }
 
-// Error is one problem in a profile file.
+// Error is one problem in a profile file, or in a command-line flag's value
+// that stands for one of its keys (Path "flag -NAME", Line 0).
 type Error struct {
 	Path string
 	Line int
 	Msg  string
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg) }
+func (e *Error) Error() string {
+	if e.Line == 0 {
+		return e.Path + ": " + e.Msg
+	}
+	return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg)
+}
 
 // SetLibraries replaces the profile's libraries (from a command-line flag),
 // with the same checks as the profile file gets.
