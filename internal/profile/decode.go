@@ -37,9 +37,9 @@ type decoder struct {
 	// stored: the text stored with a run, parsed again to read its settings
 	// (thresholds); the files it names are not read, they may be long gone.
 	stored bool
-	src    []byte // the profile's text
-	item   string // the list item being decoded, as in lines ("groups.1")
-	bench *BenchNames // a bench profile's: what its lists are checked against
+	src    []byte      // the profile's text
+	item   string      // the list item being decoded, as in lines ("groups.1")
+	bench  *BenchNames // a bench profile's: what its lists are checked against
 	// flag: the value is a command-line flag's (Bench.Set), not a file's;
 	// path is "flag -NAME" and problems carry no line.
 	flag bool
@@ -424,7 +424,7 @@ func (d *decoder) size(name string, dst *ByteSize, s sign, max int64) func(*yaml
 		line := deref(v).Line
 		x, err := parseByteSize(text)
 		if err != nil {
-			return d.errf(line, "bad size %q: %v", text, err)
+			return d.errf(line, "%s: bad size %q: %v", name, text, err)
 		}
 		if err := d.checkSign(line, name, x < 0, x == 0, s, text); err != nil {
 			return err
