@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
@@ -382,10 +383,19 @@ const (
 	positive
 )
 
+// shown is a value's text as a message shows it: quoted when it holds a
+// line break or another unprintable character (a message is one line).
+func shown(text string) string {
+	if strings.ContainsFunc(text, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return strconv.Quote(text)
+	}
+	return text
+}
+
 func (d *decoder) checkSign(line int, name string, neg, zero bool, s sign, text string) error {
 	switch {
 	case neg:
-		return d.errf(line, "%s must not be negative, got %s", name, text)
+		return d.errf(line, "%s must not be negative, got %s", name, shown(text))
 	case zero && s == positive:
 		return d.errf(line, "%s must be greater than zero", name)
 	}
@@ -430,7 +440,7 @@ func (d *decoder) size(name string, dst *ByteSize, s sign, max int64) func(*yaml
 			return err
 		}
 		if int64(x) > max {
-			return d.errf(line, "%s must be at most %v, got %s", name, ByteSize(max), text)
+			return d.errf(line, "%s must be at most %v, got %s", name, ByteSize(max), shown(text))
 		}
 		*dst = x
 		return nil
@@ -605,6 +615,9 @@ func (d *decoder) names(v *yaml.Node, name, what string, known []string, accept 
 		case slices.Contains(known, s):
 		case accept != nil:
 			if err := accept(s); err != nil {
+				if msg := err.Error(); !strings.Contains(msg, strconv.Quote(s)) {
+					return d.errf(lines[i], "%s %q: %s", what, s, msg) // the reason alone would not name the item
+				}
 				return d.errf(lines[i], "%v", err)
 			}
 		default:

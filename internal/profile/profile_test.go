@@ -331,6 +331,7 @@ var badProfiles = []struct{ name, yaml string }{
 	{"negative size", "rcvbuf: -4KiB\n"},
 	{"negative report interval", "report:\n  every: -5m\n"},
 	{"huge size", "read_limit: 9999999999GiB\n"},
+	{"negative size with a line break", "rcvbuf: \"-1\\nKiB\"\n"},
 	{"rcvbuf over int32", "rcvbuf: 4GiB\n"},
 	{"uppercase symbol", "symbols: [btcusdt, ETHUSDT]\n"},
 	{"bad symbol", "symbols: [btc-usdt]\n"},
