@@ -34,8 +34,7 @@ func benchNames() profile.BenchNames {
 // profiles/bench.yaml when it exists, else the built-in one) and lays the
 // flags of benchKeys that were given over it.
 func loadBench(fset *flagSet, path string) (*profile.Bench, error) {
-	given := false
-	fset.Visit(func(f *flag.Flag) { given = given || f.Name == "profile" })
+	given := given(fset, "profile")
 	if given && path == "" {
 		return nil, usageError{errors.New("flag -profile: no value: want a bench profile FILE, or leave the flag out for " + defaultBenchProfile)}
 	}
@@ -93,4 +92,12 @@ func absentCPUs(c profile.CPUs) []int {
 		}
 	}
 	return out
+}
+
+// given tells whether flag name was on the command line, an empty value
+// included: such a value is refused, not taken for the flag left out.
+func given(fs *flagSet, name string) bool {
+	seen := false
+	fs.Visit(func(f *flag.Flag) { seen = seen || f.Name == name })
+	return seen
 }

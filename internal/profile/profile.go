@@ -326,6 +326,9 @@ func (e *Error) Error() string {
 // SetLibraries replaces the profile's libraries (from a command-line flag),
 // with the same checks as the profile file gets.
 func (p *Profile) SetLibraries(libs []string) error {
+	if len(libs) == 0 || len(libs) == 1 && strings.TrimSpace(libs[0]) == "" {
+		return fmt.Errorf("no library given: want names such as gorilla,gobwas, or leave the flag out for the profile's")
+	}
 	var out []string
 	for _, l := range libs {
 		l = strings.TrimSpace(l)
