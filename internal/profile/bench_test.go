@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -185,22 +184,9 @@ var badBench = []struct{ name, yaml string }{
 }
 
 func TestParseBenchErrors(t *testing.T) {
-	const path = "profiles/b.yaml"
-	line := regexp.MustCompile(`^profiles/b\.yaml:[1-9][0-9]*: [^\n]+$`)
-	var b strings.Builder
-	for _, tt := range badBench {
-		p, err := ParseBench(path, []byte(tt.yaml), testNames)
-		if err == nil {
-			t.Errorf("%s: parsed, want an error: %+v", tt.name, p)
-			continue
-		}
-		var pe *Error
-		if !errors.As(err, &pe) || !line.MatchString(err.Error()) || strings.Contains(err.Error(), "unmarshal") || strings.Contains(err.Error(), "main.") {
-			t.Errorf("%s: error %q is not one <path>:<line>: line", tt.name, err)
-		}
-		fmt.Fprintf(&b, "%s\n\t%s\n", tt.name, err)
-	}
-	golden(t, "testdata/bench_errors.golden", b.String())
+	goldenErrors(t, "testdata/bench_errors.golden", badBench, func(path string, data []byte) (any, error) {
+		return ParseBench(path, data, testNames)
+	})
 }
 
 // The lines the bench documents, independent of the golden file.

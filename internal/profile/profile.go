@@ -1,7 +1,10 @@
-// Package profile reads the YAML profile of a soak run: which libraries, which
-// symbols and stream groups, the keepalive and reconnect policy and, for the
-// local target, the replay server's settings. Parse applies the defaults and
-// validates; every problem is reported as one line "<path>:<line>: <problem>".
+// Package profile reads the tool's YAML profiles: a soak run's (which
+// libraries, which symbols and stream groups, the keepalive and reconnect
+// policy and, for the local target, the replay server's settings) and a soak
+// bench's (bench.go). Each declares its keys once, in struct tags; Parse and
+// ParseBench apply the defaults and validate, and every problem is reported
+// as one line "<path>:<line>: <problem>" (a command-line flag standing for a
+// key: "flag -NAME: <problem>").
 package profile
 
 import (
