@@ -274,3 +274,30 @@ func TestBenchSet(t *testing.T) {
 		})
 	}
 }
+
+func TestParseCPUs(t *testing.T) {
+	tests := []struct {
+		in, want string // want: as String writes it, or the error
+		cpus     CPUs
+	}{
+		{"0:1", "0:1", CPUs{Server: []int{0}, Client: []int{1}}},
+		{"0-1:2-3", "0-1:2-3", CPUs{Server: []int{0, 1}, Client: []int{2, 3}}},
+		{"3,0-1, 5:2", "3,0-1,5:2", CPUs{Server: []int{3, 0, 1, 5}, Client: []int{2}}},
+		{"0:0", "0:0", CPUs{Server: []int{0}, Client: []int{0}}}, // one CPU for both: a choice, not a mistake
+		{"0", `"0": want SERVER:CLIENT CPU lists, such as 0:1 or 0-1:2-3`, CPUs{}},
+		{"0:", `"0:": "" is not a CPU list such as 0, 2-3 or 0,2 (CPUs 0 to 1023)`, CPUs{}},
+		{"1-0:2", `"1-0:2": "1-0" is not a CPU list such as 0, 2-3 or 0,2 (CPUs 0 to 1023)`, CPUs{}},
+		{"0:1-2,2", `"0:1-2,2": "1-2,2" names CPU 2 twice`, CPUs{}},
+		{"0:1024", `"0:1024": "1024" is not a CPU list such as 0, 2-3 or 0,2 (CPUs 0 to 1023)`, CPUs{}},
+	}
+	for _, tt := range tests {
+		c, err := ParseCPUs(tt.in)
+		got := c.String()
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tt.want || !reflect.DeepEqual(c, tt.cpus) {
+			t.Errorf("ParseCPUs(%q) = %+v, %q; want %+v, %q", tt.in, c, got, tt.cpus, tt.want)
+		}
+	}
+}
