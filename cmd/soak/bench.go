@@ -33,32 +33,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	set := map[string]bool{}
 	fset.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	path := *a.profile
-	if path == "" {
-		path = defaultBenchProfile
-	}
-	p, err := loadBenchProfile(path, *a.profile != "")
+	p, err := loadBench(fset, *a.profile)
 	if err != nil {
 		return err
-	}
-	lists := map[string]*[]string{"scenarios": &p.Scenarios, "libs": &p.Libs, "paths": &p.Paths, "encodings": &p.Encodings, "compression": &p.Compression}
-	values := map[string]string{"scenarios": *a.scenarios, "libs": *a.libs, "paths": *a.paths, "encodings": *a.encodings, "compression": *a.compression}
-	for name, dst := range lists {
-		if set[name] {
-			*dst = splitList(values[name])
-		}
-	}
-	if set["runs"] {
-		p.Runs = *a.runs
-	}
-	if set["n"] {
-		p.N = *a.n
-	}
-	if set["rcvbuf"] {
-		p.RcvBuf = *a.rcvbuf
-	}
-	if set["cpus"] {
-		p.CPUs = *a.cpus
 	}
 	var sizes []int
 	if set["sweep"] {
@@ -68,7 +45,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if len(p.Encodings) > 0 {
 			return usageError{errors.New("flag -sweep: not with -encodings: the sweep reads json")}
 		}
-		if len(p.Compression) > 0 && !slices.Equal(p.Compression, []string{"off"}) {
+		if slices.ContainsFunc(p.Compression, wire.Compression.Enabled) {
 			return usageError{errors.New("flag -sweep: not with -compression: the sweep reads plain frames")}
 		}
 		if sizes, err = parseSweep(*a.sweep); err != nil {
@@ -81,10 +58,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			p.Paths = []string{bench.PathBare}
 		}
 	}
-	cfg, notes, err := benchConfig(p)
-	if err != nil {
-		return err
-	}
+	cfg, notes := benchConfig(p)
 	if sizes != nil {
 		var ss []string
 		for _, n := range sizes {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/wssoak/wssoak/internal/bench"
+	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -355,32 +357,56 @@ func TestBenchBadInput(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Arguments that make a bench cheap: a refusal that does not happen
+	// shows as a short bench that exits 0, not a long one. (Clipped: each
+	// append below makes its own copy; the last of a flag given twice counts.)
+	cheap := slices.Clip([]string{"-runs", "1", "-n", "10", "-paths", "bare", "-scenarios", "aggTrade", "-libs", "gorilla"})
 	tests := []struct {
 		name string
 		args []string
 		flag string
+		want string // in the error line, when given
 	}{
-		{"unknown scenario", []string{"-scenarios", "aggTrade,bookDepth"}, "-scenarios"},
-		{"unknown library", []string{"-libs", "gorilla,nhooyr"}, "-libs"},
-		{"unknown path", []string{"-paths", "fast"}, "-paths"},
-		{"no runs", []string{"-runs", "0"}, "-runs"},
-		{"rcvbuf word", []string{"-rcvbuf", "banana"}, "-rcvbuf"},
-		{"cpus word", []string{"-cpus", "all"}, "-cpus"},
-		{"format", []string{"-format", "csv"}, "-format"},
-		{"out not a directory", []string{"-out", filepath.Join(file, "sub")}, "-out"},
-		{"profile missing", []string{"-profile", filepath.Join(t.TempDir(), "none.yaml")}, "-profile"},
-		{"sweep reversed", []string{"-sweep", "900KB..9KB"}, "-sweep"},
-		{"sweep word", []string{"-sweep", "banana"}, "-sweep"},
-		{"sweep one size", []string{"-sweep", "9KB"}, "-sweep"},
-		{"sweep too small", []string{"-sweep", "10B..9KB"}, "-sweep"},
-		{"sweep too large", []string{"-sweep", "9KB..17MiB"}, "-sweep"},
-		{"sweep and scenarios", []string{"-sweep", "9KB..900KB", "-scenarios", "depth"}, "-sweep"},
-		{"unknown encoding", []string{"-encodings", "json,protobuf"}, "-encodings"},
-		{"encoding twice", []string{"-encodings", "msgpack,json,msgpack"}, "-encodings"},
-		{"sweep and encodings", []string{"-sweep", "9KB..900KB", "-encodings", "msgpack"}, "-sweep"},
-		{"compression unknown", []string{"-compression", "off,zstd"}, "-compression"},
-		{"compression twice", []string{"-compression", "on,on"}, "-compression"},
-		{"sweep and compression", []string{"-sweep", "9KB..900KB", "-compression", "on"}, "-sweep"},
+		{"unknown scenario", []string{"-scenarios", "aggTrade,bookDepth"}, "-scenarios", ""},
+		{"unknown library", []string{"-libs", "gorilla,nhooyr"}, "-libs", ""},
+		{"unknown path", []string{"-paths", "fast"}, "-paths", ""},
+		{"no runs", []string{"-runs", "0"}, "-runs", ""},
+		{"rcvbuf word", []string{"-rcvbuf", "banana"}, "-rcvbuf", ""},
+		{"cpus word", []string{"-cpus", "all"}, "-cpus", ""},
+		{"format", []string{"-format", "csv"}, "-format", ""},
+		{"out not a directory", []string{"-out", filepath.Join(file, "sub")}, "-out", ""},
+		{"profile missing", []string{"-profile", filepath.Join(t.TempDir(), "none.yaml")}, "-profile", ""},
+		{"sweep reversed", []string{"-sweep", "900KB..9KB"}, "-sweep", ""},
+		{"sweep word", []string{"-sweep", "banana"}, "-sweep", ""},
+		{"sweep one size", []string{"-sweep", "9KB"}, "-sweep", ""},
+		{"sweep too small", []string{"-sweep", "10B..9KB"}, "-sweep", ""},
+		{"sweep too large", []string{"-sweep", "9KB..17MiB"}, "-sweep", ""},
+		{"sweep and scenarios", []string{"-sweep", "9KB..900KB", "-scenarios", "depth"}, "-sweep", ""},
+		{"unknown encoding", []string{"-encodings", "json,protobuf"}, "-encodings", ""},
+		{"encoding twice", []string{"-encodings", "msgpack,json,msgpack"}, "-encodings", ""},
+		{"sweep and encodings", []string{"-sweep", "9KB..900KB", "-encodings", "msgpack"}, "-sweep", ""},
+		{"compression unknown", []string{"-compression", "off,zstd"}, "-compression", ""},
+		{"compression twice", []string{"-compression", "on,on"}, "-compression", ""},
+		{"sweep and compression", []string{"-sweep", "9KB..900KB", "-compression", "on"}, "-sweep", ""},
+		// A name twice would be twin rows, their spread pooled and a verdict
+		// of a library against itself.
+		{"library twice", append(cheap, "-libs", "gorilla,gorilla"), "-libs", `library "gorilla" listed twice`},
+		{"scenario twice", append(cheap, "-scenarios", "aggTrade,aggTrade"), "-scenarios", `scenario "aggTrade" listed twice`},
+		{"path twice", append(cheap, "-paths", "bare,bare"), "-paths", `path "bare" listed twice`},
+		{"cpu twice", append(cheap, "-cpus", "0,0:1"), "-cpus", "names CPU 0 twice"},
+		// An empty value is refused, not the profile's list used instead.
+		{"libs empty", append(cheap, "-libs", ""), "-libs", "no value"},
+		{"scenarios empty", append(cheap, "-scenarios", " "), "-scenarios", "no value"},
+		{"paths only commas", append(cheap, "-paths", ",,"), "-paths", "paths is empty"},
+		{"encodings empty", append(cheap, "-encodings", ""), "-encodings", "no value"},
+		{"compression empty", append(cheap, "-compression", ""), "-compression", "no value"},
+		{"rcvbuf empty", append(cheap, "-rcvbuf", ""), "-rcvbuf", "no value"},
+		{"cpus empty", append(cheap, "-cpus", ""), "-cpus", "no value"},
+		{"profile empty", append(cheap, "-profile", ""), "-profile", "no value"},
+		{"runs too many", append(cheap, "-runs", "1001"), "-runs", "at most 1000"},
+		{"n negative", append(cheap, "-n", "-1"), "-n", "must not be negative"},
+		{"rcvbuf too large", append(cheap, "-rcvbuf", "2GiB"), "-rcvbuf", "at most 1GiB"},
+		{"profile endless", append(cheap, "-profile", "/dev/zero"), "-profile", "profile /dev/zero: larger than 4 MiB"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -391,8 +417,8 @@ func TestBenchBadInput(t *testing.T) {
 				t.Fatalf("soak %v: error %v, want a usage error", args, err)
 			}
 			msg := err.Error()
-			if !strings.Contains(msg, "flag "+tt.flag+":") || strings.Contains(msg, "\n") {
-				t.Errorf("soak %v: error %q, want one line naming flag %s", args, msg, tt.flag)
+			if !strings.Contains(msg, "flag "+tt.flag+":") || strings.Contains(msg, "\n") || !strings.Contains(msg, tt.want) {
+				t.Errorf("soak %v: error %q, want one line naming flag %s and %q", args, msg, tt.flag, tt.want)
 			}
 			var errb strings.Builder
 			if code := exitCode(err, &errb); code != 2 || strings.Count(errb.String(), "\n") != 1 {
@@ -481,25 +507,56 @@ func TestBenchProfiles(t *testing.T) {
 		t.Fatalf("bench profiles: %v (%v), want bench.yaml and bench-full.yaml", files, err)
 	}
 	for _, f := range files {
-		p, err := loadBenchProfile(f, true)
+		p, err := profile.LoadBench(f, benchNames())
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		cfg, _, err := benchConfig(p)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
+		cfg, _ := benchConfig(p)
 		if len(cfg.Scenarios) != 6 || len(cfg.Libs) != 5 || len(cfg.Paths) != 3 || cfg.Runs != 5 {
 			t.Errorf("%s: %d scenarios, %d libraries, %d paths, %d runs; want the whole table, 5 runs", f, len(cfg.Scenarios), len(cfg.Libs), len(cfg.Paths), cfg.Runs)
 		}
 		if filepath.Base(f) == "bench.yaml" {
-			want, _, err := benchConfig(defaultBench())
-			if err != nil {
-				t.Fatal(err)
-			}
+			want, _ := benchConfig(profile.DefaultBench(benchNames()))
 			if fmt.Sprintf("%+v", cfg) != fmt.Sprintf("%+v", want) {
 				t.Errorf("profiles/bench.yaml differs from the built-in default:\n got %+v\nwant %+v", cfg, want)
 			}
 		}
+	}
+}
+
+// TestBenchProfileErrors: a bench profile's problem is one line naming the
+// file, the line and the key, and exit code 2; nothing is run.
+func TestBenchProfileErrors(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct{ name, yaml, want string }{
+		{"unknown key", "runs: 2\nscenaros: [aggTrade]\n", `:2: unknown key "scenaros" in profile; did you mean "scenarios"?`},
+		{"wrong type", "libs: [gorilla]\nruns: many\n", `:2: runs must be an integer, got "many"`},
+		{"list not a list", "libs: gorilla\n", `:1: libs must be a list, got "gorilla"`},
+		{"library twice", "libs:\n  - gorilla\n  - gobwas\n  - gorilla\n", `:4: library "gorilla" listed twice (first at line 2)`},
+		{"scenario twice", "scenarios: [aggTrade, depth, aggTrade]\n", `:1: scenario "aggTrade" listed twice (first at line 1)`},
+		{"unknown scenario", "scenarios: [aggTrade, bookDepth]\n", `:1: unknown scenario "bookDepth" (known: aggTrade, kline, depth20, depth, tickerArr, mix)`},
+		{"unknown path", "paths: [bare, fast]\n", `:1: unknown path "fast" (known: bare, full, decode)`},
+		{"bad cpus", "cpus: \"0-1\"\n", `:1: cpus "0-1": want SERVER:CLIENT CPU lists, such as 0:1 or 0-1:2-3`},
+		{"deflate out of range", "deflate:\n  window_bits: 8\n", `:2: deflate.window_bits must be at least 9, got 8`},
+		{"bytes per run zero", "bytes_per_run: 0\n", `:1: bytes_per_run must be greater than zero`},
+		{"gomemlimit word", "worker_runtime: {gomemlimit: lots}\n", `:1: worker_runtime.gomemlimit: bad size "lots": want bytes or a number with a unit such as 512KiB, 16MiB, 1MB`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-")+".yaml")
+			if err := os.WriteFile(path, []byte(tt.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := t.TempDir()
+			_, _, err := runSoak(t, "bench", "-profile", path, "-out", out)
+			var errb strings.Builder
+			code := exitCode(err, &errb)
+			if want := "soak: " + path + tt.want + "\n"; code != 2 || errb.String() != want {
+				t.Errorf("exit code %d, stderr %q; want 2, %q", code, errb.String(), want)
+			}
+			if entries, _ := os.ReadDir(out); len(entries) > 0 {
+				t.Errorf("a refused profile left bench directories: %v", entries)
+			}
+		})
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/wssoak/wssoak/internal/bench"
 	"github.com/wssoak/wssoak/internal/chat"
+	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/sampler"
 	"github.com/wssoak/wssoak/internal/store"
 )
@@ -81,6 +82,11 @@ func chatBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *a.side != "server" {
 		return usageError{fmt.Errorf("flag -side: %q: want server (soak bench without -side measures the clients)", *a.side)}
 	}
+	for _, name := range []string{"libs", "clients", "cpus"} {
+		if set[name] && strings.TrimSpace(fs.Lookup(name).Value.String()) == "" {
+			return usageError{fmt.Errorf("flag -%s: no value: leave the flag out for its default", name)}
+		}
+	}
 	cfg := bench.ChatConfig{Runs: *a.runs, Deliveries: *a.deliveries, PerRound: *a.perRound, Queue: *a.queue, Progress: stderr}
 	var notes []string
 	node, script, nodeErr := chat.NodeServer(".")
@@ -94,6 +100,9 @@ func chatBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	for _, l := range libs {
 		switch {
+		case slices.Contains(cfg.Libs, l):
+			// A library twice would be two rows of one server, their spread pooled.
+			return usageError{fmt.Errorf("flag -libs: library %q listed twice", l)}
 		case l == chat.NodeLib && nodeErr != nil:
 			return usageError{fmt.Errorf("flag -libs: %s: %w", l, nodeErr)}
 		case l == chat.NodeLib:
@@ -110,6 +119,9 @@ func chatBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 1000 {
 			return usageError{fmt.Errorf("flag -clients: %q is not a room size: want 1 to 1000, such as 16,32,64", s)}
+		}
+		if slices.Contains(cfg.Clients, n) {
+			return usageError{fmt.Errorf("flag -clients: room size %d listed twice", n)}
 		}
 		cfg.Clients = append(cfg.Clients, n)
 	}
@@ -130,14 +142,14 @@ func chatBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	case *a.cpus == "none":
 		notes = append(notes, "not pinned (-cpus none): servers and load client share every CPU")
 	case *a.cpus != "":
-		srv, cli, err := parseCPUs(*a.cpus)
+		c, err := profile.ParseCPUs(*a.cpus)
 		if err != nil {
 			return usageError{fmt.Errorf("flag -cpus: %w", err)}
 		}
-		if missing := absentCPUs(append(slices.Clone(srv), cli...)); len(missing) > 0 {
+		if missing := absentCPUs(c); len(missing) > 0 {
 			notes = append(notes, fmt.Sprintf("-cpus %s: not pinned, this machine lacks CPU(s) %v", *a.cpus, missing))
 		} else {
-			cfg.ServerCPUs, cfg.ClientCPUs = srv, cli
+			cfg.ServerCPUs, cfg.ClientCPUs = c.Server, c.Client
 		}
 	default:
 		if have := bench.UsableCPUs(); have[0] && have[1] {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,6 +80,9 @@ func TestChatBench(t *testing.T) {
 
 // TestChatBenchBadInput: one clear usage error naming the flag.
 func TestChatBenchBadInput(t *testing.T) {
+	// Arguments that make a bench cheap: a refusal that does not happen
+	// shows as a short bench that exits 0 (clipped: each append copies).
+	cheap := slices.Clip([]string{"-libs", "gorilla", "-clients", "2", "-runs", "1", "-deliveries", "10", "-cpus", "none", "-out", t.TempDir()})
 	tests := []struct {
 		args []string
 		want string
@@ -90,6 +94,15 @@ func TestChatBenchBadInput(t *testing.T) {
 		{[]string{"-queue", "0"}, "flag -queue"},
 		{[]string{"-cpus", "x"}, "flag -cpus"},
 		{[]string{"-out", "/proc/nope"}, "flag -out"},
+		// A name twice would be twin rows of one server, their spread pooled.
+		{append(cheap, "-clients", "4,4"), "flag -clients: room size 4 listed twice"},
+		{append(cheap, "-clients", "4,8,04"), "flag -clients: room size 4 listed twice"},
+		{append(cheap, "-libs", "gorilla,gorilla"), `flag -libs: library "gorilla" listed twice`},
+		{append(cheap, "-cpus", "0:1,1"), `flag -cpus: "0:1,1": "1,1" names CPU 1 twice`},
+		// An empty value is refused, not the default used instead.
+		{append(cheap, "-libs", ""), "flag -libs: no value"},
+		{append(cheap, "-clients", " "), "flag -clients: no value"},
+		{append(cheap, "-cpus", ""), "flag -cpus: no value"},
 	}
 	for _, tc := range tests {
 		args := append([]string{"bench", "-side", "server"}, tc.args...)

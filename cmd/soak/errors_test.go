@@ -38,6 +38,8 @@ func TestBadInput(t *testing.T) {
 		{"missing profile", []string{"run", "-profile", filepath.Join(dir, "none.yaml"), "-out", out}, `read profile: open .*none.yaml`, 1},
 		{"endless profile", []string{"run", "-profile", "/dev/zero", "-out", out}, `^soak: profile /dev/zero: larger than 4 MiB\n$`, 1},
 		{"unknown library flag", []string{"run", "-libs", "gorilla,nope", "-out", out}, `flag -libs: unknown library "nope"`, 2},
+		{"empty libs flag", []string{"run", "-libs", "", "-out", out}, `flag -libs: no library given`, 2},
+		{"empty duration flag", []string{"run", "-duration", "", "-out", out}, `flag -duration: bad duration ""`, 2},
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`, 2},
 		{"sub-second duration flag", []string{"run", "-duration", "500ms", "-out", out}, `flag -duration: 500ms is shorter than one second`, 2},
 		{"negative speed", []string{"serve", "-addr", "127.0.0.1:0", "-speed", "-1"}, `flag -speed: -1 is not a rate factor: want a number above 0 and at most 1000`, 2},

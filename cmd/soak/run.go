@@ -53,7 +53,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	} else if p, err = loadProfile(*profilePath); err != nil {
 		return err
 	}
-	if *duration != "" {
+	if *duration != "" || given(fs, "duration") {
 		d, err := time.ParseDuration(*duration)
 		if err != nil || d <= 0 {
 			return usageError{fmt.Errorf("flag -duration: bad duration %q: want a positive number with a unit such as 30s, 2m, 24h", *duration)}
@@ -63,7 +63,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		p.Duration = profile.Duration(d)
 	}
-	if *libs != "" {
+	if *libs != "" || given(fs, "libs") { // an empty -libs is refused, not the profile's list used
 		if err := p.SetLibraries(strings.Split(*libs, ",")); err != nil {
 			return usageError{fmt.Errorf("flag -libs: %w", err)}
 		}

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
@@ -37,12 +38,19 @@ type decoder struct {
 	// stored: the text stored with a run, parsed again to read its settings
 	// (thresholds); the files it names are not read, they may be long gone.
 	stored bool
-	src    []byte // the profile's text
-	item   string // the list item being decoded, as in lines ("groups.1")
+	src    []byte      // the profile's text
+	item   string      // the list item being decoded, as in lines ("groups.1")
+	bench  *BenchNames // a bench profile's: what its lists are checked against
+	// flag: the value is a command-line flag's (Bench.Set), not a file's;
+	// path is "flag -NAME" and problems carry no line.
+	flag bool
 }
 
 func (d *decoder) errf(line int, format string, args ...any) *Error {
 	msg := fmt.Sprintf(format, args...)
+	if d.flag {
+		return &Error{Path: d.path, Msg: msg}
+	}
 	if a := d.alias; a != nil {
 		line = a.Line
 		msg += fmt.Sprintf(" (in the value of *%s, anchored at line %d)", a.Value, a.Alias.Line)
@@ -51,6 +59,15 @@ func (d *decoder) errf(line int, format string, args ...any) *Error {
 		line = 1
 	}
 	return &Error{Path: d.path, Line: line, Msg: msg}
+}
+
+// firstAt is " (first at line N)" for an item listed twice in a file, and
+// nothing for a flag's value, which has no lines.
+func (d *decoder) firstAt(line int) string {
+	if d.flag {
+		return ""
+	}
+	return fmt.Sprintf(" (first at line %d)", line)
 }
 
 // at is the line to record for a node at line: the alias's while an anchored
@@ -151,7 +168,8 @@ func aliasLine(lines [][]byte, name string) int {
 	return 1
 }
 
-func (d *decoder) parse(data []byte) (*Profile, error) {
+// document returns the one mapping of settings a profile's text holds.
+func (d *decoder) document(data []byte) (*yaml.Node, error) {
 	d.lines, d.set, d.src = map[string]int{}, map[string]bool{}, data
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
@@ -177,7 +195,14 @@ func (d *decoder) parse(data []byte) (*Profile, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, d.errf(root.Line, "profile must be a mapping of settings, got %s", kindName(root))
 	}
+	return root, nil
+}
 
+func (d *decoder) parse(data []byte) (*Profile, error) {
+	root, err := d.document(data)
+	if err != nil {
+		return nil, err
+	}
 	p := Default()
 	p.Name = ""
 	p.Replay.Symbols = nil
@@ -358,10 +383,19 @@ const (
 	positive
 )
 
+// shown is a value's text as a message shows it: quoted when it holds a
+// line break or another unprintable character (a message is one line).
+func shown(text string) string {
+	if strings.ContainsFunc(text, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return strconv.Quote(text)
+	}
+	return text
+}
+
 func (d *decoder) checkSign(line int, name string, neg, zero bool, s sign, text string) error {
 	switch {
 	case neg:
-		return d.errf(line, "%s must not be negative, got %s", name, text)
+		return d.errf(line, "%s must not be negative, got %s", name, shown(text))
 	case zero && s == positive:
 		return d.errf(line, "%s must be greater than zero", name)
 	}
@@ -390,7 +424,8 @@ func (d *decoder) duration(name string, dst *Duration, s sign) func(*yaml.Node) 
 	}
 }
 
-func (d *decoder) size(name string, dst *ByteSize, s sign) func(*yaml.Node) error {
+// size reads a size; max bounds it (math.MaxInt64: no bound of its own).
+func (d *decoder) size(name string, dst *ByteSize, s sign, max int64) func(*yaml.Node) error {
 	return func(v *yaml.Node) error {
 		text, err := d.scalar(v, name)
 		if err != nil {
@@ -399,10 +434,36 @@ func (d *decoder) size(name string, dst *ByteSize, s sign) func(*yaml.Node) erro
 		line := deref(v).Line
 		x, err := parseByteSize(text)
 		if err != nil {
-			return d.errf(line, "bad size %q: %v", text, err)
+			return d.errf(line, "%s: bad size %q: %v", name, text, err)
 		}
 		if err := d.checkSign(line, name, x < 0, x == 0, s, text); err != nil {
 			return err
+		}
+		if int64(x) > max {
+			return d.errf(line, "%s must be at most %v, got %s", name, ByteSize(max), shown(text))
+		}
+		*dst = x
+		return nil
+	}
+}
+
+// unsigned reads an integer from 0 to the largest uint64 (a seed).
+func (d *decoder) unsigned(name string, dst *uint64) func(*yaml.Node) error {
+	return func(v *yaml.Node) error {
+		text, err := d.scalar(v, name)
+		if err != nil {
+			return err
+		}
+		n := deref(v)
+		var x uint64
+		switch {
+		case n.Tag == "!!int" && n.Decode(&x) == nil:
+		case !decimal.MatchString(text):
+			return d.errf(n.Line, "%s must be an integer, got %q", name, text)
+		case text[0] == '-':
+			return d.errf(n.Line, "%s must not be negative, got %s", name, text)
+		default:
+			return d.errf(n.Line, "%s must be at most %d, got %s", name, uint64(math.MaxUint64), text)
 		}
 		*dst = x
 		return nil
@@ -527,27 +588,53 @@ func (d *decoder) target(v *yaml.Node, dst *string) error {
 	return nil
 }
 
-func (d *decoder) libraries(v *yaml.Node, dst *[]string) error {
-	libs, lines, err := d.list(v, "libraries", math.MaxInt) // the checks below stop at the 6th item
+// names reads a list of names, each one of known (or accepted by accept,
+// when given), none twice; what is the noun of an item in messages. An empty
+// list is refused unless mayBeEmpty, and is then nil.
+func (d *decoder) names(v *yaml.Node, name, what string, known []string, accept func(string) error, mayBeEmpty bool, dst *[]string) error {
+	// Names from known: the checks below stop at the first unknown or
+	// repeated one. Names accept takes may be many (sized scenarios): bound.
+	bound := math.MaxInt
+	if accept != nil {
+		bound = maxNames
+	}
+	items, lines, err := d.list(v, name, bound)
 	if err != nil {
 		return err
 	}
-	if len(libs) == 0 {
-		return d.errf(deref(v).Line, "libraries is empty: list at least one of %s", strings.Join(wire.Libraries, ", "))
+	if len(items) == 0 {
+		if !mayBeEmpty {
+			return d.errf(deref(v).Line, "%s is empty: list at least one of %s", name, strings.Join(known, ", "))
+		}
+		*dst = nil
+		return nil
 	}
 	first := map[string]int{}
-	for i, l := range libs {
-		if !slices.Contains(wire.Libraries, l) {
-			return d.errf(lines[i], "unknown library %q (known: %s)", l, strings.Join(wire.Libraries, ", "))
+	for i, s := range items {
+		switch {
+		case slices.Contains(known, s):
+		case accept != nil:
+			if err := accept(s); err != nil {
+				if msg := err.Error(); !strings.Contains(msg, strconv.Quote(s)) {
+					return d.errf(lines[i], "%s %q: %s", what, s, msg) // the reason alone would not name the item
+				}
+				return d.errf(lines[i], "%v", err)
+			}
+		default:
+			return d.errf(lines[i], "unknown %s %q (known: %s)", what, s, strings.Join(known, ", "))
 		}
-		if j, dup := first[l]; dup {
-			return d.errf(lines[i], "library %q listed twice (first at line %d)", l, lines[j])
+		if j, dup := first[s]; dup {
+			return d.errf(lines[i], "%s %q listed twice%s", what, s, d.firstAt(lines[j]))
 		}
-		first[l] = i
+		first[s] = i
 	}
-	*dst = libs
+	*dst = items
 	return nil
 }
+
+// maxNames bounds a list of names that accept judges (scenarios): far above
+// any real list.
+const maxNames = 1000
 
 func (d *decoder) symbols(v *yaml.Node, name string, dst *[]string) error {
 	syms, lines, err := d.list(v, name, MaxSymbols)
@@ -563,7 +650,7 @@ func (d *decoder) symbols(v *yaml.Node, name string, dst *[]string) error {
 			return d.errf(lines[i], "bad symbol %q: %v", s, err)
 		}
 		if j, dup := first[s]; dup {
-			return d.errf(lines[i], "symbol %q listed twice (first at line %d)", s, lines[j])
+			return d.errf(lines[i], "symbol %q listed twice%s", s, d.firstAt(lines[j]))
 		}
 		first[s] = i
 	}

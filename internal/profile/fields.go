@@ -19,13 +19,13 @@ import (
 // where the Go type does not:
 //
 //	positive     a duration, size or number must be above zero (default: zero or more)
-//	min=N,max=N  bounds of an integer (default: those of int64)
+//	min=N,max=N  bounds of an integer (default: those of int64); max also bounds a size
 //	keys=LIST    the keys of a map[string]float64, from keyLists
 //	kind=KIND    a value with its own checks, read by decoder.custom
 //	name=NAME    the key's name in messages, when not its path
 //
 // By its type a field is a Duration or time.Duration (with a unit), a
-// ByteSize, a float64, an int or int64, a bool, a string (any single value),
+// ByteSize, a float64, an int, int64 or uint64, a bool, a string (any single value),
 // or a struct: a mapping of its own keys. A key's name in messages is its
 // path ("keepalive.timeout"), or the item's prefix and the key in a list's
 // items ("fault at").
@@ -75,8 +75,10 @@ func specsOf(t reflect.Type) []spec {
 				s.positive = true
 			case "min":
 				s.min, err = strconv.ParseInt(v, 10, 64)
-			case "max":
-				s.max, err = strconv.ParseInt(v, 10, 64)
+			case "max": // a number, or a size with its unit (1GiB)
+				var b ByteSize
+				b, err = parseByteSize(v)
+				s.max = int64(b)
 			case "kind":
 				s.kind = v
 			case "name":
@@ -127,13 +129,15 @@ func (d *decoder) value(s spec, name string, fv, parent reflect.Value) func(*yam
 	case *time.Duration:
 		return d.duration(name, (*Duration)(p), sg)
 	case *ByteSize:
-		return d.size(name, p, sg)
+		return d.size(name, p, sg, s.max)
 	case *float64:
 		return d.float(name, p, sg)
 	case *int64:
 		return d.integer(name, p, s.min, s.max)
 	case *int:
 		return d.int(name, p, s.min, s.max)
+	case *uint64:
+		return d.unsigned(name, p)
 	case *bool:
 		return d.boolean(name, p)
 	case *string:
@@ -202,6 +206,10 @@ func (d *decoder) custom(s spec, name string, fv, parent reflect.Value) func(*ya
 		return str(func(v *yaml.Node, dst *string) error { return d.faultKind(v, name, dst) })
 	case "compression":
 		return func(v *yaml.Node) error { return d.compression(v, name, fv.Addr().Interface().(*wire.Compression)) }
+	case "scenarios", "paths", "encodings", "compressions": // a bench profile's
+		return d.benchList(s.kind, name, fv)
+	case "cpus":
+		return func(v *yaml.Node) error { return d.cpus(v, name, fv.Addr().Interface().(*CPUs)) }
 	case "window":
 		return func(v *yaml.Node) error { return d.window(v, name, fv.Addr().Interface().(*Duration)) }
 	case "speed":
@@ -209,7 +217,7 @@ func (d *decoder) custom(s spec, name string, fv, parent reflect.Value) func(*ya
 	case "per_connection":
 		return func(v *yaml.Node) error { return d.perConnection(v, name, fv.Addr().Interface().(*int)) }
 	case "libraries":
-		return func(v *yaml.Node) error { return d.libraries(v, list()) }
+		return func(v *yaml.Node) error { return d.names(v, name, "library", wire.Libraries, nil, false, list()) }
 	case "symbols":
 		return func(v *yaml.Node) error { return d.symbols(v, name, list()) }
 	case "symbols_or_top": // and its sibling Top

@@ -1,7 +1,10 @@
-// Package profile reads the YAML profile of a soak run: which libraries, which
-// symbols and stream groups, the keepalive and reconnect policy and, for the
-// local target, the replay server's settings. Parse applies the defaults and
-// validates; every problem is reported as one line "<path>:<line>: <problem>".
+// Package profile reads the tool's YAML profiles: a soak run's (which
+// libraries, which symbols and stream groups, the keepalive and reconnect
+// policy and, for the local target, the replay server's settings) and a soak
+// bench's (bench.go). Each declares its keys once, in struct tags; Parse and
+// ParseBench apply the defaults and validate, and every problem is reported
+// as one line "<path>:<line>: <problem>" (a command-line flag standing for a
+// key: "flag -NAME: <problem>").
 package profile
 
 import (
@@ -308,18 +311,27 @@ func (p *Profile) ReplayConfig() wire.Replay {
 	return r.WithDefaults()
 }
 
-// Error is one problem in a profile file.
+// Error is one problem in a profile file, or in a command-line flag's value
+// that stands for one of its keys (Path "flag -NAME", Line 0).
 type Error struct {
 	Path string
 	Line int
 	Msg  string
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg) }
+func (e *Error) Error() string {
+	if e.Line == 0 {
+		return e.Path + ": " + e.Msg
+	}
+	return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg)
+}
 
 // SetLibraries replaces the profile's libraries (from a command-line flag),
 // with the same checks as the profile file gets.
 func (p *Profile) SetLibraries(libs []string) error {
+	if len(libs) == 0 || len(libs) == 1 && strings.TrimSpace(libs[0]) == "" {
+		return fmt.Errorf("no library given: want names such as gorilla,gobwas, or leave the flag out for the profile's")
+	}
 	var out []string
 	for _, l := range libs {
 		l = strings.TrimSpace(l)

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -75,7 +76,7 @@ func (d *decoder) thresholds(v *yaml.Node, dst *[]Threshold) error {
 				t.Limit = time.Duration(x).Seconds()
 			case ThresholdSize:
 				var x ByteSize
-				if err := d.size(name, &x, nonNegative)(v); err != nil {
+				if err := d.size(name, &x, nonNegative, math.MaxInt64)(v); err != nil {
 					return err
 				}
 				t.Limit = float64(x)
