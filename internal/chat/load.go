@@ -34,6 +34,13 @@ type LoadConfig struct {
 	NetDial func(ctx context.Context, network, addr string) (net.Conn, error) `json:"-"`
 }
 
+// LoadAnswer is what a load process (soak child chatload) prints: its
+// result, or why the run failed.
+type LoadAnswer struct {
+	LoadResult
+	Err string `json:"err,omitempty"`
+}
+
 // LoadResult is what a load run measured over its timed part: from every
 // client having "ready" to the last round's last delivery.
 type LoadResult struct {

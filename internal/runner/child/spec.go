@@ -68,6 +68,13 @@ type Writer struct {
 // NewWriter writes JSON lines to w.
 func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
 
+// Err is the first write error, if any.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
 // Write writes v as one line. After a failed write, every later one returns
 // that first error.
 func (w *Writer) Write(v any) error {
