@@ -285,7 +285,8 @@ func (s *soak) loop(ctx context.Context, servers []*serverProc, recs <-chan chat
 					s.Flush()
 				}
 			case chat.RecordEvent:
-				s.AddEvent(s.events(sv, r)...)
+				sec := r.At.Sub(s.o.Now()).Seconds() + time.Since(epoch).Seconds() // the record's instant on the run's seconds
+				s.AddEvent(loadEvents(sv.lib, r, sec)...)
 				s.Flush()
 			case chat.RecordEnd:
 				sv.end = r.End
@@ -297,16 +298,16 @@ func (s *soak) loop(ctx context.Context, servers []*serverProc, recs <-chan chat
 	return nil
 }
 
-// events are the events of a load's event record: as the load named it,
-// and, for a reconnect, first a disconnected event per client reset (as a
-// client soak records a reset: abnormal closure) or closed by the server.
-func (s *soak) events(sv *serverProc, r chat.SoakRecord) []store.Event {
-	ev := store.Event{Lib: sv.lib, TS: r.At, Sec: r.At.Sub(s.o.Now()).Seconds() + time.Since(s.Epoch()).Seconds(), Kind: r.Kind, Fault: r.Fault,
-		Slot: -1, Code: r.Count, Detail: r.Detail, DurMs: r.DurMs}
+// loadEvents are the events of lib's server for a load's event record at
+// second sec of the run: the record's, as the load named it, and before a
+// reconnect a disconnected event per client reset (as a client soak records
+// a reset: abnormal closure) or closed by the server.
+func loadEvents(lib string, r chat.SoakRecord, sec float64) []store.Event {
+	ev := store.Event{Lib: lib, TS: r.At, Sec: sec, Kind: r.Kind, Fault: r.Fault, Slot: -1, Code: r.Count, Detail: r.Detail, DurMs: r.DurMs}
 	var out []store.Event
 	if r.Kind == wire.EventReconnect {
 		for i := range r.Count {
-			d := store.Event{Lib: sv.lib, TS: ev.TS, Sec: ev.Sec, Kind: wire.EventDisconnected, Slot: -1, Group: "chat",
+			d := store.Event{Lib: lib, TS: ev.TS, Sec: ev.Sec, Kind: wire.EventDisconnected, Slot: -1, Group: "chat",
 				Code: 1006, Detail: "reset by the load client (fault)"}
 			if i < len(r.Codes) { // closed by the server for an oversize message
 				d.Code, d.Detail = r.Codes[i], "closed by the server after an oversize message (fault)"
