@@ -171,12 +171,9 @@ func (l *soakLoad) readLoop(ss *soakSession) error {
 		if r := ss.c.Counts().Reads; r != reads {
 			reads, now = r, int64(time.Since(l.start))
 		}
-		from, seq, ok := parseDelivery(m.Payload, len(ss.last))
-		if !ok {
-			return fmt.Errorf("delivery %q: want \"cI: SEQ\" from a client of the room", trim(m.Payload))
-		}
-		if want := ss.last[from] + 1; seq != want {
-			return fmt.Errorf("from %s: sequence %d, want %d (a loss, a duplicate or out of order)", ClientName(from), seq, want)
+		from, seq, err := nextDelivery(m.Payload, ss.last)
+		if err != nil {
+			return err
 		}
 		ss.last[from] = seq
 		snd := l.slots[from].sendAt
