@@ -135,11 +135,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 		o.Profile, db, dir, runID, lock = rs.profile, rs.db, o.Resume, rs.run.ID, rs.lock
-		if o.Profile.Server() {
-			db.Close()
-			lock.Release()
-			return nil, fmt.Errorf("resume %s: a side: server run cannot be resumed (its rooms start anew)", o.Resume)
-		}
 	}
 	p := o.Profile
 	if err := preflight(ctx, p.Target, p.Proxy); err != nil {
