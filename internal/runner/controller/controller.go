@@ -1,7 +1,10 @@
-// Package controller is the controller role of a run: it plans the run,
-// starts the replay server (local target) and one worker process per
-// library, supervises and samples them, and records everything in the run's
-// database. It speaks to its workers only through package wire.
+// Package controller is the controller role of a client soak: it plans the
+// run, starts the replay server (local target) and one worker process per
+// library (package child), supervises and samples them, and records
+// everything in the run's database. It speaks to its workers only through
+// package wire. Its Lifecycle (the run directory, the database and its one
+// writer, the end and its status) is every run's: the server-side soak
+// (package serverside) lives by it too.
 package controller
 
 import (
@@ -23,7 +26,8 @@ import (
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
-// Options configure one soak run.
+// Options configure one soak run: the client soak's (Run) or the
+// server-side soak's (package serverside), which share its lifecycle.
 type Options struct {
 	Profile  *profile.Profile
 	OutDir   string          // parent of the run directory; default "out"
@@ -33,12 +37,13 @@ type Options struct {
 	Abort    <-chan struct{} // closed on a second signal: kill the children at once
 	Now      func() time.Time
 	// WorkerTimeout: a worker that sent no frame for this long is killed
-	// (event worker_hung) and restarted. Default 30 s.
+	// (event worker_hung) and restarted. Default 30 s. The client soak's.
 	WorkerTimeout time.Duration
 	// Resume is the directory of a run whose controller died: the run goes
 	// on in the same database up to its original end instant, with an
 	// outage event for the time nothing was recorded. Profile is then
-	// taken from the run, and OutDir is not used.
+	// taken from the run, and OutDir is not used. The client soak's: a
+	// side: server run is not resumed.
 	Resume string
 	// WriteBacklog is how many batches (about one a second) are kept in
 	// memory while database writes fail; beyond it the oldest is dropped and
