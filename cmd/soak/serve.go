@@ -65,7 +65,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer srv.Close()
-	fmt.Fprintln(stdout, serveBanner(*addr, srv.Addr(), cfg.TLS != nil))
+	fmt.Fprintln(stdout, serveBanner(*addr, srv.Addr(), *certFile != ""))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	<-ctx.Done()
