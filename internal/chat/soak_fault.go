@@ -53,10 +53,7 @@ func (l *soakLoad) inject(ctx context.Context, f SoakFault) error {
 			return fmt.Errorf("reset %v: the server did not see them leave: %w", names, err)
 		}
 		for _, s := range targets {
-			if err := l.dial(ctx, s); err != nil {
-				return err
-			}
-			if err := l.awaitReady(ctx, s.sess); err != nil {
+			if err := l.rejoin(ctx, s); err != nil {
 				return err
 			}
 			l.res.Reconnects++
@@ -134,10 +131,7 @@ func (l *soakLoad) oversize(ctx context.Context, f SoakFault, targets []*soakSlo
 	l.res.Oversize += int64(len(targets))
 	for _, s := range targets {
 		l.end(s, false)
-		if err := l.dial(ctx, s); err != nil {
-			return err
-		}
-		if err := l.awaitReady(ctx, s.sess); err != nil {
+		if err := l.rejoin(ctx, s); err != nil {
 			return err
 		}
 		l.res.Reconnects++
@@ -199,10 +193,7 @@ func (l *soakLoad) settleSlow(ctx context.Context) error {
 	for _, ss := range slow {
 		s := ss.slot
 		l.end(s, false)
-		if err := l.dial(ctx, s); err != nil {
-			return err
-		}
-		if err := l.awaitReady(ctx, s.sess); err != nil {
+		if err := l.rejoin(ctx, s); err != nil {
 			return err
 		}
 		l.res.Rejoins++

@@ -101,6 +101,15 @@ func (l *soakLoad) dial(ctx context.Context, s *soakSlot) error {
 	return nil
 }
 
+// rejoin starts a new session of s and waits for its ready (between ticks):
+// a client back after a fault.
+func (l *soakLoad) rejoin(ctx context.Context, s *soakSlot) error {
+	if err := l.dial(ctx, s); err != nil {
+		return err
+	}
+	return l.awaitReady(ctx, s.sess)
+}
+
 func (l *soakLoad) awaitReady(ctx context.Context, ss *soakSession) error {
 	t := time.NewTimer(l.cfg.Timeout)
 	defer t.Stop()
