@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -72,29 +71,4 @@ func chatServerCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	st := srv.Stats(0)
 	fmt.Fprintf(stdout, "deliveries %d, broadcasts %d, joined %d, dropped %d %v\n", st.Deliveries, st.Broadcasts, st.Joined, st.Drops, st.Dropped)
 	return srv.Close()
-}
-
-// chatLoadCmd is the hidden load process of the server bench: a
-// chat.LoadConfig as JSON on stdin, the chat.LoadResult as one JSON line on
-// stdout ({"err": ...} when the run failed).
-func chatLoadCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("chatload", stdout, stderr)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	var cfg chat.LoadConfig
-	if err := json.NewDecoder(stdin).Decode(&cfg); err != nil {
-		return fmt.Errorf("chatload: read config: %w", err)
-	}
-	res, err := chat.RunLoad(ctx, cfg)
-	out := struct {
-		chat.LoadResult
-		Err string `json:"err,omitempty"`
-	}{LoadResult: res}
-	if err != nil {
-		out.Err = err.Error()
-	}
-	b, _ := json.Marshal(out)
-	_, werr := fmt.Fprintf(stdout, "%s\n", b)
-	return werr
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/runner/controller"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // TestWallClockJump runs with a wall clock (Options.Now) that jumps an hour
@@ -92,7 +93,7 @@ func TestWallClockJump(t *testing.T) {
 		if e.Sec < -2 || e.Sec > 9 {
 			t.Errorf("event %s %s at second %.1f: outside the run", e.Lib, e.Kind, e.Sec)
 		}
-		if e.Kind == "disconnected" || e.Kind == "stall" {
+		if e.Kind == wire.EventDisconnected || e.Kind == wire.EventStall {
 			t.Errorf("unexpected %+v", e)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/wssoak/wssoak/internal/report"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/transport/proxytest"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 const crashProfile = `name: crash
@@ -232,7 +233,7 @@ func TestCrashSafety(t *testing.T) {
 	events, _ := db.Events("")
 	var out []store.Event
 	for _, e := range events {
-		if e.Kind == "outage" {
+		if e.Kind == wire.EventOutage {
 			out = append(out, e)
 		}
 	}
@@ -285,7 +286,7 @@ func TestResumeAfterCrash(t *testing.T) {
 	events, _ := db.Events("")
 	var outages []store.Event
 	for _, e := range events {
-		if e.Kind == "outage" {
+		if e.Kind == wire.EventOutage {
 			outages = append(outages, e)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 const diskProfile = `name: disk
@@ -89,9 +90,9 @@ func TestDiskWritesFail(t *testing.T) {
 			var failed, missing []store.Event
 			for _, e := range events {
 				switch e.Kind {
-				case "write_failed":
+				case wire.EventWriteFailed:
 					failed = append(failed, e)
-				case "missing":
+				case wire.EventMissing:
 					missing = append(missing, e)
 				}
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wssoak/wssoak/internal/binance"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 const faultsProfile = `name: faults-e2e
@@ -99,7 +100,7 @@ func TestRunFaults(t *testing.T) {
 	}
 	faults := map[string][]float64{} // lib -> instants
 	for _, e := range events {
-		if e.Kind == "fault" {
+		if e.Kind == wire.EventFault {
 			faults[e.Lib] = append(faults[e.Lib], e.Sec)
 			if !strings.Contains(e.Detail, "drop n=") && !strings.Contains(e.Detail, "duplicate n=2") &&
 				!strings.Contains(e.Detail, "reorder") && !strings.Contains(e.Detail, "reject n=1 status=503") {
@@ -170,7 +171,7 @@ faults:
 		events, _ := db.Events("")
 		var out []store.Event
 		for _, e := range events {
-			if e.Kind == "fault" {
+			if e.Kind == wire.EventFault {
 				out = append(out, e)
 			}
 		}

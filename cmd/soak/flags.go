@@ -91,16 +91,6 @@ and bench.txt (Go benchmark lines for benchstat) into DIR/bench-<time>/.`,
 		},
 		flags: func(fs *flagSet) any { return benchFlags(fs) },
 	},
-	"benchclient": {
-		synopsis: "soak benchclient",
-		about:    `A client process of soak bench (internal): its spec as JSON on stdin, its result as one JSON line on stdout.`,
-		examples: []example{{"soak benchclient", "read the spec from stdin, run it, print the result"}},
-	},
-	"benchserver": {
-		synopsis: "soak benchserver",
-		about:    `The firehose process of soak bench (internal): its spec as JSON on stdin, its address as one JSON line on stdout; it serves until stdin closes.`,
-		examples: []example{{"soak benchserver", "serve the spec read from stdin"}},
-	},
 	"chatbench": {
 		synopsis: "soak bench -side server [-libs LIBS] [-clients LIST] [-runs N] [-deliveries N] [-per-round N] [-queue N] [-cpus LISTS] [-out DIR]",
 		about: `Measure the libraries as servers (also run as soak chatbench): per room size N, a chat server
@@ -128,16 +118,6 @@ Prints the address it listens on as the first line; GET /_stats returns its coun
 			{"soak chatserver -lib gorilla -n 16 -addr 127.0.0.1:9600", "a gorilla room of 16 on port 9600"},
 		},
 		flags: func(fs *flagSet) any { return chatServerFlags(fs) },
-	},
-	"chatload": {
-		synopsis: "soak chatload",
-		about:    `The load process of soak bench -side server (internal): its config as JSON on stdin, its result as one JSON line on stdout.`,
-		examples: []example{{"soak chatload", "read the config from stdin, run it, print the result"}},
-	},
-	"chatsoak": {
-		synopsis: "soak chatsoak",
-		about:    `The load process of soak run with side: server (internal): its config as a JSON line on stdin, a JSON record per line on stdout (seconds, events, each server's end account).`,
-		examples: []example{{"soak chatsoak", "read the config from stdin, run the load, print its records"}},
 	},
 	"report": {
 		synopsis: "soak report [-o FILE] [-out DIR] [RUN_DIR|DB]",
@@ -182,14 +162,17 @@ to measure the report and the export on a day-long run.`,
 		args:  1,
 		flags: func(fs *flagSet) any { return synthFlags(fs) },
 	},
-	"worker": {
-		synopsis: "soak worker -lib LIB",
-		about: `(internal) The worker of one library, which soak run starts once per library: the plan on
-stdin, JSON frames on stdout, logs on stderr.`,
+	"child": {
+		synopsis: "soak child ROLE",
+		about: `(internal) A process soak starts of itself, one ROLE each: worker (a library's worker of soak run),
+replay (the run's replay server), chatsoak (the load of a side: server run), firehose and
+benchclient (soak bench), chatload (soak bench -side server). Its spec comes as one JSON line on
+stdin; it answers on stdout and logs on stderr; it ends when stdin closes.`,
 		examples: []example{
-			{"soak worker -lib gorilla", "the gorilla/websocket worker"},
+			{"soak child worker", "a worker: the plan on stdin, frames on stdout"},
+			{"soak child replay", "a run's replay server: its config on stdin, its address on stdout"},
 		},
-		flags: func(fs *flagSet) any { return workerFlags(fs) },
+		args: 1,
 	},
 }
 
@@ -219,7 +202,7 @@ func runFlags(fs *flagSet) *runArgs {
 // serveArgs are the flags of soak serve.
 type serveArgs struct {
 	addr, profile, cert, key, compression *string
-	addrPublic, child                     *bool
+	addrPublic                            *bool
 	seed                                  *int64
 	speed                                 *float64
 }
@@ -234,7 +217,6 @@ func serveFlags(fs *flagSet) *serveArgs {
 		speed:       fs.Float64("speed", 0, "rate `FACTOR` (default: the profile's)"),
 		cert:        fs.String("cert", "", "PEM certificate (chain) `FILE`: serve wss:// (with -key)"),
 		key:         fs.String("key", "", "PEM private key `FILE` of -cert"),
-		child:       fs.Bool("child", false, "run as the child of 'soak run' (internal)"),
 	}
 }
 
@@ -327,15 +309,6 @@ func synthFlags(fs *flagSet) *synthArgs {
 	}
 	fs.deprecate("o", "the argument RUN_DIR (soak synth RUN_DIR)", func(s string) error { *a.o = s; return nil })
 	return a
-}
-
-// workerArgs are the flags of soak worker.
-type workerArgs struct {
-	lib *string
-}
-
-func workerFlags(fs *flagSet) *workerArgs {
-	return &workerArgs{lib: fs.String("lib", "", "the library `LIB` to run (a name soak run -libs takes)")}
 }
 
 // flagSet is a subcommand's flags: its help is printed to stdout for -h, and with a

@@ -98,7 +98,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "compare":
 		return compareCmd(ctx, rest, stdout, stderr)
 	case "serve":
-		return serveCmd(ctx, rest, stdin, stdout, stderr)
+		return serveCmd(ctx, rest, stdout, stderr)
 	case "firehose":
 		return firehoseCmd(ctx, rest, stdout, stderr)
 	case "bench":
@@ -110,20 +110,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return chatBenchCmd(ctx, rest, stdout, stderr)
 	case "chatserver":
 		return chatServerCmd(ctx, rest, stdout, stderr)
-	case "chatload":
-		return chatLoadCmd(ctx, rest, stdin, stdout, stderr)
-	case "chatsoak":
-		return chatSoakCmd(ctx, rest, stdin, stdout, stderr)
-	case "benchclient":
-		return benchClientCmd(ctx, rest, stdin, stdout, stderr)
-	case "benchserver":
-		return benchServerCmd(ctx, rest, stdin, stdout, stderr)
 	case "report":
 		return reportCmd(ctx, rest, stdout, stderr)
 	case "synth":
 		return synthCmd(ctx, rest, stdout, stderr)
-	case "worker":
-		return workerCmd(ctx, rest, stdin, stdout, stderr)
+	case "child":
+		return childCmd(ctx, rest, stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

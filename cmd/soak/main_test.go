@@ -13,8 +13,8 @@ import (
 	"github.com/wssoak/wssoak/internal/store"
 )
 
-// TestMain lets the test binary stand in for the soak binary: the controller
-// re-executes its own executable as "serve" and "worker" children, and with
+// TestMain lets the test binary stand in for the soak binary: soak re-executes
+// its own executable as its children ("soak child ROLE", "soak chatserver"), and with
 // SOAK_TEST_AS_MAIN set this binary behaves exactly like soak (but for a fuzzing
 // worker, which go test -fuzz starts as a child too).
 func TestMain(m *testing.M) {

@@ -154,7 +154,7 @@ proxy: `+px.URLWith("soak", proxyPass)+"\n")
 	fails := map[string]map[int]int{} // lib -> slot -> dial errors
 	for _, e := range events {
 		switch e.Kind {
-		case "dial_error":
+		case wire.EventDialError:
 			if !strings.Contains(e.Detail, "socks5: the proxy rejected the credentials of user \"soak\"") ||
 				!strings.Contains(e.Detail, "proxy socks5://soak:****@"+px.Addr()) {
 				t.Errorf("%s dial_error detail %q lacks the cause or the masked proxy", e.Lib, e.Detail)
@@ -163,7 +163,7 @@ proxy: `+px.URLWith("soak", proxyPass)+"\n")
 				fails[e.Lib] = map[int]int{}
 			}
 			fails[e.Lib][e.Slot]++
-		case "connected", "worker_exit", "worker_hung":
+		case wire.EventConnected, wire.EventWorkerExit, wire.EventWorkerHung:
 			t.Errorf("unexpected %s event: %+v", e.Kind, e)
 		}
 	}
@@ -353,12 +353,12 @@ func TestRunRemoteWSS(t *testing.T) {
 	fails := 0
 	for _, e := range mustEvents(t, db) {
 		switch e.Kind {
-		case "dial_error":
+		case wire.EventDialError:
 			fails++
 			if !strings.Contains(e.Detail, "certificate signed by unknown authority") {
 				t.Errorf("%s dial_error %q: want the certificate refused", e.Lib, e.Detail)
 			}
-		case "connected":
+		case wire.EventConnected:
 			t.Errorf("%s connected to a server whose certificate it cannot verify", e.Lib)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // outageProfile: the markets connection only loses events (two drops); the
@@ -131,16 +133,16 @@ func TestRunOutages(t *testing.T) {
 			continue
 		}
 		switch e.Kind {
-		case "fault":
+		case wire.EventFault:
 			a.faults++
 			if kind, _, _ := strings.Cut(e.Detail, " "); slices.Contains([]string{"close", "reset", "half_open", "zombie"}, kind) {
 				a.faultAt = append(a.faultAt, e.Sec)
 			}
-		case "disconnected":
+		case wire.EventDisconnected:
 			cause, _, _ := strings.Cut(e.Detail, ":")
 			a.causes = append(a.causes, fmt.Sprintf("%s/%d %s", e.Group, e.Code, cause))
 			a.lossAt = append(a.lossAt, e.Sec)
-		case "reconnect":
+		case wire.EventReconnect:
 			a.reconnects++
 			a.durs = append(a.durs, e.DurMs)
 			if e.Group != "depth" || e.DurMs <= 0 || e.DurMs > 3000 || !strings.Contains(e.Detail, "back=2/2") {

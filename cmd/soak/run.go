@@ -19,6 +19,7 @@ import (
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/report"
 	"github.com/wssoak/wssoak/internal/runner/controller"
+	"github.com/wssoak/wssoak/internal/runner/serverside"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -137,7 +138,11 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// retried within one budget when they fail (a full disk).
 	retry := &store.Retry{Budget: store.DefaultRetryBudget, Log: log}
 	opts.EndRetry = retry
-	res, err := controller.Run(ctx, opts)
+	start := controller.Run
+	if p != nil && p.Server() {
+		start = serverside.Run // the libraries as chat servers (a resumed run is the controller's to refuse)
+	}
+	res, err := start(ctx, opts)
 	defer res.Release() // the run directory stays ours until its report is written
 	// Stopped by a signal (or the caller) before the end: the controller recorded
 	// the run as interrupted; the exit code says so too.

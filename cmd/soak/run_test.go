@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 const e2eProfile = `name: e2e
@@ -187,9 +188,9 @@ func checkServerCounts(t *testing.T, db *store.DB, libs []string) {
 	for _, e := range events {
 		k := fmt.Sprintf("%s/%d", e.Lib, e.Slot)
 		switch e.Kind {
-		case "connected":
+		case wire.EventConnected:
 			connected[k] = connected[k] || e.Sec < 0
-		case "subscribed":
+		case wire.EventSubscribed:
 			subscribed[k] = true
 			early[k] = early[k] || e.Sec < 0
 		}
@@ -232,7 +233,7 @@ func checkNoErrorEvents(t *testing.T, db *store.DB) {
 		t.Fatal(err)
 	}
 	for _, e := range events {
-		if e.Kind == "disconnected" || e.Kind == "dial_error" || e.Kind == "worker_exit" || e.Kind == "stall" {
+		if e.Kind == wire.EventDisconnected || e.Kind == wire.EventDialError || e.Kind == wire.EventWorkerExit || e.Kind == wire.EventStall {
 			t.Errorf("unexpected event without faults: %+v", e)
 		}
 	}

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,20 +15,19 @@ import (
 	"github.com/wssoak/wssoak/internal/cert"
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/replay"
-	"github.com/wssoak/wssoak/internal/runner/controller"
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
-// serveCmd runs the Binance-like replay server, standalone or as the child of
-// a run (-child: configuration on stdin, ready line on stdout, exit on stdin EOF).
-func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// serveCmd runs the Binance-like replay server on its own (a run's replay
+// server is soak child replay).
+func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve", stdout, stderr)
 	a := serveFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	addr, addrPublic, profilePath, seed, speed := a.addr, a.addrPublic, a.profile, a.seed, a.speed
-	certFile, keyFile, child := a.cert, a.key, a.child
+	certFile, keyFile := a.cert, a.key
 	if err := addrFlag.check(*addr, *addrPublic); err != nil {
 		return err
 	}
@@ -42,70 +39,58 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if set["speed"] && !(*speed > 0 && *speed <= profile.MaxSpeed) {
 		return usageError{fmt.Errorf("flag -speed: %v is not a rate factor: want a number above 0 and at most %d, such as 1 or 10", *speed, profile.MaxSpeed)}
 	}
-	log := newLogger(stderr, slog.LevelInfo)
-	var cfg replay.Config
-	if *child {
-		line, err := bufio.NewReader(stdin).ReadBytes('\n')
-		if err != nil {
-			return fmt.Errorf("read config: %w", err)
-		}
-		if err := json.Unmarshal(line, &cfg.Replay); err != nil {
-			return fmt.Errorf("decode config: %w", err)
-		}
-		*certFile, *keyFile = cfg.CertFile, cfg.KeyFile
-		signal.Ignore(syscall.SIGINT)
-	} else {
-		p := profile.Default()
-		if *profilePath != "" {
-			var err error
-			if p, err = profile.Load(*profilePath); err != nil {
-				return err
-			}
-		}
-		cfg.Replay = p.ReplayConfig()
-		if set["seed"] {
-			cfg.Seed = *seed
-		}
-		if set["speed"] {
-			cfg.Speed = *speed
-		}
-		if set["compression"] {
-			c, err := wire.ParseCompression(*a.compression)
-			if err != nil {
-				return usageError{fmt.Errorf("flag -compression: %w", err)}
-			}
-			cfg.Compression = c
+	p := profile.Default()
+	if *profilePath != "" {
+		var err error
+		if p, err = profile.Load(*profilePath); err != nil {
+			return err
 		}
 	}
-	cfg.Logger = log
-	if *certFile != "" {
-		tc, err := cert.ServerFiles(*certFile, *keyFile)
+	cfg := replay.Config{Replay: p.ReplayConfig(), Logger: newLogger(stderr, slog.LevelInfo)}
+	if set["seed"] {
+		cfg.Seed = *seed
+	}
+	if set["speed"] {
+		cfg.Speed = *speed
+	}
+	if set["compression"] {
+		c, err := wire.ParseCompression(*a.compression)
 		if err != nil {
-			return fmt.Errorf("replay server: %w", err)
+			return usageError{fmt.Errorf("flag -compression: %w", err)}
+		}
+		cfg.Compression = c
+	}
+	srv, err := startReplay(cfg, *certFile, *keyFile, *addr)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	fmt.Fprintln(stdout, serveBanner(*addr, srv.Addr(), *certFile != ""))
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	return nil
+}
+
+// startReplay starts a replay server listening on addr, serving wss:// with
+// the certificate and key files when given.
+func startReplay(cfg replay.Config, certFile, keyFile, addr string) (*replay.Server, error) {
+	if certFile != "" {
+		tc, err := cert.ServerFiles(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("replay server: %w", err)
 		}
 		cfg.TLS = tc
 	}
 	srv, err := replay.New(cfg)
 	if err != nil {
-		return fmt.Errorf("replay server: %w", err)
+		return nil, fmt.Errorf("replay server: %w", err)
 	}
-	if err := srv.Listen(*addr); err != nil {
+	if err := srv.Listen(addr); err != nil {
 		_ = srv.Close() // its generators run already
-		return fmt.Errorf("listen %s: %w", *addr, err)
+		return nil, fmt.Errorf("listen %s: %w", addr, err)
 	}
-	defer srv.Close()
-	if *child {
-		if err := json.NewEncoder(stdout).Encode(controller.ServeReady{Addr: srv.Addr()}); err != nil {
-			return err
-		}
-		_, _ = io.Copy(io.Discard, stdin) // until the controller closes stdin (or dies)
-		return nil
-	}
-	fmt.Fprintln(stdout, serveBanner(*addr, srv.Addr(), cfg.TLS != nil))
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	<-ctx.Done()
-	return nil
+	return srv, nil
 }
 
 // serveBanner is the line serve prints once it listens on addr (as given) at bound, the

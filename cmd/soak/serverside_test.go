@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wssoak/wssoak/internal/runner/controller"
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
@@ -93,12 +92,12 @@ func TestRunServerSide(t *testing.T) {
 			switch e.Kind {
 			case wire.EventFault:
 				faults[e.Fault] += e.Code
-			case controller.EventDropped, wire.EventReconnect:
+			case wire.EventDropped, wire.EventReconnect:
 				counts[e.Kind] += e.Code
-				if e.Kind == controller.EventDropped {
+				if e.Kind == wire.EventDropped {
 					dropped[e.Fault] += e.Code
 				}
-			case controller.EventTruth:
+			case wire.EventTruth:
 				counts[e.Kind]++
 				if e.Code != 0 {
 					t.Errorf("%s: truth: %s", lib, e.Detail)
@@ -107,20 +106,20 @@ func TestRunServerSide(t *testing.T) {
 				counts[e.Kind]++
 			}
 		}
-		if faults["slow_reader"] != 1 || faults["half_open"] != 1 || faults["reset"] != 2 {
+		if faults[wire.FaultSlowReader] != 1 || faults[wire.FaultHalfOpen] != 1 || faults[wire.FaultReset] != 2 {
 			t.Errorf("%s: faults injected %v, want 1 slow reader, 1 half-open and 2 resets", lib, faults)
 		}
-		if dropped["slow_reader"] != faults["slow_reader"] || dropped["half_open"] != faults["half_open"] {
+		if dropped[wire.FaultSlowReader] != faults[wire.FaultSlowReader] || dropped[wire.FaultHalfOpen] != faults[wire.FaultHalfOpen] {
 			t.Errorf("%s: dropped %v, injected %v", lib, dropped, faults)
 		}
-		if want := int64(faults["slow_reader"] + faults["half_open"]); drops != want {
+		if want := int64(faults[wire.FaultSlowReader] + faults[wire.FaultHalfOpen]); drops != want {
 			t.Errorf("%s: the rows' drops sum to %d, %d slow readers and half-open clients injected", lib, drops, want)
 		}
-		if counts[wire.EventReconnect] != faults["reset"] || counts[wire.EventDisconnected] != faults["reset"] {
-			t.Errorf("%s: %d reconnected, %d disconnected, %d reset", lib, counts[wire.EventReconnect], counts[wire.EventDisconnected], faults["reset"])
+		if counts[wire.EventReconnect] != faults[wire.FaultReset] || counts[wire.EventDisconnected] != faults[wire.FaultReset] {
+			t.Errorf("%s: %d reconnected, %d disconnected, %d reset", lib, counts[wire.EventReconnect], counts[wire.EventDisconnected], faults[wire.FaultReset])
 		}
-		if counts[controller.EventTruth] != 1 {
-			t.Errorf("%s: %d truth events, want 1", lib, counts[controller.EventTruth])
+		if counts[wire.EventTruth] != 1 {
+			t.Errorf("%s: %d truth events, want 1", lib, counts[wire.EventTruth])
 		}
 	}
 	workers, err := db.Workers()

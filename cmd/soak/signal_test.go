@@ -17,6 +17,7 @@ import (
 
 	"github.com/wssoak/wssoak/internal/sampler"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // startSoak starts this test binary as the soak command (see TestMain) and
@@ -287,7 +288,7 @@ func TestWorkerCrashIsAFinding(t *testing.T) {
 	}
 	var restartSec float64
 	for _, e := range events {
-		if e.Lib == "gws" && e.Kind == "worker_restart" {
+		if e.Lib == "gws" && e.Kind == wire.EventWorkerRestart {
 			restartSec = e.Sec
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // TestSoakLong runs five minutes with the replay server closing every
@@ -76,11 +78,11 @@ replay:
 	for _, e := range events {
 		v := per[e.Lib]
 		switch {
-		case e.Kind == "disconnected" && e.Code == 1001:
+		case e.Kind == wire.EventDisconnected && e.Code == 1001:
 			v[0]++
-		case e.Kind == "disconnected":
+		case e.Kind == wire.EventDisconnected:
 			t.Errorf("unexpected loss %+v", e)
-		case e.Kind == "reconnect":
+		case e.Kind == wire.EventReconnect:
 			v[1]++
 		}
 		per[e.Lib] = v

@@ -123,10 +123,10 @@ func TestRunTopSymbolsAndRetiredStream(t *testing.T) {
 	}
 	stalls := map[string]int{}
 	for _, e := range events {
-		if e.Kind == "disconnected" {
+		if e.Kind == wire.EventDisconnected {
 			t.Errorf("a connection was dropped (a slot of only silent streams must not be aborted): %+v", e)
 		}
-		if e.Kind == "stall" {
+		if e.Kind == wire.EventStall {
 			if e.Stream != "!ticker@arr" {
 				t.Errorf("unexpected stall %+v", e)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/wssoak/wssoak/internal/cert"
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // After a run, its thresholds are checked from the profile it was started
@@ -45,8 +46,8 @@ func TestThresholdsFromRunProfile(t *testing.T) {
 	}
 	if err == nil {
 		err = db.Write(&store.Batch{Events: []store.Event{
-			{TS: start, Sec: 0.5, Lib: "gws", Kind: "stall", Slot: 0, Stream: "btcusdt@trade"},
-			{TS: start, Sec: 1.5, Lib: "gws", Kind: "stall", Slot: 0, Stream: "btcusdt@trade"},
+			{TS: start, Sec: 0.5, Lib: "gws", Kind: wire.EventStall, Slot: 0, Stream: "btcusdt@trade"},
+			{TS: start, Sec: 1.5, Lib: "gws", Kind: wire.EventStall, Slot: 0, Stream: "btcusdt@trade"},
 		}})
 	}
 	if cerr := db.Close(); err == nil {

@@ -1,25 +1,23 @@
 package bench
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"os/exec"
 	"slices"
 	"time"
 
 	"github.com/wssoak/wssoak/internal/firehose"
+	"github.com/wssoak/wssoak/internal/runner/child"
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // Config is one soak bench.
 type Config struct {
-	Exe         string   `json:"-"` // the soak binary: run as "benchserver" and "benchclient"
+	Exe         string   `json:"-"` // the soak binary: run as "child firehose" and "child benchclient"
 	Scenarios   []string // firehose scenario names
 	Encodings   []string // codec names, each a row per scenario (RowLabel); nil: json only, rows named by scenario
 	Libs        []string // transport names
@@ -107,48 +105,28 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 }
 
 func runScenario(ctx context.Context, cfg Config, sc firehose.Scenario, mode wire.Compression) ([]Result, error) {
-	srv := exec.CommandContext(ctx, cfg.Exe, "benchserver")
-	stdin, err := srv.StdinPipe()
-	if err != nil {
-		return nil, fmt.Errorf("firehose process: %w", err)
-	}
-	stdout, err := srv.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("firehose process: %w", err)
-	}
-	var serr bytes.Buffer
-	srv.Stderr = &serr
-	if err := startPinned(srv, cfg.ServerCPUs); err != nil {
-		return nil, fmt.Errorf("start firehose process: %w", err)
-	}
-	defer func() {
-		_ = stdin.Close()
-		done := make(chan struct{})
-		go func() { _ = srv.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = srv.Process.Kill()
-			<-done
-		}
-	}()
 	zs := cfg.Deflate
 	zs.Compression = wire.CompressionOff
 	if mode.Enabled() {
 		zs.Compression = wire.CompressionOn // the firehose takes either mode as the library offers it
 	}
-	spec, _ := json.Marshal(ServerSpec{Scenario: sc.Name, N: cfg.MessagesFor(sc), Seed: cfg.Seed, Encodings: cfg.Encodings, Deflate: zs})
-	if _, err := fmt.Fprintf(stdin, "%s\n", spec); err != nil {
-		return nil, fmt.Errorf("firehose process: %w", err)
+	srv, err := child.Start(child.Options{Name: "firehose", Exe: cfg.Exe, Args: []string{"child", "firehose"}, CPUs: cfg.ServerCPUs,
+		Spec: ServerSpec{Scenario: sc.Name, N: cfg.MessagesFor(sc), Seed: cfg.Seed, Encodings: cfg.Encodings, Deflate: zs}})
+	if err != nil {
+		return nil, err
 	}
-	line, err := bufio.NewReader(stdout).ReadBytes('\n')
+	defer srv.Stop(10 * time.Second)
+	// Encoding the scenario's batches before the info line takes a while
+	// on a slow machine: the bound is the clients' own.
+	line, err := srv.ReadLine(ctx, cfg.ChildTimeout)
 	var info ServerInfo
 	if err == nil {
 		err = json.Unmarshal(line, &info)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("firehose process: %w: %s", err, bytes.TrimSpace(serr.Bytes()))
+		return nil, fmt.Errorf("firehose process: %w", err)
 	}
+	srv.DiscardOut()
 	var out []Result
 	for round := 0; round <= cfg.Runs; round++ {
 		type job struct{ lib, path, enc string }
@@ -210,33 +188,16 @@ func progressTags(round int, valid bool, invalid string) (warm, state string) {
 // runChild runs one client process and returns its result.
 func runChild(ctx context.Context, cfg Config, cs ClientSpec) Result {
 	res := Result{Lib: cs.Lib, Path: cs.Path}
-	if err := runJSONChild(ctx, cfg.ChildTimeout, cfg.Exe, "benchclient", cfg.ClientCPUs, cs, &res); err != nil {
+	o := child.Options{Name: "benchclient", Exe: cfg.Exe, Args: []string{"child", "benchclient"}, CPUs: cfg.ClientCPUs, Spec: cs}
+	if err := child.Run(ctx, o, cfg.ChildTimeout, &res); err != nil {
 		res.Err = err.Error()
 	}
 	return res
 }
 
-// runJSONChild runs `exe sub` (pinned to cpus, if any) with spec as a JSON
-// line on its stdin, and decodes the JSON it prints on stdout into out: a
-// bench's client and load processes. An error says what went wrong and
-// carries the child's stderr when its output did not decode.
-func runJSONChild(ctx context.Context, timeout time.Duration, exe, sub string, cpus []int, spec, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, sub)
-	line, _ := json.Marshal(spec)
-	cmd.Stdin = bytes.NewReader(append(line, '\n'))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := startPinned(cmd, cpus); err != nil {
-		return err
-	}
-	werr := cmd.Wait()
-	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), out); err != nil {
-		return fmt.Errorf("%s process: %v (exit: %v): %s", sub, err, werr, bytes.TrimSpace(stderr.Bytes()))
-	}
-	return nil
-}
+// UsableCPUs returns the CPUs this process may run on (a bench pins its
+// processes to some of them).
+func UsableCPUs() map[int]bool { return child.UsableCPUs() }
 
 // check compares the result with what the firehose says it sent on the
 // connection (the latest: clients run one at a time).

@@ -1,23 +1,21 @@
 package bench
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/wssoak/wssoak/internal/chat"
+	"github.com/wssoak/wssoak/internal/runner/child"
 )
 
 // ChatConfig is soak bench -side server: the libraries as chat servers.
 type ChatConfig struct {
-	Exe  string   `json:"-"` // the soak binary: run as "chatserver" and "chatload"
+	Exe  string   `json:"-"` // the soak binary: run as "chatserver" and "child chatload"
 	Libs []string // of chat.Libs, and chat.NodeLib
 	// Node and NodeScript run the chat.NodeLib server (chat.NodeServer).
 	Node, NodeScript string
@@ -102,55 +100,32 @@ func (r ChatResult) ClientReadsPerDelivery() float64 {
 
 // chatServer is a running chat server process.
 type chatServer struct {
-	cmd      *exec.Cmd
+	*child.Process
 	addr     string
-	stderr   *bytes.Buffer
-	lib      string
 	statsURL string
 }
 
-// startChatServer starts `soak chatserver` of lib for a room of n.
+// startChatServer starts `soak chatserver` of lib (or the Node reference
+// server) for a room of n; it ends on SIGTERM.
 func startChatServer(ctx context.Context, cfg ChatConfig, lib string, n int) (*chatServer, error) {
-	cmd := exec.CommandContext(ctx, cfg.Exe, "chatserver", "-lib", lib, "-n", strconv.Itoa(n),
-		"-queue", strconv.Itoa(max(cfg.Queue, 1)), "-addr", "127.0.0.1:0")
+	o := child.Options{Name: "chat server " + lib, Exe: cfg.Exe, CPUs: cfg.ServerCPUs, StopSignal: syscall.SIGTERM,
+		Args: []string{"chatserver", "-lib", lib, "-n", strconv.Itoa(n), "-queue", strconv.Itoa(max(cfg.Queue, 1)), "-addr", "127.0.0.1:0"}}
 	if lib == chat.NodeLib {
-		cmd = exec.CommandContext(ctx, cfg.Node, cfg.NodeScript, "-n", strconv.Itoa(n),
-			"-queue", strconv.Itoa(max(cfg.Queue, 1)), "-addr", "127.0.0.1:0")
+		o.Exe, o.Args = cfg.Node, []string{cfg.NodeScript, "-n", strconv.Itoa(n), "-queue", strconv.Itoa(max(cfg.Queue, 1)), "-addr", "127.0.0.1:0"}
 	}
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.StdoutPipe()
+	p, err := child.Start(o)
 	if err != nil {
-		return nil, fmt.Errorf("chat server %s: %w", lib, err)
+		return nil, err
 	}
-	s := &chatServer{cmd: cmd, stderr: &bytes.Buffer{}, lib: lib}
-	cmd.Stderr = s.stderr
-	if err := startPinned(cmd, cfg.ServerCPUs); err != nil {
-		return nil, fmt.Errorf("start chat server %s: %w", lib, err)
-	}
-	br := bufio.NewReader(out)
-	line, err := br.ReadString('\n')
+	line, err := p.ReadLine(ctx, cfg.ChildTimeout)
 	if err != nil {
-		s.stop()
-		return nil, fmt.Errorf("chat server %s: %w: %s", lib, err, bytes.TrimSpace(s.stderr.Bytes()))
+		p.Stop(5 * time.Second)
+		return nil, err
 	}
-	go func() { _, _ = io.Copy(io.Discard, br) }()
-	s.addr = strings.TrimSpace(line)
+	p.DiscardOut()
+	s := &chatServer{Process: p, addr: strings.TrimSpace(string(line))}
 	s.statsURL = "http://" + s.addr + chat.StatsPath
 	return s, nil
-}
-
-// stop ends the server (SIGTERM, then a kill after 5 s).
-func (s *chatServer) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-done
-	}
 }
 
 // RunChat runs the server bench: per room size N the five servers, each in
@@ -175,7 +150,7 @@ func runChatN(ctx context.Context, cfg ChatConfig, n int) ([]ChatResult, error) 
 	servers := map[string]*chatServer{}
 	defer func() {
 		for _, s := range servers {
-			s.stop()
+			s.Stop(5 * time.Second)
 		}
 	}()
 	for _, lib := range cfg.Libs {
@@ -212,12 +187,10 @@ func runChatN(ctx context.Context, cfg ChatConfig, n int) ([]ChatResult, error) 
 
 // runChatLoad runs one load process.
 func runChatLoad(ctx context.Context, cfg ChatConfig, lc chat.LoadConfig) ChatResult {
-	var got struct {
-		chat.LoadResult
-		Err string `json:"err"`
-	}
+	var got chat.LoadAnswer
 	var res ChatResult
-	if err := runJSONChild(ctx, cfg.ChildTimeout, cfg.Exe, "chatload", cfg.ClientCPUs, lc, &got); err != nil {
+	o := child.Options{Name: "chatload", Exe: cfg.Exe, Args: []string{"child", "chatload"}, CPUs: cfg.ClientCPUs, Spec: lc}
+	if err := child.Run(ctx, o, cfg.ChildTimeout, &got); err != nil {
 		res.Err = err.Error()
 		return res
 	}

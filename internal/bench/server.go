@@ -1,13 +1,12 @@
 package bench
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/wssoak/wssoak/internal/codec"
 	"github.com/wssoak/wssoak/internal/firehose"
+	"github.com/wssoak/wssoak/internal/runner/child"
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
@@ -36,18 +35,10 @@ type ServerInfo struct {
 	EncodedWireBytes map[string]int64 `json:"encoded_wire_bytes,omitempty"`
 }
 
-// Serve is the firehose process: it reads its ServerSpec from in, serves
-// every connection until in reaches EOF, and prints its ServerInfo first.
-func Serve(in io.Reader, out io.Writer) error {
-	br := bufio.NewReader(in)
-	line, err := br.ReadBytes('\n')
-	if err != nil && len(line) == 0 {
-		return fmt.Errorf("read spec: %w", err)
-	}
-	var spec ServerSpec
-	if err := json.Unmarshal(line, &spec); err != nil {
-		return fmt.Errorf("read spec: %w", err)
-	}
+// Serve is the firehose process (soak child firehose): it serves spec on
+// every connection until stdin (the rest after the spec) reaches its end,
+// and prints its ServerInfo first.
+func Serve(spec ServerSpec, stdin io.Reader, out io.Writer) error {
 	sc, err := firehose.Lookup(spec.Scenario)
 	if err != nil {
 		return err
@@ -77,10 +68,9 @@ func Serve(in io.Reader, out io.Writer) error {
 		}
 		info.EncodedWireBytes[name] = n
 	}
-	b, _ := json.Marshal(info)
-	if _, err := fmt.Fprintf(out, "%s\n", b); err != nil {
+	if err := child.NewWriter(out).Write(info); err != nil {
 		return fmt.Errorf("write info: %w", err)
 	}
-	_, _ = io.Copy(io.Discard, br) // until the parent closes stdin (or dies)
+	_, _ = io.Copy(io.Discard, stdin) // until the parent closes stdin (or dies)
 	return nil
 }

@@ -34,6 +34,13 @@ type LoadConfig struct {
 	NetDial func(ctx context.Context, network, addr string) (net.Conn, error) `json:"-"`
 }
 
+// LoadAnswer is what a load process (soak child chatload) prints: its
+// result, or why the run failed.
+type LoadAnswer struct {
+	LoadResult
+	Err string `json:"err,omitempty"`
+}
+
 // LoadResult is what a load run measured over its timed part: from every
 // client having "ready" to the last round's last delivery.
 type LoadResult struct {
@@ -311,12 +318,9 @@ func (lc *loadConn) readLoop(lr *loadRun) error {
 		if r := lc.c.Counts().Reads; r != reads {
 			reads, now = r, int64(time.Since(lr.start))
 		}
-		from, seq, ok := parseDelivery(m.Payload, len(lc.last))
-		if !ok {
-			return fmt.Errorf("delivery %q: want \"cI: SEQ\" from a client of the room", trim(m.Payload))
-		}
-		if want := lc.last[from] + 1; seq != want {
-			return fmt.Errorf("from %s: sequence %d, want %d (a loss, a duplicate or out of order)", ClientName(from), seq, want)
+		from, seq, err := nextDelivery(m.Payload, lc.last)
+		if err != nil {
+			return err
 		}
 		if seq >= int64(len(lr.sendAt[from])) {
 			return fmt.Errorf("from %s: sequence %d was never sent", ClientName(from), seq)
@@ -330,6 +334,20 @@ func (lc *loadConn) readLoop(lr *loadRun) error {
 			lc.round <- lc.idx
 		}
 	}
+}
+
+// nextDelivery checks a delivery against the sequence numbers read so far
+// from each sender (last): it must come from a client of the room, with
+// that sender's next number. It returns the sender and the number.
+func nextDelivery(p []byte, last []int64) (from int, seq int64, err error) {
+	from, seq, ok := parseDelivery(p, len(last))
+	if !ok {
+		return 0, 0, fmt.Errorf("delivery %q: want \"cI: SEQ\" from a client of the room", trim(p))
+	}
+	if want := last[from] + 1; seq != want {
+		return 0, 0, fmt.Errorf("from %s: sequence %d, want %d (a loss, a duplicate or out of order)", ClientName(from), seq, want)
+	}
+	return from, seq, nil
 }
 
 // parseDelivery reads "cI: SEQ[x...]" with I below n, both in decimal

@@ -56,3 +56,39 @@ func FuzzParseDelivery(f *testing.F) {
 		}
 	})
 }
+
+// TestNextDelivery: a delivery is the sender's next number from a client of
+// the room, or an error naming what is wrong (a loss, a duplicate, a
+// stranger), for the load of the bench and of the soak alike.
+func TestNextDelivery(t *testing.T) {
+	last := []int64{4, 0, 9}
+	tests := []struct {
+		p    string
+		from int
+		seq  int64
+		err  string
+	}{
+		{p: "c0: 5", from: 0, seq: 5},
+		{p: "c1: 1xxxx", from: 1, seq: 1},
+		{p: "c2: 11", err: "from c2: sequence 11, want 10 (a loss, a duplicate or out of order)"},
+		{p: "c0: 4", err: "from c0: sequence 4, want 5"},
+		{p: "c3: 1", err: `delivery "c3: 1": want "cI: SEQ" from a client of the room`},
+		{p: "hello", err: `delivery "hello"`},
+	}
+	for _, tc := range tests {
+		from, seq, err := nextDelivery([]byte(tc.p), last)
+		if tc.err != "" {
+			if err == nil || !strings.HasPrefix(err.Error(), tc.err) {
+				t.Errorf("%q: %d %d %v; want an error starting %q", tc.p, from, seq, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || from != tc.from || seq != tc.seq {
+			t.Errorf("%q: %d %d %v; want %d %d", tc.p, from, seq, err, tc.from, tc.seq)
+		}
+	}
+	p := []byte("c2: 10")
+	if n := testing.AllocsPerRun(100, func() { _, _, _ = nextDelivery(p, last) }); n != 0 {
+		t.Errorf("a good delivery allocates %v times; the read loop's path allocates nothing", n)
+	}
+}

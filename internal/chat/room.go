@@ -14,10 +14,13 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
-// Libs are the libraries a chat server is written with.
-var Libs = []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}
+// Libs are the libraries a chat server is written with: every library of
+// the tool (wire.Libraries), in its order.
+var Libs = slices.Clone(wire.Libraries)
 
 // DefaultQueue is the messages a connection may have waiting to be written
 // before it is dropped as too slow: generous, so that a healthy client on a

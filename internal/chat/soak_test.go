@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/wire"
 	"go.uber.org/goleak"
 )
 
@@ -37,24 +38,24 @@ func TestRunSoak(t *testing.T) {
 	// loaded machine the load skips ticks it cannot keep (seen: 5 s and a
 	// queue of 64 were not enough at load 8), and the margin covers that.
 	cfg := SoakConfig{Rooms: rooms, N: 6, Rate: 50, Payload: 64 << 10, Start: time.Now().Add(500 * time.Millisecond), Duration: 8 * time.Second,
-		Faults: []SoakFault{{Kind: SoakSlowReader, At: time.Second, N: 1}, {Kind: SoakHalfOpen, At: time.Second, N: 1},
-			{Kind: SoakReset, At: 5 * time.Second, N: 2},
-			{Kind: SoakOversize, At: 6 * time.Second, N: 1, Size: DefaultReadLimit + 1}}}
+		Faults: []SoakFault{{Kind: wire.FaultSlowReader, At: time.Second, N: 1}, {Kind: wire.FaultHalfOpen, At: time.Second, N: 1},
+			{Kind: wire.FaultReset, At: 5 * time.Second, N: 2},
+			{Kind: wire.FaultOversize, At: 6 * time.Second, N: 1, Size: DefaultReadLimit + 1}}}
 	secs := map[string]int{}
 	ends := map[string]*SoakResult{}
 	events := map[string][]string{}
-	drops := map[string]map[string]int{}
+	drops := map[string]map[wire.FaultKind]int{}
 	RunSoak(context.Background(), cfg, func(r SoakRecord) {
 		switch r.T {
-		case "sec":
+		case RecordSec:
 			secs[r.Lib]++
-		case "end":
+		case RecordEnd:
 			ends[r.Lib] = r.End
-		case "event":
-			events[r.Lib] = append(events[r.Lib], r.Kind+" "+r.Detail)
-			if r.Kind == "dropped" {
+		case RecordEvent:
+			events[r.Lib] = append(events[r.Lib], string(r.Kind)+" "+r.Detail)
+			if r.Kind == wire.EventDropped {
 				if drops[r.Lib] == nil {
-					drops[r.Lib] = map[string]int{}
+					drops[r.Lib] = map[wire.FaultKind]int{}
 				}
 				drops[r.Lib][r.Fault] += r.Count
 			}
@@ -79,7 +80,7 @@ func TestRunSoak(t *testing.T) {
 		if res.SlowDropped != 1 || res.HalfOpenDrop != 1 || res.Server.Drops != 2 || res.Rejoins != 2 {
 			t.Errorf("%s: dropped %d slow, %d half-open (server: %d), %d rejoins; want 1, 1 (2), 2", lib, res.SlowDropped, res.HalfOpenDrop, res.Server.Drops, res.Rejoins)
 		}
-		if dropped := drops[lib]; dropped[SoakSlowReader] != 1 || dropped[SoakHalfOpen] != 1 {
+		if dropped := drops[lib]; dropped[wire.FaultSlowReader] != 1 || dropped[wire.FaultHalfOpen] != 1 {
 			t.Errorf("%s: dropped events %v, want one slow_reader and one half_open", lib, dropped)
 		}
 		if secs[lib] != 8 {

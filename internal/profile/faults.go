@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -79,7 +78,7 @@ func (d *decoder) faultKind(v *yaml.Node, name string, dst *string) error {
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(wire.FaultKinds, wire.FaultKind(s)) && !slices.Contains(ServerFaultKinds, s) {
+	if k := wire.FaultKind(s); !k.OnClientSide() && !k.OnServerSide() {
 		kinds := kindNames()
 		hint := suggest(s, kinds)
 		if hint == "" {

@@ -1,10 +1,10 @@
 package profile
 
 import (
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/wire"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -14,26 +14,10 @@ const (
 	SideServer = "server" // the libraries as chat servers under a load client (package chat)
 )
 
-// Fault kinds of a side: server run, injected by the load client: reset
-// (N clients' TCP connections reset at one instant, then redialled),
-// slow_reader (N clients stop reading until the server drops them),
-// half_open (N clients cease all I/O and never close, until the server drops
-// them) and oversize (N clients each send one message of Size bytes, more than the
-// server reads: it must close them and broadcast nothing of it).
-const (
-	ServerFaultReset      = "reset"
-	ServerFaultSlowReader = "slow_reader"
-	ServerFaultOversize   = "oversize"
-	ServerFaultHalfOpen   = "half_open"
-)
-
 // ChatReadLimit is the largest message a chat server reads (package chat's
 // DefaultReadLimit; the profile links no server); an oversize fault's
 // default size is one byte more.
 const ChatReadLimit = 1 << 20
-
-// ServerFaultKinds are the fault kinds a side: server run takes.
-var ServerFaultKinds = []string{ServerFaultReset, ServerFaultSlowReader, ServerFaultHalfOpen, ServerFaultOversize}
 
 // ChatLoad is the steady load of a side: server run: a room of N clients on
 // every library's chat server, the clients together sending Rate messages a
@@ -76,7 +60,7 @@ func (d *decoder) validateSide(p *Profile, add func(*Error)) {
 			add(d.errf(line("chat"), "chat settings apply only to side %q (the libraries as chat servers), not %q", SideServer, p.Side))
 		}
 		for _, f := range p.Faults {
-			if f.Kind == ServerFaultSlowReader {
+			if k := wire.FaultKind(f.Kind); k.OnServerSide() && !k.OnClientSide() {
 				l := f.lines["kind"]
 				if l == 0 {
 					l = f.Line
@@ -106,8 +90,9 @@ func (d *decoder) validateServerFaults(p *Profile, add func(*Error)) {
 			}
 			return f.Line
 		}
-		if !slices.Contains(ServerFaultKinds, f.Kind) {
-			add(d.errf(at("kind"), "fault %s does not apply to side %q (the load client injects only %s)", f.Kind, SideServer, strings.Join(ServerFaultKinds, ", ")))
+		kind := wire.FaultKind(f.Kind)
+		if !kind.OnServerSide() {
+			add(d.errf(at("kind"), "fault %s does not apply to side %q (the load client injects only %s)", f.Kind, SideServer, serverKindNames()))
 			continue
 		}
 		if f.At >= p.Duration {
@@ -126,34 +111,43 @@ func (d *decoder) validateServerFaults(p *Profile, add func(*Error)) {
 			add(d.errf(at("n"), "fault %s n %d: at most chat.n-1 (%d) clients, one must stay in the room", f.Kind, f.N, p.Chat.N-1))
 			continue
 		}
-		if f.Kind == ServerFaultOversize && f.lines["size"] > 0 && (f.Size <= ChatReadLimit || f.Size > 64<<20) {
+		if kind == wire.FaultOversize && f.lines["size"] > 0 && (f.Size <= ChatReadLimit || f.Size > 64<<20) {
 			add(d.errf(at("size"), "fault oversize size %v: want more than the servers read (1MiB) and at most 64MiB", f.Size))
 			continue
 		}
 		for _, k := range []string{"streams", "code", "reason", "status", "retry_after", "size", "for", "delay"} {
-			if f.lines[k] > 0 && (k != "size" || f.Kind != ServerFaultOversize) {
-				add(d.errf(at(k), "fault %s takes no %s on side %q (only at, every, n%s)", f.Kind, k, SideServer, map[bool]string{true: ", size"}[f.Kind == ServerFaultOversize]))
+			if f.lines[k] > 0 && (k != "size" || kind != wire.FaultOversize) {
+				add(d.errf(at(k), "fault %s takes no %s on side %q (only at, every, n%s)", f.Kind, k, SideServer, map[bool]string{true: ", size"}[kind == wire.FaultOversize]))
 				break
 			}
 		}
 	}
 }
 
+// serverKindNames lists the load client's fault kinds.
+func serverKindNames() string {
+	names := make([]string, len(wire.ServerFaultKinds))
+	for i, k := range wire.ServerFaultKinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
+
 // ServerFault is a fault of a side: server run as the load client takes it.
 type ServerFault struct {
-	Kind  string        `json:"kind"`
-	At    time.Duration `json:"at"`
-	Every time.Duration `json:"every,omitempty"`
-	N     int           `json:"n"`
-	Size  int           `json:"size,omitempty"` // oversize: bytes of the message
+	Kind  wire.FaultKind `json:"kind"`
+	At    time.Duration  `json:"at"`
+	Every time.Duration  `json:"every,omitempty"`
+	N     int            `json:"n"`
+	Size  int            `json:"size,omitempty"` // oversize: bytes of the message
 }
 
 // ServerFaults are the profile's faults for the load client (N at least 1).
 func (p *Profile) ServerFaults() []ServerFault {
 	var out []ServerFault
 	for _, f := range p.Faults {
-		sf := ServerFault{Kind: f.Kind, At: time.Duration(f.At), Every: time.Duration(f.Every), N: max(f.N, 1)}
-		if f.Kind == ServerFaultOversize {
+		sf := ServerFault{Kind: wire.FaultKind(f.Kind), At: time.Duration(f.At), Every: time.Duration(f.Every), N: max(f.N, 1)}
+		if wire.FaultKind(f.Kind) == wire.FaultOversize {
 			sf.Size = max(int(f.Size), ChatReadLimit+1)
 		}
 		out = append(out, sf)

@@ -1,9 +1,10 @@
 package wire
 
 // EventKind names what happened in an event: a worker's connection events
-// (sent in its frames) and the controller's own (about the workers, the
-// replay server's faults and the database). The events table stores it as
-// text.
+// (sent in its frames), the controller's own (about the workers, the
+// replay server's faults and the database) and the server-side soak's (the
+// load client's notices about the chat servers). The events table stores it
+// as text.
 type EventKind string
 
 // The worker's event kinds.
@@ -34,9 +35,20 @@ const (
 	EventWireTruth     EventKind = "wire_truth"     // a local run's end: a library's frame bytes read against the replay server's written; detail: the check
 )
 
-// EventKinds lists every kind the worker and the controller write.
+// The server-side soak's event kinds, besides EventFault (a fault the load
+// client injected), EventReconnect (clients back after a reset or an
+// oversize close) and EventDisconnected (one per client so closed).
+const (
+	EventDropped   EventKind = "dropped"    // a server dropped slow clients (Code: how many; Fault: slow_reader or half_open)
+	EventTruth     EventKind = "truth"      // a server's end account: Code 0 when exact, 1 when not
+	EventLoadError EventKind = "load_error" // the load on a server stopped with an error
+)
+
+// EventKinds lists every kind the worker, the controller and the
+// server-side soak write.
 var EventKinds = []EventKind{
 	EventDial, EventDialError, EventConnected, EventSubscribed, EventFirstData, EventReconnect,
 	EventDisconnected, EventClosed, EventStall, EventStallEnd, EventUnrepairable, EventServerShutdown,
 	EventWorkerHung, EventWorkerExit, EventWorkerRestart, EventFault, EventOutage, EventWriteFailed, EventMissing, EventWireTruth,
+	EventDropped, EventTruth, EventLoadError,
 }

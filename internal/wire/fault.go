@@ -13,9 +13,14 @@ import (
 // FaultKind names what a fault does.
 type FaultKind string
 
-// Fault kinds. Connection faults act on every matching connection; stream
-// faults (silence, drop, duplicate, reorder, fragment) act on the named
-// streams of the matching connections only.
+// Fault kinds. Two sides play them: the replay server against the client
+// libraries (a side: client run: FaultKinds) and the load client against
+// the libraries' chat servers (a side: server run: ServerFaultKinds). Reset,
+// half_open and oversize are played by both, each side its own way.
+//
+// The replay server's: connection faults act on every matching connection;
+// stream faults (silence, drop, duplicate, reorder, fragment) act on the
+// named streams of the matching connections only.
 const (
 	FaultClose       FaultKind = "close"           // close frame with Code and Reason, then TCP close
 	FaultReset       FaultKind = "reset"           // abrupt TCP reset (SO_LINGER 0), no close frame
@@ -34,11 +39,38 @@ const (
 	FaultLatency     FaultKind = "latency"         // for For, write every data message Delay after its event time
 )
 
-// FaultKinds lists every kind, in documentation order.
+// The load client's, played on N clients of each chat server's room:
+//
+//   - reset: their TCP connections reset (SO_LINGER 0) at one instant; once
+//     the server saw them leave, they dial again (a reconnect each);
+//   - slow_reader: they stop reading and sending until the server drops
+//     them (its queue for them full); their slots then dial again;
+//   - half_open: they cease all I/O and never close (a peer gone silent);
+//     the server must drop exactly them, as for slow_reader, counted apart;
+//   - oversize: each sends one message larger than the server reads; the
+//     server must close them and broadcast nothing of it; they dial again.
+const (
+	FaultSlowReader FaultKind = "slow_reader"
+)
+
+// FaultKinds lists the kinds the replay server plays (side: client), in
+// documentation order.
 var FaultKinds = []FaultKind{
 	FaultClose, FaultReset, FaultHalfOpen, FaultZombie, FaultSilence, FaultDrop, FaultDuplicate, FaultReorder,
 	FaultReject, FaultOversize, FaultFragment, FaultInvalidUTF8, FaultShutdown, FaultDrip, FaultLatency,
 }
+
+// ServerFaultKinds lists the kinds the load client plays against the chat
+// servers (side: server).
+var ServerFaultKinds = []FaultKind{FaultReset, FaultSlowReader, FaultHalfOpen, FaultOversize}
+
+// OnClientSide reports whether the replay server plays k against the client
+// libraries (a side: client run).
+func (k FaultKind) OnClientSide() bool { return slices.Contains(FaultKinds, k) }
+
+// OnServerSide reports whether the load client plays k against the chat
+// servers (a side: server run).
+func (k FaultKind) OnServerSide() bool { return slices.Contains(ServerFaultKinds, k) }
 
 // FaultCloseCodes are the codes a close fault may send.
 var FaultCloseCodes = []int{1000, 1001, 1008, 1011}
@@ -130,7 +162,7 @@ func (f Fault) Validate() error {
 	bad := func(field, format string, args ...any) error {
 		return &FaultError{Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
-	if !slices.Contains(FaultKinds, f.Kind) {
+	if !f.Kind.OnClientSide() {
 		return bad("kind", "unknown fault kind %q", f.Kind)
 	}
 	for _, name := range f.Streams {

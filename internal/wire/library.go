@@ -1,6 +1,7 @@
 package wire
 
-// Libraries are the client libraries a run can soak, by the names a profile
-// lists them under, in report order. transport.All holds one Transport per
-// name, in this order.
+// Libraries are the libraries the tool compares, by the names a profile
+// lists them under, in report order: the one list. transport.All holds one
+// Transport per name, in this order (a test checks it); chat.Libs, the chat
+// servers, is this list.
 var Libraries = []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}

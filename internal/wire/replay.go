@@ -34,6 +34,12 @@ type Replay struct {
 	KeyFile     string      `yaml:"-" json:"key_file,omitempty"`
 }
 
+// ReplayReady is the first line the replay server of a run (soak child
+// replay) prints on stdout, once it listens.
+type ReplayReady struct {
+	Addr string `json:"addr"`
+}
+
 // RateKeys are the keys of Replay.Rates: the real-time stream kinds.
 var RateKeys = []string{"trade", "aggTrade", "bookTicker", "blockTrade"}
 

@@ -127,7 +127,7 @@ func fill(db *store.DB, c Config) error {
 	for i := 0; i < c.Faults; i++ {
 		at := float64(secs) * (float64(i) + 0.5) / float64(c.Faults)
 		for _, lib := range c.Libs { // one event per library, as the controller records them
-			evs = append(evs, store.Event{Lib: lib, TS: start.Add(time.Duration(at * 1e9)), Sec: at, Kind: "fault", Slot: -1,
+			evs = append(evs, store.Event{Lib: lib, TS: start.Add(time.Duration(at * 1e9)), Sec: at, Kind: wire.EventFault, Slot: -1,
 				Detail: fmt.Sprintf("reset; %d connections", depthSlot+1)})
 			recAt[lib] = append(recAt[lib], at+0.01)
 		}
@@ -146,19 +146,19 @@ func fill(db *store.DB, c Config) error {
 			d := 5 + 200*rng.ExpFloat64()
 			ts := func(s float64) time.Time { return start.Add(time.Duration(s * 1e9)) }
 			evs = append(evs,
-				store.Event{Lib: lib, TS: ts(at), Sec: at, Kind: "disconnected", Slot: slot, Group: group, Code: 1006, Detail: "unexpected EOF"},
-				store.Event{Lib: lib, TS: ts(at + d/2000), Sec: at + d/2000, Kind: "dial", Slot: slot, Group: group},
-				store.Event{Lib: lib, TS: ts(at + d/1500), Sec: at + d/1500, Kind: "connected", Slot: slot, Group: group},
-				store.Event{Lib: lib, TS: ts(at + d/1000), Sec: at + d/1000, Kind: "first_data", Slot: slot, Group: group},
-				store.Event{Lib: lib, TS: ts(at + d/1000), Sec: at + d/1000, Kind: "reconnect", Slot: slot, Group: group, DurMs: d})
+				store.Event{Lib: lib, TS: ts(at), Sec: at, Kind: wire.EventDisconnected, Slot: slot, Group: group, Code: 1006, Detail: "unexpected EOF"},
+				store.Event{Lib: lib, TS: ts(at + d/2000), Sec: at + d/2000, Kind: wire.EventDial, Slot: slot, Group: group},
+				store.Event{Lib: lib, TS: ts(at + d/1500), Sec: at + d/1500, Kind: wire.EventConnected, Slot: slot, Group: group},
+				store.Event{Lib: lib, TS: ts(at + d/1000), Sec: at + d/1000, Kind: wire.EventFirstData, Slot: slot, Group: group},
+				store.Event{Lib: lib, TS: ts(at + d/1000), Sec: at + d/1000, Kind: wire.EventReconnect, Slot: slot, Group: group, DurMs: d})
 			if rng.IntN(10) == 0 {
-				evs = append(evs, store.Event{Lib: lib, TS: ts(at + 3), Sec: at + 3, Kind: "stall", Slot: slot, Group: group, Stream: subs[rng.IntN(len(subs))].stream})
+				evs = append(evs, store.Event{Lib: lib, TS: ts(at + 3), Sec: at + 3, Kind: wire.EventStall, Slot: slot, Group: group, Stream: subs[rng.IntN(len(subs))].stream})
 			}
 		}
 	}
 	evs = append(evs,
-		store.Event{Lib: restartLib, TS: start.Add(time.Duration(restartAt * 1e9)), Sec: restartAt, Kind: "worker_exit", Slot: -1, Code: 2, Detail: "exit code 2"},
-		store.Event{Lib: restartLib, TS: start.Add(time.Duration((restartAt + 1) * 1e9)), Sec: restartAt + 1, Kind: "worker_restart", Slot: -1, Detail: "restart 1"})
+		store.Event{Lib: restartLib, TS: start.Add(time.Duration(restartAt * 1e9)), Sec: restartAt, Kind: wire.EventWorkerExit, Slot: -1, Code: 2, Detail: "exit code 2"},
+		store.Event{Lib: restartLib, TS: start.Add(time.Duration((restartAt + 1) * 1e9)), Sec: restartAt + 1, Kind: wire.EventWorkerRestart, Slot: -1, Detail: "restart 1"})
 
 	for _, lib := range c.Libs {
 		if err := db.UpsertWorker(store.Worker{Lib: lib, Module: "github.com/example/" + lib, Version: "v1.0.0", Pid: 1000,

@@ -1,7 +1,10 @@
-// Package controller is the controller role of a run: it plans the run,
-// starts the replay server (local target) and one worker process per
-// library, supervises and samples them, and records everything in the run's
-// database. It speaks to its workers only through package wire.
+// Package controller is the controller role of a client soak: it plans the
+// run, starts the replay server (local target) and one worker process per
+// library (package child), supervises and samples them, and records
+// everything in the run's database. It speaks to its workers only through
+// package wire. Its Lifecycle (the run directory, the database and its one
+// writer, the end and its status) is every run's: the server-side soak
+// (package serverside) lives by it too.
 package controller
 
 import (
@@ -11,20 +14,20 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/wssoak/wssoak/internal/cert"
 	"github.com/wssoak/wssoak/internal/endpoint"
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/rundir"
+	"github.com/wssoak/wssoak/internal/runner/child"
 	"github.com/wssoak/wssoak/internal/sampler"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
-// Options configure one soak run.
+// Options configure one soak run: the client soak's (Run) or the
+// server-side soak's (package serverside), which share its lifecycle.
 type Options struct {
 	Profile  *profile.Profile
 	OutDir   string          // parent of the run directory; default "out"
@@ -34,12 +37,13 @@ type Options struct {
 	Abort    <-chan struct{} // closed on a second signal: kill the children at once
 	Now      func() time.Time
 	// WorkerTimeout: a worker that sent no frame for this long is killed
-	// (event worker_hung) and restarted. Default 30 s.
+	// (event worker_hung) and restarted. Default 30 s. The client soak's.
 	WorkerTimeout time.Duration
 	// Resume is the directory of a run whose controller died: the run goes
 	// on in the same database up to its original end instant, with an
 	// outage event for the time nothing was recorded. Profile is then
-	// taken from the run, and OutDir is not used.
+	// taken from the run, and OutDir is not used. The client soak's: a
+	// side: server run is not resumed.
 	Resume string
 	// WriteBacklog is how many batches (about one a second) are kept in
 	// memory while database writes fail; beyond it the oldest is dropped and
@@ -95,25 +99,16 @@ type WorkerResult struct {
 }
 
 type controller struct {
-	o        Options
+	*Lifecycle
 	plan     *wire.Plan
-	db       *store.DB
-	dir      string
-	epoch    time.Time
 	workers  []*workerProc
 	frames   chan frameMsg
 	exits    chan *workerProc
 	restarts chan *workerProc
-	batch    *store.Batch
-	writes   chan *store.Batch
-	written  chan error
-	host     *sampler.Host
-	server   *child
+	server   *child.Process
 	addr     string
-	resumed  *resumed // set when continuing a crashed run
-	// progressed: a progress line was printed
-	progressed bool
-	ca         *cert.Authority // the replay server's throwaway CA (replay.tls)
+	resumed  *resumed        // set when continuing a crashed run
+	ca       *cert.Authority // the replay server's throwaway CA (replay.tls)
 
 	local      *http.Client        // to the local replay server; made by the main goroutine
 	faultLogs  chan []wire.Applied // the server's fault log, polled during the run
@@ -123,35 +118,15 @@ type controller struct {
 
 // Run performs one soak run: it starts the replay server (local target), one
 // worker per library, samples them every second, and records everything in
-// <OutDir>/<run-id>/soak.db. ctx cancellation stops the run gracefully.
+// <OutDir>/<run-id>/soak.db. ctx cancellation stops the run gracefully. A
+// side: server profile is package serverside's to run; resuming one is
+// refused.
 func Run(ctx context.Context, o Options) (*Result, error) {
-	if o.Log == nil {
-		o.Log = slog.New(slog.DiscardHandler)
-	}
-	if o.OutDir == "" {
-		o.OutDir = "out"
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.WorkerTimeout <= 0 {
-		o.WorkerTimeout = 30 * time.Second
-	}
-	if o.WriteBacklog <= 0 {
-		o.WriteBacklog = defaultWriteBacklog
-	}
-	if o.EndRetry == nil {
-		o.EndRetry = &store.Retry{Budget: store.DefaultRetryBudget, Log: o.Log}
-	}
-	if o.Exe == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("find executable: %w", err)
-		}
-		o.Exe = exe
+	if err := o.defaults(); err != nil {
+		return nil, err
 	}
 	if o.Resume == "" && o.Profile != nil && o.Profile.Server() {
-		return runServerSide(ctx, o)
+		return nil, errors.New("a side: server profile is run by the server-side soak (package serverside), not the client soak's controller")
 	}
 	var (
 		runID, dir string
@@ -165,11 +140,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 		o.Profile, db, dir, runID, lock = rs.profile, rs.db, o.Resume, rs.run.ID, rs.lock
-		if o.Profile.Server() {
-			db.Close()
-			lock.Release()
-			return nil, fmt.Errorf("resume %s: a side: server run cannot be resumed (its rooms start anew)", o.Resume)
-		}
 	}
 	p := o.Profile
 	if err := preflight(ctx, p.Target, p.Proxy); err != nil {
@@ -179,65 +149,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		lock.Release()
 		return nil, err
 	}
+	var l *Lifecycle
 	if rs == nil {
-		if runID, dir, lock, db, err = createRun(o); err != nil {
+		if l, err = Begin(o); err != nil {
 			return nil, err
 		}
+	} else {
+		l = begin(o, runID, dir, lock, db)
 	}
-	if o.Observer != nil {
-		o.Observer.RunStarted(dir, filepath.Join(dir, "soak.db"))
-	}
-	c := &controller{o: o, db: db, dir: dir, frames: make(chan frameMsg, 1024), exits: make(chan *workerProc, 16), restarts: make(chan *workerProc, 16),
-		batch: new(store.Batch), writes: make(chan *store.Batch, 8), written: make(chan error, 1), host: sampler.NewHost(), resumed: rs}
-	go c.writer()
-	res, err := c.run(ctx, runID)
-	if c.progressed && o.ProgressInPlace {
-		fmt.Fprintln(o.Progress) // end the line rewritten in place
-	}
-	close(c.writes)
-	if werr := <-c.written; werr != nil && err == nil {
-		err = werr
-	}
-	status := "done"
-	switch {
-	case err != nil:
-		status = "failed: " + endpoint.Mask(err.Error())
-	case ctx.Err() != nil:
-		status = "interrupted"
-	}
-	// A full disk at the end: retried, then reported with the rest; the
-	// caller still prints the table.
-	ended := o.Now()
-	err = errors.Join(err, o.EndRetry.Do("record the run's end", func() error { return db.FinishRun(ended, status) }))
-	err = errors.Join(err, db.CloseWith(o.EndRetry))
-	if res == nil {
-		res = &Result{RunID: runID}
-	}
-	res.RunID, res.Dir, res.DBPath, res.lock = runID, dir, filepath.Join(dir, "soak.db"), lock
-	res.Profile = p
-	return res, err
-}
-
-// createRun makes a new run's directory (private: see rundir), takes its
-// lock and creates its database, mode 0600 like every file of the run.
-func createRun(o Options) (runID, dir string, lock *rundir.Lock, db *store.DB, err error) {
-	runID = o.Now().UTC().Format("20060102-150405") + "-" + sanitize(o.Profile.Name)
-	if dir, err = rundir.Create(o.OutDir, runID); err != nil {
-		return "", "", nil, nil, err
-	}
-	if lock, err = rundir.TakeLock(dir); err != nil {
-		return "", "", nil, nil, err
-	}
-	path := filepath.Join(dir, "soak.db")
-	if err = rundir.CreateEmpty(path); err != nil {
-		lock.Release()
-		return "", "", nil, nil, fmt.Errorf("create db: %w", err)
-	}
-	if db, err = store.Open(path); err != nil {
-		lock.Release()
-		return "", "", nil, nil, err
-	}
-	return runID, dir, lock, db, nil
+	c := &controller{Lifecycle: l, frames: make(chan frameMsg, 1024), exits: make(chan *workerProc, 16), restarts: make(chan *workerProc, 16), resumed: rs}
+	res, err := c.run(ctx, l.ID())
+	return l.End(ctx, res, err)
 }
 
 func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
@@ -260,7 +182,7 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 	if rs := c.resumed; rs != nil && !serverStart.Before(end) {
 		// Too late to go on: record the outage up to the end instead.
 		c.addOutage(c.epoch.Add(end.Sub(start)), "the run's end passed before the resume")
-		c.flush()
+		c.Flush()
 		return nil, fmt.Errorf("resume: run %s ended at %s; nothing is left to run (outage recorded)", runID, end.Format(time.RFC3339))
 	}
 
@@ -299,7 +221,7 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 	}
 	plan := c.plan
 	for _, lib := range p.Libraries {
-		w := &workerProc{lib: lib, secs: map[int64]*wire.SecStat{}, procs: map[int64]procAt{}, res: WorkerResult{Lib: lib}}
+		w := &workerProc{lib: lib, secs: map[int64]*wire.SecStat{}, procs: map[int64]ProcAt{}, res: WorkerResult{Lib: lib}}
 		if c.resumed != nil {
 			c.resumed.carry(w)
 		}
@@ -340,7 +262,7 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 	if c.local != nil {
 		c.local.CloseIdleConnections()
 	}
-	c.flush()
+	c.Flush()
 	return res, err
 }
 

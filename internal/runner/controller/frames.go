@@ -69,6 +69,6 @@ func (c *controller) onFrame(w *workerProc, f *wire.Frame) {
 				w.finalCPU, w.finalOK = s.CPUUser+s.CPUSys, true
 			}
 		}
-		w.ch.closeStdin()
+		w.ch.CloseStdin()
 	}
 }

@@ -15,11 +15,5 @@ func (c *controller) progress(k, total int64) {
 			parts = append(parts, fmt.Sprintf("%s %d msg/s, %d reconnects, %d stalls", w.lib, st.Msgs, st.Reconnects, w.stalls))
 		}
 	}
-	line := fmt.Sprintf("[%4ds/%ds] %s", k, total, strings.Join(parts, " | "))
-	if c.o.ProgressInPlace {
-		fmt.Fprintf(c.o.Progress, "\r\x1b[K%s", line) // back to column 0, clear the old line
-	} else {
-		fmt.Fprintln(c.o.Progress, line)
-	}
-	c.progressed = true
+	c.Progress(fmt.Sprintf("[%4ds/%ds] %s", k, total, strings.Join(parts, " | ")))
 }

@@ -26,7 +26,7 @@ func TestProgressLine(t *testing.T) {
 		{true, "\r\x1b[K" + line + "\r\x1b[K" + line},
 	} {
 		var buf bytes.Buffer
-		c := &controller{o: Options{Progress: &buf, ProgressInPlace: tt.inPlace}, workers: workers()}
+		c := &controller{Lifecycle: &Lifecycle{o: Options{Progress: &buf, ProgressInPlace: tt.inPlace}}, workers: workers()}
 		c.progress(10, 120)
 		c.progress(10, 120)
 		if buf.String() != tt.want || !c.progressed {

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -86,6 +87,10 @@ func loadResumed(db *store.DB) (*resumed, error) {
 	}
 	if run.Status != "running" {
 		return nil, fmt.Errorf("run %s has status %q: only a run whose controller died (status \"running\") can be resumed", run.ID, run.Status)
+	}
+	if run.Settings["side"] == profile.SideServer {
+		// Checked before the plan: such a run stores none (its servers are its libraries).
+		return nil, errors.New("a side: server run cannot be resumed (its rooms start anew)")
 	}
 	rs := &resumed{db: db, run: run, last: map[string]store.Sample{}, streams: map[string]map[subKey]wire.SubStat{}, workers: map[string]store.Worker{}}
 	if err := json.Unmarshal([]byte(run.Settings["plan"]), &rs.plan); err != nil || rs.plan == nil || len(rs.plan.Slots) == 0 {

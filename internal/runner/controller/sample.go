@@ -4,25 +4,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/wssoak/wssoak/internal/sampler"
 	"github.com/wssoak/wssoak/internal/store"
 )
-
-type procAt struct {
-	sampler.ProcSample
-	at  time.Time
-	ok  bool
-	pct float64
-}
-
-func (c *controller) flush() {
-	b := c.batch
-	if len(b.Samples)+len(b.StreamSamples)+len(b.Events)+len(b.Host)+len(b.Clock) == 0 {
-		return
-	}
-	c.batch = new(store.Batch)
-	c.writes <- b
-}
 
 // sample takes the process samples for second k (taken at epoch + k s).
 func (c *controller) sample(k int64, now time.Time) {
@@ -30,30 +13,14 @@ func (c *controller) sample(k int64, now time.Time) {
 		if w.exited || w.proc == nil {
 			continue
 		}
-		s, err := w.proc.Sample()
+		pa, err := w.prev.Next(w.proc, now)
 		if err != nil {
 			continue
-		}
-		pa := procAt{ProcSample: s, at: now, ok: true}
-		if w.prev.ok {
-			if dt := now.Sub(w.prev.at).Seconds(); dt > 0 {
-				pa.pct = 100 * (s.CPUUser + s.CPUSys - w.prev.CPUUser - w.prev.CPUSys) / dt
-			}
 		}
 		w.prev = pa
 		w.procs[k] = pa
 	}
-	hs, err := c.host.Sample()
-	if err == nil {
-		c.batch.Host = append(c.batch.Host, store.HostSample{Sec: k, TS: now, Load1: hs.Load1, Load5: hs.Load5, Load15: hs.Load15,
-			CPUPct: hs.CPUPct, StealPct: hs.StealPct, IOWaitPct: hs.IOWaitPct, MemUsed: int64(hs.MemUsed), MemAvail: int64(hs.MemAvailable)})
-	}
-	if k%60 == 1 { // the clock's sync state (latency depends on it): the window's first second, then every minute
-		if cs, err := sampler.ReadClock(); err == nil {
-			c.batch.Clock = append(c.batch.Clock, store.ClockSample{Sec: k, TS: now, Synced: cs.Synced, State: cs.State,
-				Status: cs.Status, EstErrorUs: cs.EstErrorUs, MaxErrorUs: cs.MaxErrorUs})
-		}
-	}
+	c.SampleHost(k, now)
 }
 
 // writeRows writes one row per worker for every second before k still
@@ -79,7 +46,7 @@ func (c *controller) writeRows(k int64, all bool) {
 			c.addRow(w, s)
 		}
 	}
-	c.flush()
+	c.Flush()
 }
 
 // writeComplete writes second s at once when every running worker has both
@@ -106,7 +73,7 @@ func (c *controller) writeComplete(s int64) {
 			c.addRow(w, s)
 		}
 	}
-	c.flush()
+	c.Flush()
 }
 
 // addRow moves second s of w (either half may be missing) into the batch.
@@ -122,9 +89,7 @@ func (c *controller) addRow(w *workerProc, s int64) {
 		row.WireBytes, row.WireBytesTotal = st.WireBytes, st.WireBytesTotal
 	}
 	if pa, ok := w.procs[s]; ok {
-		row.HasProc = true
-		row.RSS, row.CPUUser, row.CPUSys, row.CPUPct = int64(pa.RSS), pa.CPUUser, pa.CPUSys, pa.pct
-		row.FDs, row.Threads = int(pa.FDs), int(pa.Threads)
+		pa.Fill(&row)
 	}
 	c.batch.Samples = append(c.batch.Samples, row)
 	delete(w.secs, s)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
 	"sort"
@@ -15,15 +14,11 @@ import (
 	"github.com/wssoak/wssoak/internal/cert"
 	"github.com/wssoak/wssoak/internal/endpoint"
 	"github.com/wssoak/wssoak/internal/replay"
+	"github.com/wssoak/wssoak/internal/runner/child"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/transport"
 	"github.com/wssoak/wssoak/internal/wire"
 )
-
-// ServeReady is the first line a child replay server prints on stdout.
-type ServeReady struct {
-	Addr string `json:"addr"`
-}
 
 func (c *controller) startServer(ctx context.Context, start, end time.Time) error {
 	cfg := c.o.Profile.ReplayConfig() // handed to the server on stdin
@@ -31,40 +26,24 @@ func (c *controller) startServer(ctx context.Context, start, end time.Time) erro
 	if c.ca != nil {
 		cfg.CertFile, cfg.KeyFile = filepath.Join(c.dir, "server.pem"), filepath.Join(c.dir, "server-key.pem")
 	}
-	b, _ := json.Marshal(cfg)
-	ch, err := startChild("replay server", c.o.Exe, []string{"serve", "-child", "-addr", "127.0.0.1:0"}, b, filepath.Join(c.dir, "server.log"))
+	ch, err := child.Start(child.Options{Name: "replay server", Exe: c.o.Exe, Args: []string{"child", "replay"}, Spec: cfg,
+		Log: filepath.Join(c.dir, "server.log")})
 	if err != nil {
 		return err
 	}
 	c.server = ch
-	ready := make(chan error, 1)
-	go func() {
-		line, err := ch.out.ReadBytes('\n')
-		if err != nil {
-			ready <- fmt.Errorf("replay server exited before it was ready (see %s)", filepath.Join(c.dir, "server.log"))
-			return
-		}
-		var r ServeReady
-		if err := json.Unmarshal(line, &r); err != nil || r.Addr == "" {
-			ready <- fmt.Errorf("replay server: bad ready line %q", wire.Truncate(line, 80))
-			return
-		}
-		c.addr = r.Addr
-		ready <- nil
-		_, _ = io.Copy(io.Discard, ch.out)
-	}()
-	go ch.wait()
-	select {
-	case err = <-ready:
-	case <-time.After(10 * time.Second):
-		err = errors.New("replay server not ready after 10s")
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
+	line, err := ch.ReadLine(ctx, 10*time.Second)
 	if err != nil {
-		ch.stop(2 * time.Second)
-		return err
+		ch.Stop(2 * time.Second)
+		return fmt.Errorf("%w (see %s)", err, filepath.Join(c.dir, "server.log"))
 	}
+	ch.DiscardOut()
+	var r wire.ReplayReady
+	if err := json.Unmarshal(line, &r); err != nil || r.Addr == "" {
+		ch.Stop(2 * time.Second)
+		return fmt.Errorf("replay server: bad ready line %q", wire.Truncate(line, 80))
+	}
+	c.addr = r.Addr
 	return nil
 }
 
@@ -123,7 +102,7 @@ func (c *controller) makeCA(end time.Time) (string, error) {
 
 func (c *controller) stopServer() {
 	if c.server != nil {
-		c.server.stop(5 * time.Second)
+		c.server.Stop(5 * time.Second)
 	}
 }
 

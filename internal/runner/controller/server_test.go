@@ -26,7 +26,7 @@ func TestControllerRESTThroughProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer px.Close()
-	c := &controller{o: Options{Profile: &profile.Profile{Proxy: px.URL()}}}
+	c := &controller{Lifecycle: &Lifecycle{o: Options{Profile: &profile.Profile{Proxy: px.URL()}}}}
 	client, err := c.httpClient(true)
 	if err != nil {
 		t.Fatal(err)

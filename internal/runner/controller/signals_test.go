@@ -7,20 +7,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/runner/child"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // exitedChild is a finished process standing for a worker's, with exit code 3.
-func exitedChild(t *testing.T, dir string) *child {
+func exitedChild(t *testing.T, dir string) *child.Process {
 	t.Helper()
-	ch, err := startChild("worker test", "/bin/sh", []string{"-c", "cat >/dev/null; exit 3"}, []byte("{}"), filepath.Join(dir, "worker-test.log"))
+	ch, err := child.Start(child.Options{Name: "worker test", Exe: "/bin/sh", Args: []string{"-c", "cat >/dev/null; exit 3"}, Spec: struct{}{},
+		Log: filepath.Join(dir, "worker-test.log")})
 	if err != nil {
 		t.Skipf("no /bin/sh: %v", err)
 	}
-	ch.closeStdin()
-	_, _ = io.Copy(io.Discard, ch.out)
-	ch.wait()
+	ch.CloseStdin()
+	_, _ = io.Copy(io.Discard, ch.Out())
+	<-ch.Done()
 	return ch
 }
 
@@ -36,9 +38,9 @@ func TestWorkerSignalsStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	c := &controller{o: Options{Log: slog.New(slog.DiscardHandler), Now: time.Now}, db: db, epoch: time.Now(),
-		batch: new(store.Batch), restarts: make(chan *workerProc, 16)}
-	w := &workerProc{lib: "gws", secs: map[int64]*wire.SecStat{}, procs: map[int64]procAt{}, res: WorkerResult{Lib: "gws"}}
+	c := &controller{Lifecycle: &Lifecycle{o: Options{Log: slog.New(slog.DiscardHandler), Now: time.Now}, db: db, epoch: time.Now(),
+		batch: new(store.Batch)}, restarts: make(chan *workerProc, 16)}
+	w := &workerProc{lib: "gws", secs: map[int64]*wire.SecStat{}, procs: map[int64]ProcAt{}, res: WorkerResult{Lib: "gws"}}
 	stored := func() store.Worker {
 		t.Helper()
 		ws, err := db.Workers()

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/runner/child"
 	"github.com/wssoak/wssoak/internal/sampler"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/wire"
@@ -25,7 +25,7 @@ const drain = 2 * time.Second
 
 type workerProc struct {
 	lib      string
-	ch       *child
+	ch       *child.Process
 	proc     *sampler.Proc
 	hello    *wire.Frame
 	final    *wire.FinalReport
@@ -33,8 +33,8 @@ type workerProc struct {
 	last     *wire.SecStat // the last complete second, for the progress line
 	latest   *wire.SecStat // the latest frame received
 	heard    time.Time     // when the worker last sent a frame
-	procs    map[int64]procAt
-	prev     procAt
+	procs    map[int64]ProcAt
+	prev     ProcAt
 	restarts int
 	stalls   int // stall events, for the progress line
 	exited   bool
@@ -65,28 +65,28 @@ func (c *controller) startWorker(w *workerProc) error {
 	if m, ok := wire.MonoNow(); ok {
 		pl.StartMono = m + int64(time.Until(c.epoch))
 	}
-	b, _ := json.Marshal(&pl)
-	ch, err := startChild("worker "+w.lib, c.o.Exe, []string{"worker", "-lib", w.lib}, b, filepath.Join(c.dir, "worker-"+w.lib+".log"))
+	ch, err := child.Start(child.Options{Name: "worker " + w.lib, Exe: c.o.Exe, Args: []string{"child", "worker"}, Spec: &pl,
+		Log: filepath.Join(c.dir, "worker-"+w.lib+".log")})
 	if err != nil {
 		return err
 	}
 	w.ch, w.exited, w.final, w.hello, w.hung, w.finalOK = ch, false, nil, nil, false, false
 	w.started = c.o.Now() // stored instant
 	w.heard = time.Now()  // for the watchdog's monotonic durations
-	w.prev = procAt{}
-	if w.proc, err = sampler.NewProc(ch.pid()); err != nil {
+	w.prev = ProcAt{}
+	if w.proc, err = sampler.NewProc(ch.Pid()); err != nil {
 		c.o.Log.Warn("sample worker", "lib", w.lib, "err", err)
 	}
 	go func() {
-		err := wire.ReadFrames(ch.out, func(f *wire.Frame) error {
+		err := wire.ReadFrames(ch.Out(), func(f *wire.Frame) error {
 			c.frames <- frameMsg{w, f}
 			return nil
 		})
 		if err != nil {
 			c.o.Log.Error("worker frames", "lib", w.lib, "err", err)
-			_, _ = io.Copy(io.Discard, ch.out)
+			_, _ = io.Copy(io.Discard, ch.Out())
 		}
-		ch.wait()
+		<-ch.Done() // every frame read before the exit is handled
 		c.exits <- w
 	}()
 	return nil
@@ -95,7 +95,7 @@ func (c *controller) startWorker(w *workerProc) error {
 func (c *controller) killWorkers() {
 	for _, w := range c.workers {
 		if w.ch != nil {
-			w.ch.kill()
+			w.ch.Kill()
 		}
 	}
 }
@@ -119,7 +119,7 @@ func (c *controller) loop(ctx context.Context, end time.Time) error {
 		c.o.Log.Info("stopping workers", "why", why)
 		for _, w := range c.workers {
 			if !w.exited {
-				if err := w.ch.send("stop"); err != nil {
+				if err := w.ch.Send("stop"); err != nil {
 					c.o.Log.Warn("stop worker", "lib", w.lib, "err", err)
 				}
 			}
@@ -130,7 +130,7 @@ func (c *controller) loop(ctx context.Context, end time.Time) error {
 	var runErr error
 	var serverDone <-chan struct{}
 	if c.server != nil {
-		serverDone = c.server.done
+		serverDone = c.server.Done()
 	}
 	for {
 		if stopping && c.allExited() {
@@ -152,7 +152,7 @@ func (c *controller) loop(ctx context.Context, end time.Time) error {
 			for _, w := range c.workers {
 				if !w.exited {
 					c.o.Log.Error("worker did not stop in time; killing", "lib", w.lib)
-					w.ch.kill()
+					w.ch.Kill()
 				}
 			}
 			stopDeadline = nil
@@ -228,24 +228,21 @@ func (c *controller) watchdog(now time.Time) {
 		c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: c.o.Now(), Sec: now.Sub(c.epoch).Seconds(),
 			Kind: wire.EventWorkerHung, Slot: -1, Detail: fmt.Sprintf("no frame for %s; killed", now.Sub(w.heard).Round(time.Second))})
 		c.o.Log.Error("worker hung; killing it", "lib", w.lib, "silent", now.Sub(w.heard).Round(time.Second))
-		w.ch.kill()
+		w.ch.Kill()
 	}
 }
 
 func (c *controller) onExit(w *workerProc, stopping bool) {
 	w.exited = true
-	ru, rs, _ := w.ch.rusage()
-	code := -1
-	if w.ch.cmd.ProcessState != nil {
-		code = w.ch.cmd.ProcessState.ExitCode()
-	}
+	ru, rs, _ := w.ch.Rusage()
+	code := w.ch.ExitCode()
 	w.acc.rusageUser += ru
 	w.acc.rusageSys += rs
 	switch {
 	case w.final != nil && w.finalOK:
 		w.acc.sampled += w.finalCPU
 		w.acc.sampledAny = true
-	case w.prev.ok:
+	case w.prev.OK:
 		w.acc.sampled += w.prev.CPUUser + w.prev.CPUSys // died, or the final sample failed: its last sample is all we saw
 		w.acc.sampledAny = true
 	}
@@ -254,7 +251,7 @@ func (c *controller) onExit(w *workerProc, stopping bool) {
 		sampled = math.NaN() // interrupted before the first sample: not measured, not 0
 	}
 	w.res.SampledCPU, w.res.RusageCPU = sampled, w.acc.rusageUser+w.acc.rusageSys
-	rec := store.Worker{Lib: w.lib, Pid: w.ch.pid(), Started: w.started, Ended: c.o.Now(), ExitCode: code,
+	rec := store.Worker{Lib: w.lib, Pid: w.ch.Pid(), Started: w.started, Ended: c.o.Now(), ExitCode: code,
 		RusageUser: w.acc.rusageUser, RusageSys: w.acc.rusageSys, SampledCPU: sampled}
 	if w.hello != nil {
 		rec.Module, rec.Version, rec.Runtime = w.hello.Module, w.hello.Version, w.hello.Runtime
@@ -284,11 +281,11 @@ func (c *controller) onExit(w *workerProc, stopping bool) {
 	// A worker that died on its own is a finding: record it, and restart it
 	// with backoff; its counters continue from where the dead process left them.
 	detail := fmt.Sprintf("exit code %d", code)
-	if w.ch.err != nil {
-		detail = w.ch.err.Error()
+	if err := w.ch.Err(); err != nil {
+		detail = err.Error()
 	}
 	c.batch.Events = append(c.batch.Events, store.Event{Lib: w.lib, TS: c.o.Now(), Sec: time.Since(c.epoch).Seconds(),
-		Kind: wire.EventWorkerExit, Slot: -1, Code: code, Detail: detail + " (see " + filepath.Base(w.ch.log.Name()) + ")"})
+		Kind: wire.EventWorkerExit, Slot: -1, Code: code, Detail: detail + " (see " + filepath.Base(w.ch.LogPath()) + ")"})
 	c.o.Log.Error("worker exited", "lib", w.lib, "detail", detail)
 	w.res.Err = fmt.Errorf("worker %s died (%s) and was restarted %d times", w.lib, detail, w.restarts)
 	w.acc.dropped = dropped

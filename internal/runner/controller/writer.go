@@ -38,7 +38,7 @@ type writeEpisode struct {
 }
 
 // writer is the one goroutine that writes to the database: one transaction per batch.
-func (c *controller) writer() {
+func (l *Lifecycle) writer() {
 	var (
 		pending []*store.Batch
 		ep      *writeEpisode
@@ -50,28 +50,28 @@ func (c *controller) writer() {
 	drain := func() bool {
 		for len(pending) > 0 {
 			b := pending[0]
-			if err := c.db.Write(b); err != nil {
+			if err := l.db.Write(b); err != nil {
 				if ep == nil {
 					ep = &writeEpisode{since: time.Now(), lostFrom: -1}
 				}
 				ep.attempts++
 				ep.lastErr = err
-				c.o.Log.Error("write failed; keeping the batch and retrying", "err", err, "pending", len(pending),
+				l.o.Log.Error("write failed; keeping the batch and retrying", "err", err, "pending", len(pending),
 					"attempt", ep.attempts, "retry_in", backoff)
 				return false
 			}
 			pending = pending[1:]
-			if c.o.Observer != nil {
-				c.o.Observer.Observe(b)
+			if l.o.Observer != nil {
+				l.o.Observer.Observe(b)
 			}
 			if n++; n%300 == 0 {
-				if err := c.db.Checkpoint(); err != nil {
-					c.o.Log.Warn("checkpoint", "err", err)
+				if err := l.db.Checkpoint(); err != nil {
+					l.o.Log.Warn("checkpoint", "err", err)
 				}
 			}
 		}
 		if ep != nil {
-			c.recordEpisode(ep)
+			l.recordEpisode(ep)
 			ep = nil
 		}
 		return true
@@ -86,10 +86,10 @@ func (c *controller) writer() {
 	}
 	for {
 		select {
-		case b, open := <-c.writes:
+		case b, open := <-l.writes:
 			if !open {
 				if len(pending) > 0 {
-					_ = c.o.EndRetry.Do("write the last batches", func() error {
+					_ = l.o.EndRetry.Do("write the last batches", func() error {
 						if drain() {
 							return nil
 						}
@@ -100,16 +100,16 @@ func (c *controller) writer() {
 					for _, b := range pending {
 						ep.drop(b)
 					}
-					c.o.Log.Error("writes still failing at the end: data lost", "batches", ep.dropped,
+					l.o.Log.Error("writes still failing at the end: data lost", "batches", ep.dropped,
 						"seconds", ep.lostRange(), "err", ep.lastErr)
-					c.written <- fmt.Errorf("write batch: %d batches not written (%s): %w", ep.dropped, ep.lostRange(), ep.lastErr)
+					l.written <- fmt.Errorf("write batch: %d batches not written (%s): %w", ep.dropped, ep.lostRange(), ep.lastErr)
 					return
 				}
-				c.written <- nil
+				l.written <- nil
 				return
 			}
 			pending = append(pending, b)
-			if len(pending) > c.o.WriteBacklog {
+			if len(pending) > l.o.WriteBacklog {
 				ep.drop(pending[0])
 				pending = pending[1:]
 			}
@@ -143,9 +143,9 @@ func (ep *writeEpisode) lostRange() string {
 }
 
 // recordEpisode writes, once writes work again, what the failure cost.
-func (c *controller) recordEpisode(ep *writeEpisode) {
+func (l *Lifecycle) recordEpisode(ep *writeEpisode) {
 	now := time.Now()
-	sec := func(t time.Time) float64 { return t.Sub(c.epoch).Seconds() }
+	sec := func(t time.Time) float64 { return t.Sub(l.epoch).Seconds() }
 	b := &store.Batch{Events: []store.Event{{TS: ep.since, Sec: sec(ep.since), Kind: wire.EventWriteFailed, Slot: -1,
 		Code: ep.attempts, DurMs: float64(now.Sub(ep.since).Milliseconds()),
 		Detail: fmt.Sprintf("database writes failed for %s (%d attempts, last: %v); %d batches dropped",
@@ -154,9 +154,9 @@ func (c *controller) recordEpisode(ep *writeEpisode) {
 		b.Events = append(b.Events, store.Event{TS: ep.since, Sec: float64(max(ep.lostFrom, 0)), Kind: wire.EventMissing, Slot: -1,
 			Code: ep.lostRows, Detail: fmt.Sprintf("%s not recorded (%d sample rows, %d other rows): writes failed", ep.lostRange(), ep.lostRows, ep.lostOther)})
 	}
-	c.o.Log.Warn("writes work again", "failed_for", now.Sub(ep.since).Round(time.Millisecond), "attempts", ep.attempts,
+	l.o.Log.Warn("writes work again", "failed_for", now.Sub(ep.since).Round(time.Millisecond), "attempts", ep.attempts,
 		"dropped_batches", ep.dropped, "lost", ep.lostRange())
-	if err := c.db.Write(b); err != nil {
-		c.o.Log.Error("record write failure", "err", err)
+	if err := l.db.Write(b); err != nil {
+		l.o.Log.Error("record write failure", "err", err)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -57,28 +56,20 @@ type Worker struct {
 	tap func(slot int, p []byte) // tests only: sees every message as the library handed it over
 }
 
-// Run reads the plan from the first line of in, runs the library's
-// connections, and writes frames to out until it reads "stop" or EOF on in.
-// After stopping it sends the final frame and returns when in reaches EOF
+// Run is the worker process (soak child worker): it runs the connections of
+// plan.Lib as plan says, and writes frames to out until it reads "stop" or
+// EOF on stdin (the rest of stdin after the plan: see child.ReadSpec).
+// After stopping it sends the final frame and returns when stdin reaches EOF
 // (the controller samples the process in between).
-func Run(ctx context.Context, lib string, in io.Reader, out io.Writer, log *slog.Logger) error {
-	br := bufio.NewReader(in)
-	line, err := br.ReadBytes('\n')
-	if err != nil {
-		return fmt.Errorf("read plan: %w", err)
-	}
-	plan := new(wire.Plan)
-	if err := json.Unmarshal(line, plan); err != nil {
-		return fmt.Errorf("decode plan: %w", err)
-	}
+func Run(ctx context.Context, plan *wire.Plan, stdin io.Reader, out io.Writer, log *slog.Logger) error {
 	if plan.Version != wire.PlanVersion {
 		return fmt.Errorf("plan version %d, want %d", plan.Version, wire.PlanVersion)
 	}
-	tr, err := transport.Lookup(lib)
+	tr, err := transport.Lookup(plan.Lib)
 	if err != nil {
 		return err
 	}
-	plan.Lib = lib
+	br := bufio.NewReader(stdin)
 	w, err := New(plan, tr, out, log)
 	if err != nil {
 		return err

@@ -1,12 +1,20 @@
-package bench
+package child
 
 import (
 	"fmt"
 	"os/exec"
 	"runtime"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
+
+// sysProcAttr puts the child in a process group of its own (a stop kills
+// the group; a terminal's Ctrl-C does not reach it) and has the kernel kill
+// it when the parent dies.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+}
 
 // startPinned starts cmd with its CPU affinity set to cpus (none: as this
 // process's). The mask is set on the thread that forks, which the child
