@@ -1,5 +1,5 @@
 // Package runner holds the run's roles, one package each (controller,
-// worker); this directory's test guards the import graph of the whole
+// worker, serverside, and child, the launcher they start each other with); this directory's test guards the import graph of the whole
 // module, the arrows of the rooms.
 package runner
 
@@ -71,6 +71,11 @@ var (
 	wire        = mod + "internal/wire"
 	binance     = mod + "internal/binance"
 	runnerRoles = mod + "internal/runner"
+	childPkg    = mod + "internal/runner/child"
+	serverside  = mod + "internal/runner/serverside"
+	measurePkg  = mod + "internal/measure"
+	benchPkg    = mod + "internal/bench"
+	reportPkg   = mod + "internal/report"
 	cmdSoak     = mod + "cmd/soak"
 	// The client libraries under test, linked through internal/transport
 	// (and by the chat servers).
@@ -99,7 +104,7 @@ func TestImportGraph(t *testing.T) {
 			t.Errorf("%s is linked by no package of the module: a rule naming it checks nothing", p)
 		}
 	}
-	for _, p := range slices.Concat([]string{worker, chat, profile, wire, cmdSoak}, renderers) {
+	for _, p := range slices.Concat([]string{worker, chat, profile, wire, cmdSoak, childPkg, serverside, measurePkg, benchPkg}, renderers) {
 		if _, ok := g[p]; !ok {
 			t.Fatalf("go list has no package %s (listed %d packages)", p, len(g))
 		}
@@ -128,6 +133,16 @@ func TestImportGraph(t *testing.T) {
 	for _, r := range renderers {
 		links(r, []string{runnerRoles}, store)
 	}
+	// The launcher starts any role, and links none of what they say or record.
+	links(childPkg, []string{store, sqlite, measurePkg, controller, worker, wire}, mod+"internal/rundir")
+	// The server-side soak is a role beside the client soak's controller
+	// (it shares its lifecycle), not inside the worker's process.
+	links(serverside, []string{worker}, controller)
+	// No arrow back up: the store is below the catalogue, the catalogue
+	// below the renderers and the roles, the bench below its renderers.
+	links(store, []string{measurePkg, reportPkg, runnerRoles, benchPkg}, wire)
+	links(measurePkg, slices.Concat([]string{runnerRoles, benchPkg}, renderers), store)
+	links(benchPkg, renderers, measurePkg)
 
 	// wire links of the project only binance and what binance links (its
 	// package doc says so).
