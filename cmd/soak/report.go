@@ -42,7 +42,7 @@ func reportFlags(fs *flagSet) *reportArgs {
 }
 
 // reportCmd renders report.html beside a run's database and, for a finished
-// run, exits with exitThreshold when a library broke a threshold of its
+// run, exits with outcome.ExitThreshold when a library broke a threshold of its
 // profile (the report shows the verdicts).
 func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("report", stdout, stderr)
