@@ -507,16 +507,16 @@ func TestBenchProfiles(t *testing.T) {
 		t.Fatalf("bench profiles: %v (%v), want bench.yaml and bench-full.yaml", files, err)
 	}
 	for _, f := range files {
-		p, err := profile.LoadBench(f, benchNames())
+		p, err := profile.LoadBench(f, bench.ProfileNames())
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		cfg, _ := benchConfig(p)
+		cfg, _ := bench.ConfigFromProfile(p)
 		if len(cfg.Scenarios) != 6 || len(cfg.Libs) != 5 || len(cfg.Paths) != 3 || cfg.Runs != 5 {
 			t.Errorf("%s: %d scenarios, %d libraries, %d paths, %d runs; want the whole table, 5 runs", f, len(cfg.Scenarios), len(cfg.Libs), len(cfg.Paths), cfg.Runs)
 		}
 		if filepath.Base(f) == "bench.yaml" {
-			want, _ := benchConfig(profile.DefaultBench(benchNames()))
+			want, _ := bench.ConfigFromProfile(profile.DefaultBench(bench.ProfileNames()))
 			if fmt.Sprintf("%+v", cfg) != fmt.Sprintf("%+v", want) {
 				t.Errorf("profiles/bench.yaml differs from the built-in default:\n got %+v\nwant %+v", cfg, want)
 			}

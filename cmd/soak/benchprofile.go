@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strings"
 
 	"github.com/wssoak/wssoak/internal/bench"
-	"github.com/wssoak/wssoak/internal/firehose"
 	"github.com/wssoak/wssoak/internal/profile"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // defaultBenchProfile is read when -profile is not given and it exists.
@@ -18,17 +19,6 @@ const defaultBenchProfile = "profiles/bench.yaml"
 // benchKeys are soak bench's flags that stand for the bench profile's key of
 // the same name: each is read as the file's value is (profile.Bench.Set).
 var benchKeys = []string{"scenarios", "libs", "paths", "encodings", "compression", "runs", "n", "rcvbuf", "cpus"}
-
-// benchNames are the names a bench profile's lists take that the profile
-// package does not link: the firehose's scenarios (sized ones as well) and
-// the bench's client paths.
-func benchNames() profile.BenchNames {
-	return profile.BenchNames{
-		Scenarios: firehose.Names(),
-		Scenario:  func(s string) error { _, err := firehose.Lookup(s); return err },
-		Paths:     bench.LibPaths,
-	}
-}
 
 // loadBench reads the bench profile (-profile FILE; without it
 // profiles/bench.yaml when it exists, else the built-in one) and lays the
@@ -41,12 +31,12 @@ func loadBench(fset *flagSet, path string) (*profile.Bench, error) {
 	if !given {
 		path = defaultBenchProfile
 	}
-	p, err := profile.LoadBench(path, benchNames())
+	p, err := profile.LoadBench(path, bench.ProfileNames())
 	var pe *profile.Error
 	switch {
 	case err == nil:
 	case !given && errors.Is(err, fs.ErrNotExist):
-		p = profile.DefaultBench(benchNames())
+		p = profile.DefaultBench(bench.ProfileNames())
 	case errors.As(err, &pe):
 		return nil, usageError{err} // FILE:LINE: the problem
 	default:
@@ -64,40 +54,48 @@ func loadBench(fset *flagSet, path string) (*profile.Bench, error) {
 	return p, nil
 }
 
-// benchConfig makes the bench's config of a checked profile; notes are what
-// the header says about it (pinning skipped on a machine without the CPUs).
-func benchConfig(p *profile.Bench) (bench.Config, []string) {
-	cfg := bench.Config{Scenarios: p.Scenarios, Encodings: p.Encodings, Libs: p.Libs, Paths: p.Paths, Runs: p.Runs, N: p.N,
-		BytesPerRun: int64(p.BytesPerRun), Seed: p.Seed, RcvBuf: int(p.RcvBuf), Runtime: p.WorkerRuntime.Wire(),
-		Compression: p.Compression, Deflate: p.Deflate.Wire()}
-	var notes []string
-	if c := p.CPUs; c.Pinned() {
-		if missing := absentCPUs(c); len(missing) > 0 {
-			notes = append(notes, fmt.Sprintf("-cpus %s: not pinned, this machine lacks CPU(s) %v", c, missing))
-		} else {
-			cfg.ServerCPUs, cfg.ClientCPUs = c.Server, c.Client
-			notes = append(notes, fmt.Sprintf("pinned: firehose on CPU(s) %v, clients on %v", c.Server, c.Client))
-		}
+// sweepProfile lays -sweep LO..HI over the profile p: its scenarios become
+// the sweep's sizes (returned), its paths bare unless -paths is given. A
+// sweep reads plain json: -scenarios, -encodings and -compression are refused.
+func sweepProfile(fset *flagSet, p *profile.Bench, arg string) ([]int, error) {
+	if given(fset, "scenarios") {
+		return nil, usageError{errors.New("flag -sweep: not with -scenarios: the sweep's scenarios are its sizes")}
 	}
-	return cfg, notes
+	if len(p.Encodings) > 0 {
+		return nil, usageError{errors.New("flag -sweep: not with -encodings: the sweep reads json")}
+	}
+	if slices.ContainsFunc(p.Compression, wire.Compression.Enabled) {
+		return nil, usageError{errors.New("flag -sweep: not with -compression: the sweep reads plain frames")}
+	}
+	sizes, err := parseSweep(arg)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("flag -sweep: %w", err)}
+	}
+	if p.Scenarios, err = bench.SweepScenarios(sizes); err != nil {
+		return nil, usageError{fmt.Errorf("flag -sweep: %s: %w", arg, err)}
+	}
+	if !given(fset, "paths") {
+		p.Paths = []string{bench.PathBare}
+	}
+	return sizes, nil
 }
 
-// absentCPUs are the CPUs of c this process may not run on.
-func absentCPUs(c profile.CPUs) []int {
-	have := bench.UsableCPUs()
-	var out []int
-	for _, n := range append(slices.Clone(c.Server), c.Client...) {
-		if !have[n] && !slices.Contains(out, n) {
-			out = append(out, n)
+// parseSweep reads -sweep LO..HI, two sizes as a profile writes them (9KB,
+// 128KiB, 900000), and returns the sweep's sizes in log steps.
+func parseSweep(s string) ([]int, error) {
+	a, b, ok := strings.Cut(s, "..")
+	var lo, hi profile.ByteSize
+	var err error
+	if ok {
+		if lo, err = profile.ParseByteSize(a); err == nil {
+			hi, err = profile.ParseByteSize(b)
 		}
 	}
-	return out
-}
-
-// given tells whether flag name was on the command line, an empty value
-// included: such a value is refused, not taken for the flag left out.
-func given(fs *flagSet, name string) bool {
-	seen := false
-	fs.Visit(func(f *flag.Flag) { seen = seen || f.Name == name })
-	return seen
+	if !ok || err != nil || lo < 1 || hi < 1 {
+		return nil, fmt.Errorf("%q is not a size range: want LO..HI, such as 9KB..900KB", s)
+	}
+	if lo > hi || int64(hi) > 1<<40 {
+		return nil, fmt.Errorf("%s: want LO at most HI, such as 9KB..900KB", s)
+	}
+	return bench.SweepSizes(int(lo), int(hi))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -123,21 +124,61 @@ func TestChatBenchBadInput(t *testing.T) {
 	}
 }
 
-func TestServerSide(t *testing.T) {
-	tests := []struct {
+// TestBenchSide: -side is a flag of soak bench's one flag set. Its value
+// picks the side (seen here by which side's check refuses a bad value),
+// a value other than client or server is refused naming what it takes, and
+// a flag of one side only is refused with the other, before anything runs.
+func TestBenchSide(t *testing.T) {
+	type sideCase struct {
 		args []string
-		want bool
-	}{
-		{[]string{"-side", "server"}, true},
-		{[]string{"--side=server"}, true},
-		{[]string{"-runs", "3", "-side=server"}, true},
-		{[]string{"-side", "client"}, false},
-		{[]string{"-scenarios", "aggTrade"}, false},
-		{[]string{"-side"}, false},
+		want string // in the one error line
+	}
+	tests := []sideCase{
+		// The side chosen: a room size is checked by the server side only,
+		// a -format by the client side only.
+		{[]string{"-side", "server", "-clients", "0"}, `flag -clients: "0" is not a room size`},
+		{[]string{"--side=server", "-clients", "0"}, `flag -clients: "0" is not a room size`},
+		{[]string{"-runs", "3", "-side=server", "-clients", "0"}, `flag -clients: "0" is not a room size`},
+		{[]string{"-side", "client", "-format", "csv"}, `flag -format: "csv" is not a format`},
+		{[]string{"-format", "csv"}, `flag -format: "csv" is not a format`},
+		// What -side takes.
+		{[]string{"-side", "client2"}, `invalid value "client2" for flag -side: want client or server`},
+		{[]string{"-side", ""}, `invalid value "" for flag -side: want client or server`},
+		{[]string{"-side"}, "flag needs an argument: -side"},
+	}
+	for _, f := range sideFlags[sideServer] {
+		want := "flag -" + f + ": only with -side server, not -side client"
+		tests = append(tests, sideCase{[]string{"-" + f, "4"}, want}, sideCase{[]string{"-side", "client", "-" + f, "4"}, want})
+	}
+	for _, f := range sideFlags[sideClient] {
+		tests = append(tests, sideCase{[]string{"-side", "server", "-" + f, "1"}, "flag -" + f + ": only with -side client, not -side server"})
 	}
 	for _, tc := range tests {
-		if got := serverSide(tc.args); got != tc.want {
-			t.Errorf("serverSide(%q) = %v, want %v", tc.args, got, tc.want)
+		out := t.TempDir()
+		args := append([]string{"bench", "-out", out}, tc.args...)
+		_, _, err := runSoak(t, args...)
+		var line strings.Builder
+		if code := exitCode(err, &line); code != 2 || strings.Count(line.String(), "\n") != 1 || !strings.Contains(line.String(), tc.want) {
+			t.Errorf("soak %q: exit code %d, error line %q; want 2 and one line with %q", args, code, line.String(), tc.want)
 		}
+		if entries, _ := os.ReadDir(out); len(entries) > 0 {
+			t.Errorf("soak %q: a refused bench left %v", args, entries)
+		}
+	}
+	// soak -h and soak bench -h say what -side takes.
+	for _, args := range [][]string{{"-h"}, {"bench", "-h"}} {
+		stdout, _, err := runSoak(t, args...)
+		if err != nil && !errors.Is(err, flag.ErrHelp) || !strings.Contains(stdout, "-side server") || !strings.Contains(stdout, "-side client") {
+			t.Errorf("soak %q: %v; want the help naming -side client and -side server:\n%s", args, err, stdout)
+		}
+	}
+	if stdout, _, _ := runSoak(t, "bench", "-h"); !strings.Contains(stdout, "-side SIDE") || !strings.Contains(stdout, "(default client)") {
+		t.Errorf("soak bench -h documents no -side SIDE, default client:\n%s", stdout)
+	}
+	// The old name: one line naming the new, and the server side only.
+	_, stderr, err := runSoak(t, "chatbench", "-clients", "0")
+	if !strings.HasPrefix(stderr, "soak chatbench is deprecated and goes away in the next release: use soak bench -side server\n") ||
+		err == nil || !strings.Contains(err.Error(), "flag -clients: \"0\" is not a room size") {
+		t.Errorf("soak chatbench -clients 0: %v, stderr %q; want the deprecation line and the server side's refusal", err, stderr)
 	}
 }

@@ -13,6 +13,20 @@ import (
 	"github.com/wssoak/wssoak/internal/chat"
 )
 
+// chatServerHelp is what soak chatserver -h prints.
+var chatServerHelp = help{
+	synopsis: "soak chatserver [-lib LIB] [-n N] [-addr HOST:PORT] [-queue N]",
+	about: `Run one library's chat server until Ctrl-C: clients connect to / with ?name=NAME; when N
+are in, every one gets "ready"; every text message m from x is sent as "x: m" to all N, x
+included. A client whose queue of unsent messages passes -queue is dropped with close 1008.
+Prints the address it listens on as the first line; GET /_stats returns its counts as JSON.`,
+	examples: []example{
+		{"soak chatserver -lib gws -n 32", "a gws room of 32 on a free loopback port"},
+		{"soak chatserver -lib gorilla -n 16 -addr 127.0.0.1:9600", "a gorilla room of 16 on port 9600"},
+	},
+	flags: func(fs *flagSet) any { return chatServerFlags(fs) },
+}
+
 var chatAddrFlag = listenFlag{"-addr", "-addr-public", "the chat server", "127.0.0.1:9600"}
 
 // maxChatClients bounds a room's size.

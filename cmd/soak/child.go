@@ -20,6 +20,20 @@ import (
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
+// childHelp is what soak child -h prints.
+var childHelp = help{
+	synopsis: "soak child ROLE",
+	about: `(internal) A process soak starts of itself, one ROLE each: worker (a library's worker of soak run),
+replay (the run's replay server), chatsoak (the load of a side: server run), firehose and
+benchclient (soak bench), chatload (soak bench -side server). Its spec comes as one JSON line on
+stdin; it answers on stdout and logs on stderr; it ends when stdin closes.`,
+	examples: []example{
+		{"soak child worker", "a worker: the plan on stdin, frames on stdout"},
+		{"soak child replay", "a run's replay server: its config on stdin, its address on stdout"},
+	},
+	args: 1,
+}
+
 // roleFunc is a child role: it reads its spec from stdin and plays it.
 type roleFunc func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error
 

@@ -9,6 +9,16 @@ import (
 	"github.com/wssoak/wssoak/internal/store"
 )
 
+// compareHelp is what soak compare -h prints.
+var compareHelp = help{
+	synopsis: "soak compare RUN_A RUN_B",
+	about:    `Print two runs' end tables side by side, with their differences (each run a run directory or its soak.db).`,
+	examples: []example{
+		{"soak compare out/20261201-100000-local out/20261201-233000-local", "the later run beside the earlier one"},
+	},
+	args: 2,
+}
+
 // compareCmd prints two runs' end tables side by side with their
 // differences, or two benches' cells (median msgs/s and CPU µs/msg).
 func compareCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {

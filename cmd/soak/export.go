@@ -12,6 +12,35 @@ import (
 	"github.com/wssoak/wssoak/internal/store"
 )
 
+// exportHelp is what soak export -h prints.
+var exportHelp = help{
+	synopsis: "soak export [-format csv|json] [-dir DIR] [-out DIR] [RUN_DIR|DB]",
+	about: `Write a run's tables (samples, stream_samples, events, host_samples, clock_samples,
+summary) as CSV or NDJSON files, one per table (default RUN: the latest soak run under -out);
+a bench directory when given: its bench_results.`,
+	examples: []example{
+		{"soak export", "the latest soak run's tables as CSV files in its run directory"},
+		{"soak export -format json -dir /tmp/ndjson out/20261201-233000-local", "that run's tables as NDJSON files in /tmp/ndjson"},
+	},
+	args:  1,
+	flags: func(fs *flagSet) any { return exportFlags(fs) },
+}
+
+// exportArgs are the flags of soak export.
+type exportArgs struct {
+	format, dir, out *string
+}
+
+func exportFlags(fs *flagSet) *exportArgs {
+	a := &exportArgs{
+		format: fs.String("format", "csv", "file `FORMAT`: csv, or json (one JSON object per line, *.ndjson)"),
+		dir:    fs.String("dir", "", "write the files into `DIR` (default: the run directory)"),
+		out:    fs.String("out", "out", "look for the latest soak run in `DIR` when no RUN is given"),
+	}
+	fs.renamed("o", "dir")
+	return a
+}
+
 // exportCmd writes a run's tables as CSV or NDJSON files.
 func exportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("export", stdout, stderr)

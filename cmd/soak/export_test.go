@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/wssoak/wssoak/internal/export"
+	"github.com/wssoak/wssoak/internal/runner/outcome"
 )
 
 const exportProfile = `name: exp
@@ -168,10 +169,10 @@ replay:
 `)
 	out := filepath.Join(dir, "out")
 	stdout, stderr, err := runSoak(t, "run", "-profile", prof, "-out", out)
-	var te thresholdError
-	if !errors.As(err, &te) || exitCode(err, io.Discard) != exitThreshold {
+	var te outcome.ThresholdError
+	if !errors.As(err, &te) || exitCode(err, io.Discard) != outcome.ExitThreshold {
 		t.Fatalf("run: err %v (exit %d), want a threshold error and exit %d\nstdout:\n%s\nstderr:\n%s",
-			err, exitCode(err, io.Discard), exitThreshold, stdout, stderr)
+			err, exitCode(err, io.Discard), outcome.ExitThreshold, stdout, stderr)
 	}
 	if !strings.Contains(stdout, "threshold broken: gws max_latency_p99: ") || !strings.Contains(stdout, "> limit 1µs") {
 		t.Errorf("stdout does not say which threshold broke:\n%s", stdout)

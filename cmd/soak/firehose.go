@@ -14,6 +14,41 @@ import (
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
+// firehoseHelp is what soak firehose -h prints.
+var firehoseHelp = help{
+	synopsis: "soak firehose [-addr HOST:PORT] [-scenario NAME] [-n N] [-conns N] [-seed N]",
+	about: `Run the firehose on its own: a WebSocket server that never paces. Each connection gets
+the scenario's N pre-encoded Binance-shaped messages as fast as the socket takes them, then
+a close 1000; after -conns connections it exits. Prints the address it listens on as the
+first line, then the combined-stream and raw URLs; GET /_firehose/stats returns what it sent
+on each connection. Scenarios: aggTrade, kline, depth20, depth, tickerArr, mix.`,
+	examples: []example{
+		{"soak firehose", "one connection of 200,000 aggTrade messages, on a free loopback port"},
+		{"soak firehose -addr 127.0.0.1:9500 -scenario depth -n 20000 -conns 5", "five connections of 20,000 depth diffs (9 KB each) on port 9500"},
+	},
+	flags: func(fs *flagSet) any { return firehoseFlags(fs) },
+}
+
+// firehoseArgs are the flags of soak firehose.
+type firehoseArgs struct {
+	addr, scenario, compression *string
+	addrPublic                  *bool
+	n, conns                    *int
+	seed                        *int64
+}
+
+func firehoseFlags(fs *flagSet) *firehoseArgs {
+	return &firehoseArgs{
+		addr:        fs.String("addr", "127.0.0.1:0", "listen on `HOST:PORT` (loopback, port 0: a free one; see -addr-public)"),
+		addrPublic:  fs.Bool("addr-public", false, "allow -addr on an address other than loopback (the firehose has no authentication)"),
+		scenario:    fs.String("scenario", "aggTrade", "the scenario `NAME`: aggTrade, kline, depth20, depth, tickerArr or mix"),
+		n:           fs.Int("n", 0, "`N` messages per connection (default: about 40 MB of the scenario's messages, 200,000 aggTrade)"),
+		conns:       fs.Int("conns", 1, "serve `N` connections, then exit (at most 10000)"),
+		seed:        fs.Int64("seed", 1, "random seed `N` of the generated values"),
+		compression: fs.String("compression", "off", "the permessage-deflate `COMPRESSION` the firehose accepts: off, on (either mode, as the client offers) or no_context_takeover (imposed)"),
+	}
+}
+
 // maxFirehoseConns bounds -conns.
 const maxFirehoseConns = 10000
 

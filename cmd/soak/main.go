@@ -16,6 +16,7 @@ import (
 	"unicode"
 
 	"github.com/wssoak/wssoak/internal/endpoint"
+	"github.com/wssoak/wssoak/internal/runner/outcome"
 )
 
 func main() {
@@ -42,9 +43,9 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.As(err, &ue) {
 		return 2
 	}
-	var te thresholdError
+	var te outcome.ThresholdError
 	if errors.As(err, &te) {
-		return exitThreshold
+		return outcome.ExitThreshold
 	}
 	var ie interruptedError
 	if errors.As(err, &ie) {
@@ -73,7 +74,7 @@ Usage:
   soak run    -http 127.0.0.1:8080 ...                    also serve the live view: the report at /, Prometheus /metrics
   soak serve  [-addr HOST:PORT] [-profile FILE]          run the Binance-like replay server on its own
   soak firehose [-scenario NAME] [-n N] [-conns N]       a server that never paces: N messages a connection, then close 1000
-  soak bench  [-scenarios LIST] [-libs LIBS] [-runs N]    throughput and CPU µs/msg per library on a firehose, with spread
+  soak bench  [-scenarios LIST] [-libs LIBS] [-runs N]    throughput and CPU µs/msg per library on a firehose, with spread (-side client)
   soak bench  -side server [-clients LIST] [-libs LIBS]   the libraries as chat servers: deliveries/s, CPU µs/delivery, latency
   soak chatserver [-lib LIB] [-n N] [-addr HOST:PORT]    one library's chat server (Bun's chat-room protocol), to point any client at
   soak report [-o FILE] [RUN_DIR|DB]                     write report.html beside a run's database (default: the latest soak run)
@@ -83,6 +84,13 @@ Usage:
 Run 'soak <command> -h' for the flags and examples of a command.
 `
 
+// commands are soak's subcommands but soak child, which reads stdin.
+var commands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) error{
+	"run": runCmd, "serve": serveCmd, "firehose": firehoseCmd, "bench": benchCmd, "chatserver": chatServerCmd,
+	"report": reportCmd, "export": exportCmd, "compare": compareCmd, "synth": synthCmd,
+	"chatbench": chatBenchCmd, // the old name of soak bench -side server, for one release
+}
+
 // run is main without the process: testable.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -91,34 +99,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	cmd, rest := args[0], args[1:]
 	switch cmd {
-	case "run":
-		return runCmd(ctx, rest, stdout, stderr)
-	case "export":
-		return exportCmd(ctx, rest, stdout, stderr)
-	case "compare":
-		return compareCmd(ctx, rest, stdout, stderr)
-	case "serve":
-		return serveCmd(ctx, rest, stdout, stderr)
-	case "firehose":
-		return firehoseCmd(ctx, rest, stdout, stderr)
-	case "bench":
-		if serverSide(rest) {
-			return chatBenchCmd(ctx, rest, stdout, stderr)
-		}
-		return benchCmd(ctx, rest, stdout, stderr)
-	case "chatbench":
-		return chatBenchCmd(ctx, rest, stdout, stderr)
-	case "chatserver":
-		return chatServerCmd(ctx, rest, stdout, stderr)
-	case "report":
-		return reportCmd(ctx, rest, stdout, stderr)
-	case "synth":
-		return synthCmd(ctx, rest, stdout, stderr)
 	case "child":
 		return childCmd(ctx, rest, stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
+	}
+	if c, ok := commands[cmd]; ok {
+		return c(ctx, rest, stdout, stderr)
 	}
 	fmt.Fprint(stderr, usage)
 	return usageError{fmt.Errorf("unknown command %q", cmd)}

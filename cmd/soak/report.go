@@ -11,11 +11,38 @@ import (
 
 	"github.com/wssoak/wssoak/internal/report"
 	"github.com/wssoak/wssoak/internal/rundir"
+	"github.com/wssoak/wssoak/internal/runner/outcome"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
+// reportHelp is what soak report -h prints.
+var reportHelp = help{
+	synopsis: "soak report [-o FILE] [-out DIR] [RUN_DIR|DB]",
+	about: `Write report.html beside a run's database (default RUN: the latest soak run under
+-out; a bench directory when given, for its bench page). A finished soak is checked against
+its profile's thresholds: exit code 3 when a library broke one, 4 when the run was interrupted.`,
+	examples: []example{
+		{"soak report", "the report of the latest soak run under out/"},
+		{"soak report -o /tmp/report.html out/20261201-233000-local", "that run's report, written to /tmp/report.html"},
+	},
+	args:  1,
+	flags: func(fs *flagSet) any { return reportFlags(fs) },
+}
+
+// reportArgs are the flags of soak report.
+type reportArgs struct {
+	o, out *string
+}
+
+func reportFlags(fs *flagSet) *reportArgs {
+	return &reportArgs{
+		o:   fs.String("o", "", "write the report to `FILE` (default: report.html beside the database)"),
+		out: fs.String("out", "out", "look for the latest soak run in `DIR` when no RUN is given"),
+	}
+}
+
 // reportCmd renders report.html beside a run's database and, for a finished
-// run, exits with exitThreshold when a library broke a threshold of its
+// run, exits with outcome.ExitThreshold when a library broke a threshold of its
 // profile (the report shows the verdicts).
 func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("report", stdout, stderr)
@@ -44,7 +71,7 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		htmlPath = filepath.Join(dir, "report.html")
 	}
-	run, stored, err := runState(dbPath)
+	run, stored, err := outcome.State(dbPath)
 	if err != nil {
 		return err
 	}
@@ -60,15 +87,15 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var opts report.Options
 	switch {
 	case len(stored) > 0:
-		verdicts = printVerdicts(stdout, stored)
+		verdicts = outcome.PrintVerdicts(stdout, stored)
 	case !running:
 		var vs []store.Verdict
-		vs, verdicts = checkRun(stdout, dbPath)
-		if _, broken := verdicts.(thresholdError); verdicts != nil && !broken {
+		vs, verdicts = outcome.CheckRun(stdout, dbPath)
+		if _, broken := verdicts.(outcome.ThresholdError); verdicts != nil && !broken {
 			return verdicts
 		}
 		if len(vs) > 0 && rundir.Writable(dbPath) == nil && rundir.Writable(filepath.Dir(dbPath)) == nil {
-			if err := saveVerdicts(dbPath, vs); err != nil {
+			if err := outcome.SaveVerdicts(dbPath, vs); err != nil {
 				return err
 			}
 		} else {
@@ -82,45 +109,6 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return interruptedError{run.ID} // as soak run exited
 	}
 	return verdicts
-}
-
-// runState returns the run's record (status "running" while it goes on, or
-// after a crash) and its stored verdicts.
-func runState(dbPath string) (store.Run, []store.Verdict, error) {
-	db, err := store.OpenReadOnly(dbPath)
-	if err != nil {
-		return store.Run{}, nil, err
-	}
-	defer db.Close()
-	r, err := db.Run()
-	if err != nil {
-		return store.Run{}, nil, err
-	}
-	vs, err := db.Verdicts()
-	return r, vs, err
-}
-
-// checkRun checks the thresholds of the run in the database at dbPath, read-only.
-func checkRun(w io.Writer, dbPath string) ([]store.Verdict, error) {
-	db, err := store.OpenReadOnly(dbPath)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	return checkThresholds(w, db, nil)
-}
-
-// saveVerdicts stores verdicts in the database at dbPath.
-func saveVerdicts(dbPath string, vs []store.Verdict) error {
-	db, err := store.Open(dbPath)
-	if err != nil {
-		return err
-	}
-	if err := db.SaveVerdicts(vs); err != nil {
-		db.Close()
-		return err
-	}
-	return db.Close()
 }
 
 // writeReport renders the database at dbPath into htmlPath and says where.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wssoak/wssoak/internal/runner/outcome"
 )
 
 func TestReportCommand(t *testing.T) {
@@ -24,9 +26,9 @@ func TestReportCommand(t *testing.T) {
 	// limits reconnects to 50 and it has 104 per library: exit code 3, and
 	// the report shows the verdicts.
 	stdout, stderr, err := runSoak(t, "report", "-out", out)
-	var te thresholdError
-	if !errors.As(err, &te) || exitCode(err, io.Discard) != exitThreshold {
-		t.Fatalf("report: %v, want a threshold error (exit %d)\n%s", err, exitThreshold, stderr)
+	var te outcome.ThresholdError
+	if !errors.As(err, &te) || exitCode(err, io.Discard) != outcome.ExitThreshold {
+		t.Fatalf("report: %v, want a threshold error (exit %d)\n%s", err, outcome.ExitThreshold, stderr)
 	}
 	if !strings.Contains(stdout, "threshold broken: gws max_reconnects: 104 reconnects > limit 50 reconnects") {
 		t.Errorf("stdout does not name the broken threshold:\n%s", stdout)

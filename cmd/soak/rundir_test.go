@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/wssoak/wssoak/internal/export"
+	"github.com/wssoak/wssoak/internal/runner/outcome"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -172,7 +173,7 @@ func TestExportReplacesSymlinks(t *testing.T) {
 	}
 	for _, args := range [][]string{{"export", run}, {"export", "-format", "json", run}, {"report", run}} {
 		if _, stderr, err := runSoak(t, args...); err != nil {
-			var te thresholdError
+			var te outcome.ThresholdError
 			if !errors.As(err, &te) {
 				t.Fatalf("%v: %v\n%s", args, err, stderr)
 			}
@@ -271,8 +272,8 @@ func TestReadOnlyRun(t *testing.T) {
 	}
 	html := filepath.Join(w, "r.html")
 	stdout, stderr, code := soakReadOnly(t, ro, "report", "-o", html, run)
-	if code != exitThreshold || !strings.Contains(stdout, "threshold broken: gws max_reconnects") {
-		t.Errorf("report -o of a read-only run: exit %d, stdout %q, stderr %q; want exit %d and the broken threshold", code, stdout, stderr, exitThreshold)
+	if code != outcome.ExitThreshold || !strings.Contains(stdout, "threshold broken: gws max_reconnects") {
+		t.Errorf("report -o of a read-only run: exit %d, stdout %q, stderr %q; want exit %d and the broken threshold", code, stdout, stderr, outcome.ExitThreshold)
 	}
 	if b, err := os.ReadFile(html); err != nil || !bytes.Contains(b, []byte(`<tr class="broken"><td>gws</td><td><code>max_reconnects</code>`)) {
 		t.Errorf("report -o: %v; want the page, with the verdicts checked now", err)

@@ -18,6 +18,41 @@ import (
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
+// serveHelp is what soak serve -h prints.
+var serveHelp = help{
+	synopsis: "soak serve [-addr HOST:PORT] [-profile FILE] [-seed N] [-speed FACTOR] [-cert FILE -key FILE]",
+	about: `Run the Binance-like replay server on its own until Ctrl-C, to point any client at it.
+GET /_soak/stats returns what it sent on every connection, GET /_soak/faults the faults it
+injected (the profile's faults: run on the server's clock from its start).`,
+	examples: []example{
+		{"soak serve", "on ws://127.0.0.1:9443 with the built-in profile's streams and rates"},
+		{"soak serve -addr 127.0.0.1:9000 -profile profiles/faults.yaml -speed 10", "that profile's replay section and faults, ten times faster"},
+		{"soak serve -cert cert.pem -key key.pem", "wss:// with that certificate"},
+	},
+	flags: func(fs *flagSet) any { return serveFlags(fs) },
+}
+
+// serveArgs are the flags of soak serve.
+type serveArgs struct {
+	addr, profile, cert, key, compression *string
+	addrPublic                            *bool
+	seed                                  *int64
+	speed                                 *float64
+}
+
+func serveFlags(fs *flagSet) *serveArgs {
+	return &serveArgs{
+		addr:        fs.String("addr", "127.0.0.1:9443", "listen on `HOST:PORT` (loopback; see -addr-public)"),
+		addrPublic:  fs.Bool("addr-public", false, "allow -addr on an address other than loopback (the replay server has no authentication)"),
+		profile:     fs.String("profile", "", "profile `FILE` whose replay section configures the server (default: built-in)"),
+		compression: fs.String("compression", "", "the permessage-deflate `COMPRESSION` the server accepts: off, on (either mode, as the client offers) or no_context_takeover (imposed); default: the profile's compression"),
+		seed:        fs.Int64("seed", 0, "random seed `N` of the generated streams (default: the profile's)"),
+		speed:       fs.Float64("speed", 0, "rate `FACTOR` (default: the profile's)"),
+		cert:        fs.String("cert", "", "PEM certificate (chain) `FILE`: serve wss:// (with -key)"),
+		key:         fs.String("key", "", "PEM private key `FILE` of -cert"),
+	}
+}
+
 // serveCmd runs the Binance-like replay server on its own (a run's replay
 // server is soak child replay).
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {

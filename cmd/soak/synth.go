@@ -12,6 +12,38 @@ import (
 	"github.com/wssoak/wssoak/internal/store"
 )
 
+// synthHelp is what soak synth -h prints.
+var synthHelp = help{
+	synopsis: "soak synth [-duration DURATION] [-symbols N] [-seed N] RUN_DIR",
+	about: `(hidden) Write a synthetic five-library run database, RUN_DIR/soak.db, with its end table,
+to measure the report and the export on a day-long run.`,
+	examples: []example{
+		{"soak synth out/synth24", "a synthetic day; then: soak report out/synth24"},
+		{"soak synth -duration 40m -symbols 2 -seed 7 /tmp/small", "a small one"},
+	},
+	args:  1,
+	flags: func(fs *flagSet) any { return synthFlags(fs) },
+}
+
+// synthArgs are the flags of soak synth.
+type synthArgs struct {
+	o        *string // the run directory given by the deprecated -o (now the argument)
+	duration *time.Duration
+	symbols  *int
+	seed     *uint64
+}
+
+func synthFlags(fs *flagSet) *synthArgs {
+	a := &synthArgs{
+		o:        new(string),
+		duration: fs.Duration("duration", 24*time.Hour, "length of the synthetic window, a `DURATION` such as 40m or 24h"),
+		symbols:  fs.Int("symbols", 50, "`N` markets per library (5 streams each, plus arr and 20 depth streams)"),
+		seed:     fs.Uint64("seed", 1, "random seed `N` of the generated streams"),
+	}
+	fs.deprecate("o", "the argument RUN_DIR (soak synth RUN_DIR)", func(s string) error { *a.o = s; return nil })
+	return a
+}
+
 // synthCmd (hidden) writes a synthetic run database, to measure the report
 // on a day-long run: soak synth out/synth24 && soak report out/synth24.
 func synthCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wssoak/wssoak/internal/cert"
 	"github.com/wssoak/wssoak/internal/profile"
+	"github.com/wssoak/wssoak/internal/runner/outcome"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/wire"
 )
@@ -66,7 +67,7 @@ func TestThresholdsFromRunProfile(t *testing.T) {
 	}
 	defer rdb.Close()
 	var out bytes.Buffer
-	vs, err := checkThresholds(&out, rdb, p)
+	vs, err := outcome.CheckThresholds(&out, rdb, p)
 	if err != nil {
 		t.Fatalf("check thresholds: %v", err)
 	}

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -18,6 +19,19 @@ type CPUs struct {
 
 // Pinned tells whether c asks for pinning.
 func (c CPUs) Pinned() bool { return c.Server != nil }
+
+// Missing returns the CPUs of c that are not usable (the CPUs this process
+// may run on), each once, in c's order: a bench that asks for them is not
+// pinned, and says which are missing.
+func (c CPUs) Missing(usable map[int]bool) []int {
+	var out []int
+	for _, n := range append(slices.Clone(c.Server), c.Client...) {
+		if !usable[n] && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
 
 // String writes c as ParseCPUs reads it ("0:1", "0-1:2-3"), "" when not pinned.
 func (c CPUs) String() string {

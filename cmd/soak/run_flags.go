@@ -1,0 +1,109 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/profile"
+)
+
+// runHelp is what soak run -h prints.
+var runHelp = help{
+	synopsis: "soak run [-profile FILE] [-duration DURATION] [-libs LIBS] [-out DIR] [-http HOST:PORT] | -resume RUN_DIR",
+	about: `Run a soak: every library of the profile in its own worker process on the same streams,
+one row per worker per second into DIR/<run-id>/soak.db. Prints the comparison table and
+writes report.html beside the database. Exit code 3 when a library broke a threshold of the
+profile, 4 when the run was interrupted (Ctrl-C).`,
+	examples: []example{
+		{"soak run", "2 minutes of the five libraries against the embedded replay server (profiles/local.yaml)"},
+		{"soak run -duration 30s -libs gorilla,gws -out /tmp/runs", "30 seconds of two libraries, the run directory under /tmp/runs"},
+		{"soak run -profile profiles/binance-24h.yaml -http 127.0.0.1:8080", "a day on live Binance, the report and Prometheus /metrics served while it runs"},
+		{"soak run -resume out/20261201-233000-local", "continue a run whose controller died, in the same database, up to its original end"},
+	},
+	flags: func(fs *flagSet) any { return runFlags(fs) },
+}
+
+// runArgs are the flags of soak run.
+type runArgs struct {
+	profile, duration, out, libs, resume, http *string
+	workerTimeout                              *time.Duration
+	verbose, httpPublic                        *bool
+	backlog                                    *int
+}
+
+func runFlags(fs *flagSet) *runArgs {
+	return &runArgs{
+		profile:       fs.String("profile", "", "YAML profile `FILE` (default "+defaultProfile+", or the built-in default when that file is absent)"),
+		duration:      fs.String("duration", "", "measured `DURATION`, overrides the profile (e.g. 30s, 2m, 24h)"),
+		out:           fs.String("out", "out", "make the run directory in `DIR`"),
+		libs:          fs.String("libs", "", "comma-separated `LIBS`, overrides the profile"),
+		workerTimeout: fs.Duration("worker-timeout", 30*time.Second, "kill and restart a worker that sent nothing for this `DURATION`"),
+		verbose:       fs.Bool("v", false, "log debug details"),
+		backlog:       fs.Int("write-backlog", 600, "`SECONDS` of data kept in memory while database writes fail (disk full); beyond that the oldest are dropped and recorded as missing"),
+		resume:        fs.String("resume", "", "continue the crashed run in `RUN_DIR` (same database) up to its original end"),
+		http:          fs.String("http", "", "serve the live view (the report at /, Prometheus /metrics) on `HOST:PORT`, e.g. 127.0.0.1:8080"),
+		httpPublic:    fs.Bool("http-public", false, "allow -http on an address other than loopback (the live view has no authentication)"),
+	}
+}
+
+const defaultProfile = "profiles/local.yaml"
+
+// runProfile checks the flags of soak run and returns the profile they
+// make: the file (or the built-in one) with -duration and -libs laid over
+// it; nil with -resume, which keeps the run's own.
+func runProfile(fs *flagSet, a *runArgs) (*profile.Profile, error) {
+	if *a.http != "" {
+		if err := httpFlag.check(*a.http, *a.httpPublic); err != nil {
+			return nil, err
+		}
+	}
+	var p *profile.Profile
+	var err error
+	if *a.resume != "" {
+		var set []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "profile" || f.Name == "duration" || f.Name == "libs" || f.Name == "out" {
+				set = append(set, "-"+f.Name)
+			}
+		})
+		if len(set) > 0 {
+			return nil, usageError{fmt.Errorf("flag -resume: %s cannot be changed when resuming: the run keeps its own settings", strings.Join(set, ", "))}
+		}
+	} else if p, err = loadProfile(*a.profile); err != nil {
+		return nil, err
+	}
+	if *a.duration != "" || given(fs, "duration") {
+		d, err := time.ParseDuration(*a.duration)
+		if err != nil || d <= 0 {
+			return nil, usageError{fmt.Errorf("flag -duration: bad duration %q: want a positive number with a unit such as 30s, 2m, 24h", *a.duration)}
+		}
+		if d < time.Second {
+			return nil, usageError{fmt.Errorf("flag -duration: %s is shorter than one second: a run is recorded second by second", d)}
+		}
+		p.Duration = profile.Duration(d)
+	}
+	if *a.libs != "" || given(fs, "libs") { // an empty -libs is refused, not the profile's list used
+		if err := p.SetLibraries(strings.Split(*a.libs, ",")); err != nil {
+			return nil, usageError{fmt.Errorf("flag -libs: %w", err)}
+		}
+	}
+	if *a.workerTimeout < 2*time.Second {
+		return nil, usageError{fmt.Errorf("flag -worker-timeout: %s is too short: workers report every second; want at least 2s", *a.workerTimeout)}
+	}
+	return p, nil
+}
+
+// loadProfile reads the profile at path; "" is profiles/local.yaml when it
+// exists, else the built-in default.
+func loadProfile(path string) (*profile.Profile, error) {
+	if path == "" {
+		if _, err := os.Stat(defaultProfile); err != nil {
+			return profile.Default(), nil
+		}
+		path = defaultProfile
+	}
+	return profile.Load(path)
+}
