@@ -44,6 +44,16 @@ const CloseTooSlow = 1008
 // CloseGoingAway is the close code of a connection whose write failed.
 const CloseGoingAway = 1001
 
+// Close codes of a client that broke the room's rules (RFC 6455 7.4.1).
+const (
+	CloseBadName     = 1008 // policy violation: a name the rule refuses, or taken in the room
+	CloseInvalidText = 1007 // a text message that is not UTF-8
+	CloseTooBig      = 1009 // a message over the read limit
+)
+
+// MaxNameLen is the longest name a client may have, in bytes.
+const MaxNameLen = 256
+
 // maxDroppedNames bounds the dropped clients' names Stats lists.
 const maxDroppedNames = 100
 
