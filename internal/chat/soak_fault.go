@@ -49,7 +49,7 @@ func (l *soakLoad) inject(ctx context.Context, f SoakFault) error {
 		resetAt := time.Now()
 		// The server must have seen them leave before anything else is sent
 		// (else it may count a write to a connection already reset).
-		if err := l.awaitStats(ctx, func(st Stats) bool { return st.Left >= st0.Left+int64(len(targets)) }); err != nil {
+		if err := l.awaitStats(ctx, func(st Stats) bool { return leaves(st) >= leaves(st0)+int64(len(targets)) }); err != nil {
 			return fmt.Errorf("reset %v: the server did not see them leave: %w", names, err)
 		}
 		for _, s := range targets {
@@ -118,7 +118,7 @@ func (l *soakLoad) oversize(ctx context.Context, f SoakFault, targets []*soakSlo
 			return nil
 		}
 	}
-	if err := l.awaitStats(ctx, func(st Stats) bool { return st.Left >= st0.Left+int64(len(targets)) }); err != nil {
+	if err := l.awaitStats(ctx, func(st Stats) bool { return leaves(st) >= leaves(st0)+int64(len(targets)) }); err != nil {
 		return fmt.Errorf("oversize %v: the server did not see them leave: %w", names, err)
 	}
 	st1, err := FetchStats(ctx, l.room.Stats, 0)
@@ -200,6 +200,10 @@ func (l *soakLoad) settleSlow(ctx context.Context) error {
 	}
 	return nil
 }
+
+// leaves is the clients that left the room on their own (a drop is a leave
+// too, and a slow client may be dropped while the load waits for others).
+func leaves(st Stats) int64 { return st.Left - st.Drops }
 
 // awaitStats polls the server's counts until ok, within the timeout.
 func (l *soakLoad) awaitStats(ctx context.Context, ok func(Stats) bool) error {
