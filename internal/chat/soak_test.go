@@ -45,6 +45,7 @@ func TestRunSoak(t *testing.T) {
 	ends := map[string]*SoakResult{}
 	events := map[string][]string{}
 	drops := map[string]map[wire.FaultKind]int{}
+	codes := map[string][]int{} // the close codes of the clients closed for an oversize message
 	RunSoak(context.Background(), cfg, func(r SoakRecord) {
 		switch r.T {
 		case RecordSec:
@@ -53,6 +54,9 @@ func TestRunSoak(t *testing.T) {
 			ends[r.Lib] = r.End
 		case RecordEvent:
 			events[r.Lib] = append(events[r.Lib], string(r.Kind)+" "+r.Detail)
+			if r.Kind == wire.EventReconnect && len(r.Codes) > 0 {
+				codes[r.Lib] = append(codes[r.Lib], r.Codes...)
+			}
 			if r.Kind == wire.EventDropped {
 				if drops[r.Lib] == nil {
 					drops[r.Lib] = map[wire.FaultKind]int{}
@@ -82,6 +86,9 @@ func TestRunSoak(t *testing.T) {
 		}
 		if dropped := drops[lib]; dropped[wire.FaultSlowReader] != 1 || dropped[wire.FaultHalfOpen] != 1 {
 			t.Errorf("%s: dropped events %v, want one slow_reader and one half_open", lib, dropped)
+		}
+		if len(codes[lib]) != 1 || codes[lib][0] != CloseTooBig {
+			t.Errorf("%s: oversize close codes %v, want [%d]", lib, codes[lib], CloseTooBig)
 		}
 		if secs[lib] != 8 {
 			t.Errorf("%s: %d seconds recorded, want 8", lib, secs[lib])
