@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
@@ -55,7 +56,12 @@ func (g *gobwasServer) handle(w http.ResponseWriter, r *http.Request) {
 	handled := wsutil.ControlFrameHandler(k, ws.StateServerSide)
 	answered := false
 	ctl := func(h ws.Header, r io.Reader) error {
-		err := handled(h, r)
+		var err error
+		if h.OpCode == ws.OpClose {
+			err = k.answerClose(h, r)
+		} else {
+			err = handled(h, r)
+		}
 		answered = answered || err != nil
 		return err
 	}
@@ -85,6 +91,41 @@ func (g *gobwasServer) handle(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// answerClose answers a client's close frame: its code echoed when a peer
+// may send it (RFC 6455 7.4; gobwas's own handler echoes any code from 5000
+// up), 1002 for a bad one, no code for a frame without one. It returns the
+// wsutil.ClosedError that ends the read loop.
+func (k *gobwasSink) answerClose(h ws.Header, r io.Reader) error {
+	var p [125]byte // a control frame's payload is at most 125 bytes (the reader checked)
+	b := p[:min(h.Length, int64(len(p)))]
+	if _, err := io.ReadFull(r, b); err != nil {
+		return err
+	}
+	code, reason := ws.ParseCloseFrameData(b)
+	var body []byte
+	switch {
+	case len(b) == 0:
+	case len(b) == 1 || !peerCloseCode(int(code)) || !utf8.ValidString(reason):
+		body = ws.NewCloseFrameBody(ws.StatusProtocolError, "bad close frame")
+	default:
+		body = ws.NewCloseFrameBody(code, "")
+	}
+	var f bytes.Buffer
+	if err := ws.WriteFrame(&f, ws.NewCloseFrame(body)); err != nil {
+		return err
+	}
+	if _, err := k.Write(f.Bytes()); err != nil {
+		return err
+	}
+	return wsutil.ClosedError{Code: code, Reason: reason}
+}
+
+// peerCloseCode reports whether a peer may send code in a close frame
+// (RFC 6455 7.4.1, 7.4.2 and the registered 1012–1014).
+func peerCloseCode(code int) bool {
+	return code >= 1000 && code <= 1003 || code >= 1007 && code <= 1014 || code >= 3000 && code <= 4999
 }
 
 // failRead closes a connection whose frames the reader refused as the other
