@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -41,7 +42,23 @@ func (g *gwsServer) handle(w http.ResponseWriter, r *http.Request) {
 	k := gwsSink{c}
 	m := g.s.room.newMember(name, k, k)
 	c.Session().(*memberSlot).m = m // before ReadLoop: its events read it without a lock
-	go c.ReadLoop()
+	go g.readLoop(c)
+}
+
+// readLoop runs gws's read loop. A frame that makes it panic fails that
+// connection with 1002 instead of ending the server process: gws v1.8.9
+// slices a buffer by a frame's 64-bit length read as a negative int when
+// its top bit is set (which RFC 6455 5.2 forbids), so one client's frame
+// header crashed the server (found by FuzzServerFrames).
+func (g *gwsServer) readLoop(c *gws.Conn) {
+	defer func() {
+		if p := recover(); p != nil {
+			slog.Warn("gws read loop panicked: connection failed with 1002", "remote", c.RemoteAddr(), "panic", p)
+			_ = c.WriteClose(1002, []byte("bad frame"))
+			g.s.room.leave(memberOf(c))
+		}
+	}()
+	c.ReadLoop()
 }
 
 // gwsEvents is the room's gws event handler.
