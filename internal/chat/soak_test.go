@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,5 +94,67 @@ func TestRunSoak(t *testing.T) {
 		if secs[lib] != 8 {
 			t.Errorf("%s: %d seconds recorded, want 8", lib, secs[lib])
 		}
+	}
+}
+
+// TestSoakFaultsAllFired: every fault the schedule asks for fires on every
+// room, none thinned, also when the load starts behind (the window began a
+// second ago: ten ticks late, which the load skips, not their faults): a
+// reset of one client every tick (the shortest period) for 3 s is 30
+// resets on each of the five servers, and the account says so.
+func TestSoakFaultsAllFired(t *testing.T) {
+	var rooms []SoakRoom
+	for _, lib := range Libs {
+		srv, err := New(Config{Lib: lib, N: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.Listen("127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close()
+		rooms = append(rooms, SoakRoom{Lib: lib, URL: srv.URL(), Stats: "http://" + srv.Addr() + StatsPath})
+	}
+	const asked = 30
+	cfg := SoakConfig{Rooms: rooms, N: 3, Rate: 20, Start: time.Now().Add(-time.Second), Duration: 3 * time.Second,
+		Faults: []SoakFault{{Kind: wire.FaultReset, Every: SoakTick, N: 1}}}
+	fired := map[string]int{}
+	ends := map[string]*SoakResult{}
+	RunSoak(context.Background(), cfg, func(r SoakRecord) {
+		switch {
+		case r.T == RecordEvent && r.Kind == wire.EventFault:
+			fired[r.Lib]++
+		case r.T == RecordEnd:
+			ends[r.Lib] = r.End
+		}
+	})
+	for _, lib := range Libs {
+		res := ends[lib]
+		if res == nil {
+			t.Fatalf("%s: no end record", lib)
+		}
+		if res.Err != "" {
+			t.Errorf("%s: %s", lib, res.Err)
+		}
+		if fired[lib] != asked || res.Resets != asked || res.Reconnects != asked {
+			t.Errorf("%s: %d fault events, %d resets, %d reconnects; want %d of each", lib, fired[lib], res.Resets, res.Reconnects, asked)
+		}
+	}
+}
+
+// TestSoakFaultTooOften: a fault that repeats more often than a tick (the
+// profile refuses it) is refused by the load too, not thinned: every
+// room's end record says why, and no client is dialled.
+func TestSoakFaultTooOften(t *testing.T) {
+	cfg := SoakConfig{Rooms: []SoakRoom{{Lib: "gorilla", URL: "ws://127.0.0.1:1/", Stats: "http://127.0.0.1:1" + StatsPath}}, N: 2, Rate: 10,
+		Start: time.Now(), Duration: time.Second, Faults: []SoakFault{{Kind: wire.FaultReset, Every: time.Millisecond, N: 1}}}
+	var end *SoakResult
+	RunSoak(context.Background(), cfg, func(r SoakRecord) {
+		if r.T == RecordEnd {
+			end = r.End
+		}
+	})
+	if end == nil || !strings.Contains(end.Err, "every 1ms") || !strings.Contains(end.Err, SoakTick.String()) {
+		t.Fatalf("end %+v: want an error naming every 1ms and the minimum %v", end, SoakTick)
 	}
 }
