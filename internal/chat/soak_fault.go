@@ -12,10 +12,14 @@ import (
 
 // The faults the load of a server-side soak injects between two ticks.
 
-// pick returns k healthy slots, rotating over the room.
+// pick returns k healthy slots, rotating over the room, one healthy slot
+// left out at least; nil when the room has too few now (slow clients not
+// yet dropped): the fault then waits, it is not thinned.
 func (l *soakLoad) pick(k int) []*soakSlot {
 	h := l.healthy()
-	k = min(k, len(h)-1) // one stays
+	if k < 1 || k > len(h)-1 {
+		return nil
+	}
 	var out []*soakSlot
 	for i := range k {
 		out = append(out, h[(l.resetN+i)%len(h)])
@@ -24,12 +28,18 @@ func (l *soakLoad) pick(k int) []*soakSlot {
 	return out
 }
 
-// inject applies a fault between two ticks.
-func (l *soakLoad) inject(ctx context.Context, f SoakFault) error {
+// inject applies a fault between two ticks; false when the room has too
+// few reading clients for it now.
+func (l *soakLoad) inject(ctx context.Context, f SoakFault) (bool, error) {
 	targets := l.pick(f.N)
 	if len(targets) == 0 {
-		return nil
+		return false, nil
 	}
+	return true, l.apply(ctx, f, targets)
+}
+
+// apply applies a fault to its targets.
+func (l *soakLoad) apply(ctx context.Context, f SoakFault, targets []*soakSlot) error {
 	names := make([]string, len(targets))
 	for i, s := range targets {
 		names[i] = ClientName(s.idx)
