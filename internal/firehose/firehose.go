@@ -62,7 +62,8 @@ type Stats struct {
 	N            int         `json:"n"`             // messages each connection is sent
 	PayloadBytes int64       `json:"payload_bytes"` // payload bytes of the N messages, combined form, JSON
 	WireBytes    int64       `json:"wire_bytes"`    // the N frames, headers included, combined form (the close frame excluded)
-	Served       int         `json:"served"`        // connections accepted so far
+	Served       int         `json:"served"`        // connections accepted so far (handshakes completed)
+	Failed       int         `json:"failed"`        // upgrade requests whose handshake failed (not counted in Served)
 	Conns        []ConnStats `json:"conns"`         // the latest 1000 connections, oldest first
 }
 
@@ -103,6 +104,7 @@ type Server struct {
 	mu      sync.Mutex
 	addr    string
 	served  int
+	failed  int // handshakes that failed
 	active  int
 	stats   []*ConnStats
 	live    map[net.Conn]struct{}
