@@ -58,7 +58,7 @@ func TestFailedHandshakeNotCounted(t *testing.T) {
 	for i := range 2 {
 		c, err := rawws.Dial(ctx, s.URL(), rawws.Options{})
 		if err != nil {
-			t.Fatalf("client %d: %v", i, err)
+			t.Fatalf("client %d: %v (stats %+v)", i, err, s.Stats())
 		}
 		counts, err := c.Drain()
 		c.Close()
