@@ -47,7 +47,7 @@ type Config struct {
 	Scenario  Scenario
 	N         int    // messages per connection
 	Seed      uint64 // seed of the generated values
-	Conns     int    // connections to serve, after which Done is closed and upgrades are refused; 0: no limit
+	Conns     int    // connections to serve (completed handshakes: a failed one does not count), after which Done is closed and upgrades are refused; 0: no limit
 	WriteSize int    // bytes per write; 0: DefaultWriteSize
 	// Deflate is the permessage-deflate the server accepts (off: none). A
 	// connection that negotiated it is sent the batch compressed for its
