@@ -148,14 +148,7 @@ func BenchmarkServerRead(b *testing.B) {
 	text := []byte(strings.Repeat("é1234567", 12)[:96])
 	for _, lib := range Libs {
 		b.Run("lib="+lib, func(b *testing.B) {
-			s, err := New(Config{Lib: lib, N: 1})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := s.Listen("127.0.0.1:0"); err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
+			s := start(b, Config{Lib: lib, N: 1})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			c, err := rawws.Dial(ctx, s.URL()+"?name=b", rawws.Options{})

@@ -101,14 +101,7 @@ func FuzzServerFrames(f *testing.F) {
 	}
 	var rooms []*fuzzRoom
 	for _, lib := range Libs {
-		s, err := New(Config{Lib: lib, N: 2, ReadLimit: fuzzLimit})
-		if err != nil {
-			f.Fatal(err)
-		}
-		if err := s.Listen("127.0.0.1:0"); err != nil {
-			f.Fatal(err)
-		}
-		f.Cleanup(func() { _ = s.Close() })
+		s := start(f, Config{Lib: lib, N: 2, ReadLimit: fuzzLimit})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		obs, err := rawws.Dial(ctx, s.URL()+"?name=o", rawws.Options{})
 		cancel()

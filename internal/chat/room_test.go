@@ -18,7 +18,7 @@ import (
 )
 
 // start runs a chat server of lib on loopback for the test.
-func start(t *testing.T, cfg Config) *Server {
+func start(t testing.TB, cfg Config) *Server {
 	t.Helper()
 	s, err := New(cfg)
 	if err != nil {

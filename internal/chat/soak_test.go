@@ -10,6 +10,33 @@ import (
 	"go.uber.org/goleak"
 )
 
+// soakServers starts a server of every library with cfg (its Lib set per
+// server) and returns their rooms and a function that closes them.
+func soakServers(t *testing.T, cfg Config) ([]SoakRoom, func()) {
+	t.Helper()
+	var rooms []SoakRoom
+	var servers []*Server
+	stop := func() {
+		for _, s := range servers {
+			_ = s.Close()
+		}
+	}
+	for _, lib := range Libs {
+		cfg.Lib = lib
+		srv, err := New(cfg)
+		if err == nil {
+			err = srv.Listen("127.0.0.1:0")
+		}
+		if err != nil {
+			stop()
+			t.Fatal(err)
+		}
+		servers = append(servers, srv)
+		rooms = append(rooms, SoakRoom{Lib: lib, URL: srv.URL(), Stats: "http://" + srv.Addr() + StatsPath})
+	}
+	return rooms, stop
+}
+
 // TestRunSoak: the soak load on the five servers in this process, with a
 // slow reader, a half-open client, a reset and an oversize message: the clients' deliveries equal the server's writes
 // exactly, the server dropped exactly the slow and the half-open client
@@ -21,18 +48,8 @@ func TestRunSoak(t *testing.T) {
 		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
 		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"))
 	libs := Libs
-	var rooms []SoakRoom
-	for _, lib := range libs {
-		srv, err := New(Config{Lib: lib, N: 6, Queue: 16})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := srv.Listen("127.0.0.1:0"); err != nil {
-			t.Fatal(err)
-		}
-		defer srv.Close()
-		rooms = append(rooms, SoakRoom{Lib: lib, URL: srv.URL(), Stats: "http://" + srv.Addr() + StatsPath})
-	}
+	rooms, stop := soakServers(t, Config{N: 6, Queue: 16})
+	defer stop() // before goleak's check
 	// A stopped reader is dropped once the server's socket buffer (autotuned
 	// up to 4 MiB on loopback) and its queue of 16 are full: ~80 messages of
 	// 64 KiB. The window gives it 7 s of a 50/s load, ~350 messages: on a
@@ -103,18 +120,8 @@ func TestRunSoak(t *testing.T) {
 // reset of one client every tick (the shortest period) for 3 s is 30
 // resets on each of the five servers, and the account says so.
 func TestSoakFaultsAllFired(t *testing.T) {
-	var rooms []SoakRoom
-	for _, lib := range Libs {
-		srv, err := New(Config{Lib: lib, N: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := srv.Listen("127.0.0.1:0"); err != nil {
-			t.Fatal(err)
-		}
-		defer srv.Close()
-		rooms = append(rooms, SoakRoom{Lib: lib, URL: srv.URL(), Stats: "http://" + srv.Addr() + StatsPath})
-	}
+	rooms, stop := soakServers(t, Config{N: 3})
+	defer stop()
 	const asked = 30
 	cfg := SoakConfig{Rooms: rooms, N: 3, Rate: 20, Start: time.Now().Add(-time.Second), Duration: 3 * time.Second,
 		Faults: []SoakFault{{Kind: wire.FaultReset, Every: SoakTick, N: 1}}}
