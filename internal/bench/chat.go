@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -135,6 +136,11 @@ func RunChat(ctx context.Context, cfg ChatConfig) ([]ChatResult, error) {
 	if cfg.ChildTimeout == 0 {
 		cfg.ChildTimeout = 2 * time.Minute
 	}
+	for i, lib := range cfg.Libs {
+		if slices.Contains(cfg.Libs[:i], lib) {
+			return nil, fmt.Errorf("library %s twice: each server runs once per room size", lib)
+		}
+	}
 	var all []ChatResult
 	for _, n := range cfg.Clients {
 		rs, err := runChatN(ctx, cfg, n)
@@ -147,17 +153,21 @@ func RunChat(ctx context.Context, cfg ChatConfig) ([]ChatResult, error) {
 }
 
 func runChatN(ctx context.Context, cfg ChatConfig, n int) ([]ChatResult, error) {
-	servers := map[string]*chatServer{}
+	// Every server started is stopped, whatever ends the run: they are kept
+	// in a list (a map by library lost a server started twice, left running).
+	var started []*chatServer
 	defer func() {
-		for _, s := range servers {
+		for _, s := range started {
 			s.Stop(5 * time.Second)
 		}
 	}()
+	servers := map[string]*chatServer{}
 	for _, lib := range cfg.Libs {
 		s, err := startChatServer(ctx, cfg, lib, n)
 		if err != nil {
 			return nil, err
 		}
+		started = append(started, s)
 		servers[lib] = s
 	}
 	var out []ChatResult

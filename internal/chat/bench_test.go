@@ -2,8 +2,10 @@ package chat
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -134,4 +136,65 @@ func BenchmarkClientRead(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkServerRead is each server's read path per message: one client,
+// alone in a room of 1, sends text messages of 96 bytes (some of them
+// multi-byte UTF-8) in writes of 256 frames and reads back its own
+// broadcasts; an op is one message read, checked, broadcast and written
+// back. Allocations count the whole process (the client allocates nothing
+// per message), so allocs/op is the server's.
+func BenchmarkServerRead(b *testing.B) {
+	text := []byte(strings.Repeat("é1234567", 12)[:96])
+	for _, lib := range Libs {
+		b.Run("lib="+lib, func(b *testing.B) {
+			s := start(b, Config{Lib: lib, N: 1})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			c, err := rawws.Dial(ctx, s.URL()+"?name=b", rawws.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Conn.Close()
+			if m, err := c.Next(true); err != nil || string(m.Payload) != Ready {
+				b.Fatalf("ready: %q, %v", m.Payload, err)
+			}
+			const burst = 256
+			var frames []byte
+			for range burst {
+				frames = rawws.AppendFrame(frames, rawws.OpText, true, text, true)
+			}
+			// At most window bursts in flight: the room's queue (4096) never fills.
+			const window = 8
+			credit := make(chan struct{}, window)
+			for range window {
+				credit <- struct{}{}
+			}
+			got := make(chan error, 1)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(text)))
+			b.ResetTimer()
+			go func() {
+				for i := range b.N {
+					if _, err := c.Next(false); err != nil {
+						got <- fmt.Errorf("%w (close %d)", err, c.Counts().CloseCode)
+						return
+					}
+					if i%burst == burst-1 {
+						credit <- struct{}{}
+					}
+				}
+				got <- nil
+			}()
+			for sent := 0; sent < b.N; sent += burst {
+				<-credit
+				if _, err := c.Conn.Write(frames[:min(burst, b.N-sent)*len(frames)/burst]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := <-got; err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
 }

@@ -27,20 +27,21 @@ func (c *coderServer) serve(ln net.Listener) error { return c.srv.Serve(ln) }
 func (c *coderServer) close() error                { return c.srv.Close() }
 
 func (c *coderServer) handle(w http.ResponseWriter, r *http.Request) {
-	name, err := nameOf(r.URL.Query().Get("name"))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true}) // any origin, as gorilla's
+	name := r.URL.Query().Get("name") // checked at join: a refusal is a close frame
+	// Any origin, as gorilla's.
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		return // Accept answered
 	}
 	defer conn.CloseNow()
-	conn.SetReadLimit(c.s.cfg.ReadLimit)
+	conn.SetReadLimit(c.s.cfg.ReadLimit) // over it, coder sends the close 1009 itself
 	m := c.s.room.newMember(name, coderSink{conn}, nil)
+	// Refused or failed here, the close is written before the handler
+	// returns: its CloseNow would not wait for a Close started in the
+	// background (kill's) but not yet under way.
 	if err := c.s.room.join(m); err != nil {
-		coderSink{conn}.kill(int(websocket.StatusTryAgainLater), err.Error())
+		code, reason := closeOf(err)
+		_ = conn.Close(websocket.StatusCode(code), reason)
 		return
 	}
 	defer c.s.room.leave(m)
@@ -55,8 +56,10 @@ func (c *coderServer) handle(w http.ResponseWriter, r *http.Request) {
 		if _, err := buf.ReadFrom(rd); err != nil {
 			return
 		}
-		if typ == websocket.MessageText {
-			c.s.room.Broadcast(name, buf.Bytes())
+		if typ == websocket.MessageText && !c.s.room.receive(m, buf.Bytes()) {
+			c.s.room.leave(m)
+			_ = conn.Close(websocket.StatusInvalidFramePayloadData, reasonInvalidText)
+			return
 		}
 	}
 }

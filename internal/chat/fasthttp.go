@@ -21,7 +21,11 @@ type fasthttpServer struct {
 func newFasthttp(s *Server) *fasthttpServer {
 	f := &fasthttpServer{s: s, up: websocket.FastHTTPUpgrader{ReadBufferSize: 4096, WriteBufferSize: 4096,
 		CheckOrigin: func(*fasthttp.RequestCtx) bool { return true }}}
-	f.srv = &fasthttp.Server{Handler: f.handle, Name: "soak-chat", ReadTimeout: 0, NoDefaultServerHeader: true}
+	// KeepHijackedConns: fasthttp neither closes nor recycles a connection
+	// once its handler returned, so that a kill racing with the handler's
+	// end (the server closing as the client leaves) writes to a closed
+	// connection, not to a recycled one (seen: a nil dereference).
+	f.srv = &fasthttp.Server{Handler: f.handle, Name: "soak-chat", ReadTimeout: 0, NoDefaultServerHeader: true, KeepHijackedConns: true}
 	return f
 }
 
@@ -41,17 +45,13 @@ func (f *fasthttpServer) handle(ctx *fasthttp.RequestCtx) {
 		ctx.Error("not found", fasthttp.StatusNotFound)
 		return
 	}
-	name, err := nameOf(string(ctx.QueryArgs().Peek("name"))) // a copy: ctx is reused after the upgrade
-	if err != nil {
-		ctx.Error(err.Error(), fasthttp.StatusBadRequest)
-		return
-	}
+	name := string(ctx.QueryArgs().Peek("name")) // a copy: ctx is reused after the upgrade; checked at join
 	_ = f.up.Upgrade(ctx, func(c *websocket.Conn) {
 		defer c.Close()
-		c.SetReadLimit(f.s.cfg.ReadLimit)
+		c.SetReadLimit(f.s.cfg.ReadLimit) // over it, the library sends the close 1009 itself
 		m := f.s.room.newMember(name, fasthttpSink{c}, nil)
 		if err := f.s.room.join(m); err != nil {
-			_ = c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, err.Error()), time.Now().Add(time.Second))
+			fasthttpSink{c}.kill(closeOf(err))
 			return
 		}
 		defer f.s.room.leave(m)
@@ -65,8 +65,9 @@ func (f *fasthttpServer) handle(ctx *fasthttp.RequestCtx) {
 			if _, err := buf.ReadFrom(rd); err != nil {
 				return
 			}
-			if typ == websocket.TextMessage {
-				f.s.room.Broadcast(name, buf.Bytes())
+			if typ == websocket.TextMessage && !f.s.room.receive(m, buf.Bytes()) {
+				f.s.room.fail(m, CloseInvalidText, reasonInvalidText)
+				return
 			}
 		}
 	})

@@ -3,10 +3,13 @@ package chat
 import (
 	"bufio"
 	"bytes"
+	"errors"
+	"io"
 	"net"
 	"net/http"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
@@ -35,11 +38,7 @@ func (g *gobwasServer) close() error                { return g.srv.Close() }
 const gobwasWriteBuffer = 32 << 10
 
 func (g *gobwasServer) handle(w http.ResponseWriter, r *http.Request) {
-	name, err := nameOf(r.URL.Query().Get("name"))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
+	name := r.URL.Query().Get("name") // checked at join: a refusal is a close frame
 	conn, rw, _, err := ws.UpgradeHTTP(r, w)
 	if err != nil {
 		return // UpgradeHTTP answered
@@ -48,32 +47,97 @@ func (g *gobwasServer) handle(w http.ResponseWriter, r *http.Request) {
 	k := &gobwasSink{conn: conn, bw: bufio.NewWriterSize(conn, gobwasWriteBuffer)}
 	m := g.s.room.newMember(name, k, nil)
 	if err := g.s.room.join(m); err != nil {
-		k.kill(1013, err.Error())
+		k.kill(closeOf(err))
 		return
 	}
 	defer g.s.room.leave(m)
-	ctl := wsutil.ControlFrameHandler(k, ws.StateServerSide)
+	// The control frame handler answers a close frame itself (the echo, or
+	// 1002 for a bad one): after it failed, the connection just ends.
+	handled := wsutil.ControlFrameHandler(k, ws.StateServerSide)
+	answered := false
+	ctl := func(h ws.Header, r io.Reader) error {
+		var err error
+		if h.OpCode == ws.OpClose {
+			err = k.answerClose(h, r)
+		} else {
+			err = handled(h, r)
+		}
+		answered = answered || err != nil
+		return err
+	}
 	rd := &wsutil.Reader{Source: rw.Reader, State: ws.StateServerSide, CheckUTF8: false,
 		MaxFrameSize: g.s.cfg.ReadLimit, MaxMessageSize: g.s.cfg.ReadLimit, OnIntermediate: ctl}
 	var buf bytes.Buffer
 	for {
 		h, err := rd.NextFrame()
-		if err != nil {
-			return
-		}
-		if h.OpCode.IsControl() {
-			if err := ctl(h, rd); err != nil {
-				return // a close (echoed) or a bad control frame
+		if err == nil && h.OpCode.IsControl() {
+			err = ctl(h, rd)
+			if err == nil {
+				continue
 			}
-			continue
 		}
-		buf.Reset()
-		if _, err := buf.ReadFrom(rd); err != nil {
+		if err == nil {
+			buf.Reset()
+			_, err = buf.ReadFrom(rd)
+		}
+		if err != nil {
+			if !answered {
+				failRead(g.s.room, m, err)
+			}
 			return
 		}
-		if h.OpCode == ws.OpText {
-			g.s.room.Broadcast(name, buf.Bytes())
+		if h.OpCode == ws.OpText && !g.s.room.receive(m, buf.Bytes()) {
+			g.s.room.fail(m, CloseInvalidText, reasonInvalidText)
+			return
 		}
+	}
+}
+
+// answerClose answers a client's close frame: its code echoed when a peer
+// may send it (RFC 6455 7.4; gobwas's own handler echoes any code from 5000
+// up), 1002 for a bad one, no code for a frame without one. It returns the
+// wsutil.ClosedError that ends the read loop.
+func (k *gobwasSink) answerClose(h ws.Header, r io.Reader) error {
+	var p [125]byte // a control frame's payload is at most 125 bytes (the reader checked)
+	b := p[:min(h.Length, int64(len(p)))]
+	if _, err := io.ReadFull(r, b); err != nil {
+		return err
+	}
+	code, reason := ws.ParseCloseFrameData(b)
+	var body []byte
+	switch {
+	case len(b) == 0:
+	case len(b) == 1 || !peerCloseCode(int(code)) || !utf8.ValidString(reason):
+		body = ws.NewCloseFrameBody(ws.StatusProtocolError, "bad close frame")
+	default:
+		body = ws.NewCloseFrameBody(code, "")
+	}
+	var f bytes.Buffer
+	if err := ws.WriteFrame(&f, ws.NewCloseFrame(body)); err != nil {
+		return err
+	}
+	if _, err := k.Write(f.Bytes()); err != nil {
+		return err
+	}
+	return wsutil.ClosedError{Code: code, Reason: reason}
+}
+
+// peerCloseCode reports whether a peer may send code in a close frame
+// (RFC 6455 7.4.1, 7.4.2 and the registered 1012–1014).
+func peerCloseCode(code int) bool {
+	return code >= 1000 && code <= 1003 || code >= 1007 && code <= 1014 || code >= 3000 && code <= 4999
+}
+
+// failRead closes a connection whose frames the reader refused as the other
+// libraries do by themselves: 1009 for a message over the read limit, 1002
+// for a protocol error; a connection that failed is only closed.
+func failRead(r *Room, m *member, err error) {
+	var pe ws.ProtocolError
+	switch {
+	case errors.Is(err, wsutil.ErrFrameTooLarge), errors.Is(err, wsutil.ErrMessageTooLarge):
+		r.fail(m, CloseTooBig, "message over the read limit")
+	case errors.As(err, &pe):
+		r.fail(m, int(ws.StatusProtocolError), string(pe))
 	}
 }
 

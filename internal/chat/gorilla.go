@@ -31,20 +31,16 @@ func (g *gorillaServer) serve(ln net.Listener) error { return g.srv.Serve(ln) }
 func (g *gorillaServer) close() error                { return g.srv.Close() }
 
 func (g *gorillaServer) handle(w http.ResponseWriter, r *http.Request) {
-	name, err := nameOf(r.URL.Query().Get("name"))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
+	name := r.URL.Query().Get("name") // checked at join: a refusal is a close frame
 	c, err := g.up.Upgrade(w, r, nil)
 	if err != nil {
 		return // the upgrader answered
 	}
 	defer c.Close()
-	c.SetReadLimit(g.s.cfg.ReadLimit)
+	c.SetReadLimit(g.s.cfg.ReadLimit) // over it, gorilla sends the close 1009 itself
 	m := g.s.room.newMember(name, gorillaSink{c}, nil)
 	if err := g.s.room.join(m); err != nil {
-		_ = c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, err.Error()), time.Now().Add(time.Second))
+		gorillaSink{c}.kill(closeOf(err))
 		return
 	}
 	defer g.s.room.leave(m)
@@ -58,8 +54,9 @@ func (g *gorillaServer) handle(w http.ResponseWriter, r *http.Request) {
 		if _, err := buf.ReadFrom(rd); err != nil {
 			return
 		}
-		if typ == websocket.TextMessage {
-			g.s.room.Broadcast(name, buf.Bytes())
+		if typ == websocket.TextMessage && !g.s.room.receive(m, buf.Bytes()) {
+			g.s.room.fail(m, CloseInvalidText, reasonInvalidText)
+			return
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -21,8 +22,8 @@ type gwsServer struct {
 func newGws(s *Server) *gwsServer {
 	g := &gwsServer{s: s}
 	g.up = gws.NewUpgrader(&gwsEvents{s: s}, &gws.ServerOption{
-		ReadMaxPayloadSize: int(s.cfg.ReadLimit),
-		CheckUtf8Enabled:   false,
+		ReadMaxPayloadSize: int(s.cfg.ReadLimit), // over it, gws sends the close 1009 itself
+		CheckUtf8Enabled:   false,                // the room checks text, as for every library
 		NewSession:         func() gws.SessionStorage { return &memberSlot{} },
 	})
 	g.srv = newHTTP(s, g.handle)
@@ -33,11 +34,7 @@ func (g *gwsServer) serve(ln net.Listener) error { return g.srv.Serve(ln) }
 func (g *gwsServer) close() error                { return g.srv.Close() }
 
 func (g *gwsServer) handle(w http.ResponseWriter, r *http.Request) {
-	name, err := nameOf(r.URL.Query().Get("name"))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
+	name := r.URL.Query().Get("name") // checked at join (OnOpen): a refusal is a close frame
 	c, err := g.up.Upgrade(w, r)
 	if err != nil {
 		return // the upgrader answered
@@ -45,7 +42,23 @@ func (g *gwsServer) handle(w http.ResponseWriter, r *http.Request) {
 	k := gwsSink{c}
 	m := g.s.room.newMember(name, k, k)
 	c.Session().(*memberSlot).m = m // before ReadLoop: its events read it without a lock
-	go c.ReadLoop()
+	go g.readLoop(c)
+}
+
+// readLoop runs gws's read loop. A frame that makes it panic fails that
+// connection with 1002 instead of ending the server process: gws v1.8.9
+// slices a buffer by a frame's 64-bit length read as a negative int when
+// its top bit is set (which RFC 6455 5.2 forbids), so one client's frame
+// header crashed the server (found by FuzzServerFrames).
+func (g *gwsServer) readLoop(c *gws.Conn) {
+	defer func() {
+		if p := recover(); p != nil {
+			slog.Warn("gws read loop panicked: connection failed with 1002", "remote", c.RemoteAddr(), "panic", p)
+			_ = c.WriteClose(1002, []byte("bad frame"))
+			g.s.room.leave(memberOf(c))
+		}
+	}()
+	c.ReadLoop()
 }
 
 // gwsEvents is the room's gws event handler.
@@ -55,7 +68,8 @@ func memberOf(c *gws.Conn) *member { return c.Session().(*memberSlot).m }
 
 func (e *gwsEvents) OnOpen(c *gws.Conn) {
 	if err := e.s.room.join(memberOf(c)); err != nil {
-		_ = c.WriteClose(uint16(1013), []byte(err.Error()))
+		code, reason := closeOf(err)
+		_ = c.WriteClose(uint16(code), []byte(reason))
 	}
 }
 
@@ -65,8 +79,9 @@ func (e *gwsEvents) OnPong(*gws.Conn, []byte)     {}
 
 func (e *gwsEvents) OnMessage(c *gws.Conn, msg *gws.Message) {
 	if msg.Opcode == gws.OpcodeText {
-		m := memberOf(c)
-		e.s.room.Broadcast(m.name, msg.Bytes())
+		if m := memberOf(c); !e.s.room.receive(m, msg.Bytes()) {
+			e.s.room.fail(m, CloseInvalidText, reasonInvalidText)
+		}
 	}
 	_ = msg.Close()
 }

@@ -10,10 +10,13 @@
 package chat
 
 import (
-	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/wssoak/wssoak/internal/wire"
 )
@@ -44,14 +47,63 @@ const CloseTooSlow = 1008
 // CloseGoingAway is the close code of a connection whose write failed.
 const CloseGoingAway = 1001
 
+// Close codes of a client that broke the room's rules (RFC 6455 7.4.1).
+const (
+	CloseBadName     = 1008 // policy violation: a name the rule refuses, or taken in the room
+	CloseInvalidText = 1007 // a text message that is not UTF-8
+	CloseTooBig      = 1009 // a message over the read limit
+)
+
+// reasonInvalidText is the close reason of a text message that is not UTF-8.
+const reasonInvalidText = "text message not UTF-8"
+
+// MaxNameLen is the longest name a client may have, in bytes.
+const MaxNameLen = 256
+
 // maxDroppedNames bounds the dropped clients' names Stats lists.
 const maxDroppedNames = 100
 
+// refusal is a join the room refuses: the close frame the client gets.
+type refusal struct {
+	code   int
+	reason string
+}
+
+func (e *refusal) Error() string { return e.reason }
+
+// closeOf is the close code and reason a refused join answers with.
+func closeOf(err error) (int, string) {
+	if r, ok := err.(*refusal); ok {
+		return r.code, r.reason
+	}
+	return CloseBadName, err.Error()
+}
+
 // errRoomFull is a join to a room that already has N clients.
-var errRoomFull = errors.New("room full")
+var errRoomFull = &refusal{1013, "room full"}
 
 // errClosing is a join to a room whose server is closing.
-var errClosing = errors.New("server closing")
+var errClosing = &refusal{1013, "server closing"}
+
+// checkName applies the name rule: 1 to MaxNameLen bytes of UTF-8, no
+// control character (the name starts every line a client reads) and no
+// ':' (the room writes "NAME: MESSAGE", which a colon in NAME would make
+// ambiguous). It returns why a name is refused ("" when it is not).
+func checkName(name string) string {
+	switch {
+	case name == "":
+		return "no name: connect to /?name=NAME"
+	case len(name) > MaxNameLen:
+		return fmt.Sprintf("name longer than %d bytes", MaxNameLen)
+	case !utf8.ValidString(name):
+		return "name is not UTF-8"
+	case strings.ContainsRune(name, ':'):
+		return "name has a ':' (the room writes NAME: MESSAGE)"
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return "name has a control character"
+	}
+	return ""
+}
 
 // msg is one outgoing message, shared by every connection it is queued on
 // and returned to the pool by the last one.
@@ -155,12 +207,22 @@ func (r *Room) newMember(name string, s sink, sched scheduler) *member {
 
 // join adds m to the room, starts its writer and sends ready when the room
 // is full (to all), or to m alone when the room was full before (a client
-// that reconnected). A room that has n members refuses m.
+// that reconnected). A room that has n members refuses m, and so does a
+// room for a name the rule refuses (checkName) or that one of its members
+// has; the error is a *refusal, the close frame to answer with.
 func (r *Room) join(m *member) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return errClosing
+	}
+	if why := checkName(m.name); why != "" {
+		r.rejected.Add(1)
+		return &refusal{CloseBadName, why}
+	}
+	if slices.ContainsFunc(r.members, func(x *member) bool { return x.name == m.name }) {
+		r.rejected.Add(1)
+		return &refusal{CloseBadName, "name already in the room"}
 	}
 	if len(r.members) >= r.n {
 		r.rejected.Add(1)
@@ -199,7 +261,8 @@ func (r *Room) close() []*member {
 	return slices.Clone(r.members)
 }
 
-// leave removes m after its connection ended (not a drop).
+// leave removes m after its connection ended (not a drop: a drop is a
+// leave already).
 func (r *Room) leave(m *member) {
 	if m.dead.CompareAndSwap(false, true) {
 		if r.remove(m) {
@@ -215,7 +278,9 @@ func (r *Room) drop(m *member) {
 		return
 	}
 	r.drops.Add(1)
-	r.remove(m)
+	if r.remove(m) {
+		r.left.Add(1) // a dropped client left: joined - left is who is in
+	}
 	r.mu.Lock()
 	if len(r.dropped) < maxDroppedNames {
 		r.dropped = append(r.dropped, m.name)
@@ -224,6 +289,25 @@ func (r *Room) drop(m *member) {
 	r.mu.Unlock()
 	m.stop()
 	go m.sink.kill(CloseTooSlow, "too slow: queue full")
+}
+
+// receive broadcasts a text message of m's; false when it is not UTF-8
+// (nothing is sent then: the caller fails m's connection with 1007). A
+// fragmented message is checked whole, so a sequence that spans fragments
+// is valid.
+func (r *Room) receive(m *member, text []byte) bool {
+	if !utf8.Valid(text) {
+		return false
+	}
+	r.Broadcast(m.name, text)
+	return true
+}
+
+// fail takes m out of the room, then closes its connection with code: a
+// client that broke the protocol or the room's rules.
+func (r *Room) fail(m *member, code int, reason string) {
+	r.leave(m)
+	m.sink.kill(code, reason)
 }
 
 // remove takes m out of the room; false when it was not in it.

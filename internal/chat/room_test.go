@@ -18,7 +18,7 @@ import (
 )
 
 // start runs a chat server of lib on loopback for the test.
-func start(t *testing.T, cfg Config) *Server {
+func start(t testing.TB, cfg Config) *Server {
 	t.Helper()
 	s, err := New(cfg)
 	if err != nil {
@@ -141,7 +141,12 @@ func (r *reader) run(n int) {
 func TestSlowReaderDropped(t *testing.T) {
 	for _, lib := range Libs {
 		t.Run(lib, func(t *testing.T) {
-			slowReaderDropped(t, start(t, Config{Lib: lib, N: 4, Queue: 16}))
+			s := start(t, Config{Lib: lib, N: 4, Queue: 16})
+			slowReaderDropped(t, s)
+			// The dropped client left: the counts add up at rest.
+			if st := fetchStats(t, s, "5s"); st.Joined != 4 || st.Left != 1 || st.Joined-st.Left != int64(st.Conns) {
+				t.Errorf("joined %d, left %d, conns %d: want 4, 1 (the dropped client), joined - left == conns", st.Joined, st.Left, st.Conns)
+			}
 		})
 	}
 }

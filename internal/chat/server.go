@@ -42,10 +42,10 @@ type Stats struct {
 	Conns      int      `json:"conns"`    // clients in the room now
 	Ready      bool     `json:"ready"`
 	Joined     int64    `json:"joined"`
-	Left       int64    `json:"left"` // connections that ended (drops not included)
-	Rejected   int64    `json:"rejected"`
-	Drops      int64    `json:"drops"`   // clients dropped for a full queue
-	Dropped    []string `json:"dropped"` // their names (the first 100)
+	Left       int64    `json:"left"`     // clients that left the room, the dropped ones included: Joined - Left == Conns at rest
+	Rejected   int64    `json:"rejected"` // joins refused: the room full, or a name the rule refuses (checkName)
+	Drops      int64    `json:"drops"`    // clients dropped for a full queue
+	Dropped    []string `json:"dropped"`  // their names (the first 100)
 	// DroppedDeliveries is the part of Deliveries written to the clients
 	// later dropped: what a client that stops reading never reads.
 	DroppedDeliveries int64 `json:"dropped_deliveries"`
@@ -62,7 +62,7 @@ type Stats struct {
 type Server struct {
 	cfg  Config
 	room *Room
-	ln   net.Listener
+	ln   *lingerListener
 	impl impl
 	done chan error
 }
@@ -108,8 +108,8 @@ func (s *Server) Listen(addr string) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	s.ln = ln
-	go func() { s.done <- s.impl.serve(ln) }()
+	s.ln = newLingerListener(ln)
+	go func() { s.done <- s.impl.serve(s.ln) }()
 	return nil
 }
 
@@ -125,6 +125,9 @@ func (s *Server) Close() error {
 	for _, m := range s.room.close() {
 		s.room.leave(m)
 		m.sink.kill(CloseGoingAway, "server closing")
+	}
+	if s.ln != nil {
+		s.ln.stop()
 	}
 	if err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, http.ErrServerClosed) {
 		return err
@@ -207,15 +210,4 @@ func procWrites() (syscw, wchar int64) {
 		}
 	}
 	return syscw, wchar
-}
-
-// nameOf checks the name a client gave.
-func nameOf(name string) (string, error) {
-	if name == "" {
-		return "", errors.New("missing ?name=")
-	}
-	if len(name) > 256 {
-		return "", errors.New("name longer than 256 bytes")
-	}
-	return name, nil
 }

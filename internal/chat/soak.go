@@ -1,6 +1,9 @@
 package chat
 
 import (
+	"cmp"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/wssoak/wssoak/internal/wire"
@@ -28,8 +31,9 @@ import (
 // leaves it; the server's queue for them fills and it must drop exactly
 // them, as for slow_reader, counted apart; their slots then dial again).
 
-// SoakTick is the load's pacing step.
-const SoakTick = 100 * time.Millisecond
+// SoakTick is the load's pacing step: faults go in between two ticks, so
+// none can repeat more often (wire.ServerTick, which the profile checks).
+const SoakTick = wire.ServerTick
 
 // SoakConfig is the load of a server-side soak.
 type SoakConfig struct {
@@ -58,8 +62,8 @@ type SoakRoom struct {
 	Stats string `json:"stats"` // http://host:port/_stats
 }
 
-// SoakFault is a fault the load injects at Start+At, then every Every: one
-// of wire.ServerFaultKinds.
+// SoakFault is a fault the load injects at Start+At, then every Every (at
+// least SoakTick) while inside the window: one of wire.ServerFaultKinds.
 type SoakFault struct {
 	Kind  wire.FaultKind `json:"kind"`
 	At    time.Duration  `json:"at"`
@@ -97,4 +101,39 @@ type SoakRecord struct {
 	Codes  []int          `json:"codes,omitempty"`  // reconnect after an oversize message: the server's close code per client (reset: none)
 	// end
 	End *SoakResult `json:"end,omitempty"`
+}
+
+// soakFiring is one instant of a fault: the tick before which it goes in.
+type soakFiring struct {
+	f    SoakFault
+	tick int64
+}
+
+// soakSchedule is the window's faults, instant by instant, in the order
+// they fire: one schedule for every room, so that each injects the same
+// faults before the same tick (a room behind catches up; none is thinned).
+// An instant goes in before the first tick at or after it, and before the
+// window's last tick at the latest.
+func soakSchedule(cfg SoakConfig) ([]soakFiring, error) {
+	last := max(int64((cfg.Duration+SoakTick-1)/SoakTick)-1, 0)
+	var out []soakFiring
+	for _, f := range cfg.Faults {
+		if f.Every > 0 && f.Every < SoakTick {
+			return nil, fmt.Errorf("fault %s every %v: the load injects faults between its ticks of %v, so every must be %v or more", f.Kind, f.Every, SoakTick, SoakTick)
+		}
+		if f.N < 1 {
+			return nil, fmt.Errorf("fault %s of %d clients: want 1 or more", f.Kind, f.N)
+		}
+		if f.N > cfg.N-1 {
+			return nil, fmt.Errorf("fault %s of %d clients: at most %d in a room of %d (one stays)", f.Kind, f.N, cfg.N-1, cfg.N)
+		}
+		for at := f.At; at < cfg.Duration && at >= 0; at += f.Every {
+			out = append(out, soakFiring{f: f, tick: min(int64((at+SoakTick-1)/SoakTick), last)})
+			if f.Every <= 0 {
+				break
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b soakFiring) int { return cmp.Compare(a.tick, b.tick) })
+	return out, nil
 }

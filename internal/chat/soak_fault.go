@@ -12,10 +12,14 @@ import (
 
 // The faults the load of a server-side soak injects between two ticks.
 
-// pick returns k healthy slots, rotating over the room.
+// pick returns k healthy slots, rotating over the room, one healthy slot
+// left out at least; nil when the room has too few now (slow clients not
+// yet dropped): the fault then waits, it is not thinned.
 func (l *soakLoad) pick(k int) []*soakSlot {
 	h := l.healthy()
-	k = min(k, len(h)-1) // one stays
+	if k < 1 || k > len(h)-1 {
+		return nil
+	}
 	var out []*soakSlot
 	for i := range k {
 		out = append(out, h[(l.resetN+i)%len(h)])
@@ -24,12 +28,18 @@ func (l *soakLoad) pick(k int) []*soakSlot {
 	return out
 }
 
-// inject applies a fault between two ticks.
-func (l *soakLoad) inject(ctx context.Context, f SoakFault) error {
+// inject applies a fault between two ticks; false when the room has too
+// few reading clients for it now.
+func (l *soakLoad) inject(ctx context.Context, f SoakFault) (bool, error) {
 	targets := l.pick(f.N)
 	if len(targets) == 0 {
-		return nil
+		return false, nil
 	}
+	return true, l.apply(ctx, f, targets)
+}
+
+// apply applies a fault to its targets.
+func (l *soakLoad) apply(ctx context.Context, f SoakFault, targets []*soakSlot) error {
 	names := make([]string, len(targets))
 	for i, s := range targets {
 		names[i] = ClientName(s.idx)
@@ -49,7 +59,7 @@ func (l *soakLoad) inject(ctx context.Context, f SoakFault) error {
 		resetAt := time.Now()
 		// The server must have seen them leave before anything else is sent
 		// (else it may count a write to a connection already reset).
-		if err := l.awaitStats(ctx, func(st Stats) bool { return st.Left >= st0.Left+int64(len(targets)) }); err != nil {
+		if err := l.awaitStats(ctx, func(st Stats) bool { return leaves(st) >= leaves(st0)+int64(len(targets)) }); err != nil {
 			return fmt.Errorf("reset %v: the server did not see them leave: %w", names, err)
 		}
 		for _, s := range targets {
@@ -118,7 +128,7 @@ func (l *soakLoad) oversize(ctx context.Context, f SoakFault, targets []*soakSlo
 			return nil
 		}
 	}
-	if err := l.awaitStats(ctx, func(st Stats) bool { return st.Left >= st0.Left+int64(len(targets)) }); err != nil {
+	if err := l.awaitStats(ctx, func(st Stats) bool { return leaves(st) >= leaves(st0)+int64(len(targets)) }); err != nil {
 		return fmt.Errorf("oversize %v: the server did not see them leave: %w", names, err)
 	}
 	st1, err := FetchStats(ctx, l.room.Stats, 0)
@@ -200,6 +210,10 @@ func (l *soakLoad) settleSlow(ctx context.Context) error {
 	}
 	return nil
 }
+
+// leaves is the clients that left the room on their own (a drop is a leave
+// too, and a slow client may be dropped while the load waits for others).
+func leaves(st Stats) int64 { return st.Left - st.Drops }
 
 // awaitStats polls the server's counts until ok, within the timeout.
 func (l *soakLoad) awaitStats(ctx context.Context, ok func(Stats) bool) error {

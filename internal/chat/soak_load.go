@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -29,8 +30,10 @@ type soakLoad struct {
 	res     SoakResult
 	truth   int64 // deliveries of ended sessions never made slow
 	slow    []*soakSession
-	slowMin int64 // the server's Drops before the slow ones were made
-	resetN  int   // rotation of the clients a fault picks
+	slowMin int64        // the server's Drops before the slow ones were made
+	resetN  int          // rotation of the clients a fault picks
+	sched   []soakFiring // every room's faults, in order (soakSchedule)
+	fired   int          // sched[:fired] went in
 	netDial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
@@ -50,10 +53,17 @@ func RunSoak(ctx context.Context, cfg SoakConfig, emit func(SoakRecord)) {
 		defer mu.Unlock()
 		emit(r)
 	}
+	sched, schedErr := soakSchedule(cfg)
 	var wg sync.WaitGroup
 	for i := range cfg.Rooms {
 		wg.Go(func() {
-			l := &soakLoad{cfg: cfg, room: &cfg.Rooms[i], emit: locked, start: time.Now(), lat: sampler.NewLatency(), total: sampler.NewLatency()}
+			if schedErr != nil {
+				locked(SoakRecord{T: RecordEvent, Lib: cfg.Rooms[i].Lib, At: time.Now(), Kind: wire.EventLoadError, Detail: schedErr.Error()})
+				locked(SoakRecord{T: RecordEnd, Lib: cfg.Rooms[i].Lib, End: &SoakResult{Err: schedErr.Error()}})
+				return
+			}
+			l := &soakLoad{cfg: cfg, room: &cfg.Rooms[i], emit: locked, start: time.Now(), lat: sampler.NewLatency(), total: sampler.NewLatency(),
+				sched: sched, res: SoakResult{FaultsAsked: int64(len(sched))}}
 			rcv := cfg.RcvBuf
 			l.netDial = (&net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 				var serr error
@@ -97,15 +107,6 @@ func (l *soakLoad) run(ctx context.Context) error {
 		}
 	}
 	end := cfg.Start.Add(cfg.Duration)
-	type due struct {
-		f    SoakFault
-		next time.Time
-		done bool
-	}
-	var faults []*due
-	for _, f := range cfg.Faults {
-		faults = append(faults, &due{f: f, next: cfg.Start.Add(f.At)})
-	}
 	var (
 		tick     int64
 		sent     int64 // into the room over the window
@@ -143,17 +144,8 @@ func (l *soakLoad) run(ctx context.Context) error {
 		if err := l.settleSlow(ctx); err != nil {
 			return err
 		}
-		for _, d := range faults {
-			if d.done || time.Now().Before(d.next) {
-				continue
-			}
-			if err := l.inject(ctx, d.f); err != nil {
-				return err
-			}
-			d.done = d.f.Every <= 0
-			if d.f.Every > 0 {
-				d.next = cfg.Start.Add(d.f.At + d.f.Every*time.Duration((time.Since(cfg.Start)-d.f.At)/d.f.Every+1))
-			}
+		if err := l.injectDue(ctx, tick); err != nil {
+			return err
 		}
 		tick++
 		want := int64(cfg.Rate) * tick * int64(SoakTick/time.Millisecond) / 1000
@@ -194,6 +186,14 @@ func (l *soakLoad) run(ctx context.Context) error {
 			return err
 		}
 	}
+	// A room that fell behind at the end skipped the last ticks: their
+	// faults go in now, so that none is thinned.
+	if err := l.settleSlow(ctx); err != nil {
+		return err
+	}
+	if err := l.injectDue(ctx, math.MaxInt64); err != nil {
+		return err
+	}
 	if err := sleepUntil(ctx, end); err != nil {
 		return nil
 	}
@@ -203,6 +203,21 @@ func (l *soakLoad) run(ctx context.Context) error {
 		secRead = r
 	}
 	return l.account(ctx)
+}
+
+// injectDue injects, in order, the scheduled faults due before tick (those
+// of ticks skipped included). One that finds too few reading clients (the
+// slow ones not dropped yet) waits, and the ones after it, for a later tick.
+func (l *soakLoad) injectDue(ctx context.Context, tick int64) error {
+	for l.fired < len(l.sched) && l.sched[l.fired].tick <= tick {
+		ok, err := l.inject(ctx, l.sched[l.fired].f)
+		if err != nil || !ok {
+			return err
+		}
+		l.fired++
+		l.res.FaultsFired++
+	}
+	return nil
 }
 
 // fmtSeq appends seq in decimal, padded with 'x' to size bytes.

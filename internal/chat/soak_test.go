@@ -2,12 +2,40 @@ package chat
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/wssoak/wssoak/internal/wire"
 	"go.uber.org/goleak"
 )
+
+// soakServers starts a server of every library with cfg (its Lib set per
+// server) and returns their rooms and a function that closes them.
+func soakServers(t *testing.T, cfg Config) ([]SoakRoom, func()) {
+	t.Helper()
+	var rooms []SoakRoom
+	var servers []*Server
+	stop := func() {
+		for _, s := range servers {
+			_ = s.Close()
+		}
+	}
+	for _, lib := range Libs {
+		cfg.Lib = lib
+		srv, err := New(cfg)
+		if err == nil {
+			err = srv.Listen("127.0.0.1:0")
+		}
+		if err != nil {
+			stop()
+			t.Fatal(err)
+		}
+		servers = append(servers, srv)
+		rooms = append(rooms, SoakRoom{Lib: lib, URL: srv.URL(), Stats: "http://" + srv.Addr() + StatsPath})
+	}
+	return rooms, stop
+}
 
 // TestRunSoak: the soak load on the five servers in this process, with a
 // slow reader, a half-open client, a reset and an oversize message: the clients' deliveries equal the server's writes
@@ -20,18 +48,8 @@ func TestRunSoak(t *testing.T) {
 		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
 		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"))
 	libs := Libs
-	var rooms []SoakRoom
-	for _, lib := range libs {
-		srv, err := New(Config{Lib: lib, N: 6, Queue: 16})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := srv.Listen("127.0.0.1:0"); err != nil {
-			t.Fatal(err)
-		}
-		defer srv.Close()
-		rooms = append(rooms, SoakRoom{Lib: lib, URL: srv.URL(), Stats: "http://" + srv.Addr() + StatsPath})
-	}
+	rooms, stop := soakServers(t, Config{N: 6, Queue: 16})
+	defer stop() // before goleak's check
 	// A stopped reader is dropped once the server's socket buffer (autotuned
 	// up to 4 MiB on loopback) and its queue of 16 are full: ~80 messages of
 	// 64 KiB. The window gives it 7 s of a 50/s load, ~350 messages: on a
@@ -45,6 +63,7 @@ func TestRunSoak(t *testing.T) {
 	ends := map[string]*SoakResult{}
 	events := map[string][]string{}
 	drops := map[string]map[wire.FaultKind]int{}
+	codes := map[string][]int{} // the close codes of the clients closed for an oversize message
 	RunSoak(context.Background(), cfg, func(r SoakRecord) {
 		switch r.T {
 		case RecordSec:
@@ -53,6 +72,9 @@ func TestRunSoak(t *testing.T) {
 			ends[r.Lib] = r.End
 		case RecordEvent:
 			events[r.Lib] = append(events[r.Lib], string(r.Kind)+" "+r.Detail)
+			if r.Kind == wire.EventReconnect && len(r.Codes) > 0 {
+				codes[r.Lib] = append(codes[r.Lib], r.Codes...)
+			}
 			if r.Kind == wire.EventDropped {
 				if drops[r.Lib] == nil {
 					drops[r.Lib] = map[wire.FaultKind]int{}
@@ -83,8 +105,63 @@ func TestRunSoak(t *testing.T) {
 		if dropped := drops[lib]; dropped[wire.FaultSlowReader] != 1 || dropped[wire.FaultHalfOpen] != 1 {
 			t.Errorf("%s: dropped events %v, want one slow_reader and one half_open", lib, dropped)
 		}
+		if len(codes[lib]) != 1 || codes[lib][0] != CloseTooBig {
+			t.Errorf("%s: oversize close codes %v, want [%d]", lib, codes[lib], CloseTooBig)
+		}
 		if secs[lib] != 8 {
 			t.Errorf("%s: %d seconds recorded, want 8", lib, secs[lib])
 		}
+	}
+}
+
+// TestSoakFaultsAllFired: every fault the schedule asks for fires on every
+// room, none thinned, also when the load starts behind (the window began a
+// second ago: ten ticks late, which the load skips, not their faults): a
+// reset of one client every tick (the shortest period) for 3 s is 30
+// resets on each of the five servers, and the account says so.
+func TestSoakFaultsAllFired(t *testing.T) {
+	rooms, stop := soakServers(t, Config{N: 3})
+	defer stop()
+	const asked = 30
+	cfg := SoakConfig{Rooms: rooms, N: 3, Rate: 20, Start: time.Now().Add(-time.Second), Duration: 3 * time.Second,
+		Faults: []SoakFault{{Kind: wire.FaultReset, Every: SoakTick, N: 1}}}
+	fired := map[string]int{}
+	ends := map[string]*SoakResult{}
+	RunSoak(context.Background(), cfg, func(r SoakRecord) {
+		switch {
+		case r.T == RecordEvent && r.Kind == wire.EventFault:
+			fired[r.Lib]++
+		case r.T == RecordEnd:
+			ends[r.Lib] = r.End
+		}
+	})
+	for _, lib := range Libs {
+		res := ends[lib]
+		if res == nil {
+			t.Fatalf("%s: no end record", lib)
+		}
+		if res.Err != "" {
+			t.Errorf("%s: %s", lib, res.Err)
+		}
+		if fired[lib] != asked || res.Resets != asked || res.Reconnects != asked {
+			t.Errorf("%s: %d fault events, %d resets, %d reconnects; want %d of each", lib, fired[lib], res.Resets, res.Reconnects, asked)
+		}
+	}
+}
+
+// TestSoakFaultTooOften: a fault that repeats more often than a tick (the
+// profile refuses it) is refused by the load too, not thinned: every
+// room's end record says why, and no client is dialled.
+func TestSoakFaultTooOften(t *testing.T) {
+	cfg := SoakConfig{Rooms: []SoakRoom{{Lib: "gorilla", URL: "ws://127.0.0.1:1/", Stats: "http://127.0.0.1:1" + StatsPath}}, N: 2, Rate: 10,
+		Start: time.Now(), Duration: time.Second, Faults: []SoakFault{{Kind: wire.FaultReset, Every: time.Millisecond, N: 1}}}
+	var end *SoakResult
+	RunSoak(context.Background(), cfg, func(r SoakRecord) {
+		if r.T == RecordEnd {
+			end = r.End
+		}
+	})
+	if end == nil || !strings.Contains(end.Err, "every 1ms") || !strings.Contains(end.Err, SoakTick.String()) {
+		t.Fatalf("end %+v: want an error naming every 1ms and the minimum %v", end, SoakTick)
 	}
 }

@@ -24,6 +24,8 @@ type SoakResult struct {
 	HalfOpenDrop   int64 `json:"half_open_dropped"` // of those, dropped by the server (as SlowDropped)
 	Rejoins        int64 `json:"rejoins"`           // slots dialled again after their drop
 	SkippedTicks   int64 `json:"skipped_ticks"`     // ticks not sent because the load was behind by more than a tick
+	FaultsAsked    int64 `json:"faults_asked"`      // fault instants in the window (the schedule's, alike for every room)
+	FaultsFired    int64 `json:"faults_fired"`      // of those, injected
 	// The broadcast latency over the window (send instant to receipt), µs.
 	LatCount, LatP50, LatP99, LatP999, LatMax int64
 	Server                                    *Stats `json:"server,omitempty"`
@@ -44,6 +46,9 @@ func (r *SoakResult) Truth() error {
 	if r.SlowDropped != r.SlowInjected || r.HalfOpenDrop != r.HalfOpen || r.Server.Drops != r.SlowInjected+r.HalfOpen {
 		errs = append(errs, fmt.Errorf("%d slow readers and %d half-open clients injected, %d and %d seen dropped, the server dropped %d",
 			r.SlowInjected, r.HalfOpen, r.SlowDropped, r.HalfOpenDrop, r.Server.Drops))
+	}
+	if r.FaultsFired != r.FaultsAsked {
+		errs = append(errs, fmt.Errorf("%d of %d faults fired (the rest waited for reading clients the room did not have)", r.FaultsFired, r.FaultsAsked))
 	}
 	if r.Reconnects != r.Resets+r.Oversize {
 		errs = append(errs, fmt.Errorf("%d clients reset, %d closed for an oversize message, %d reconnected", r.Resets, r.Oversize, r.Reconnects))

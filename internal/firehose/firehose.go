@@ -47,7 +47,7 @@ type Config struct {
 	Scenario  Scenario
 	N         int    // messages per connection
 	Seed      uint64 // seed of the generated values
-	Conns     int    // connections to serve, after which Done is closed and upgrades are refused; 0: no limit
+	Conns     int    // connections to serve (completed handshakes: a failed one does not count), after which Done is closed and upgrades are refused; 0: no limit
 	WriteSize int    // bytes per write; 0: DefaultWriteSize
 	// Deflate is the permessage-deflate the server accepts (off: none). A
 	// connection that negotiated it is sent the batch compressed for its
@@ -62,7 +62,8 @@ type Stats struct {
 	N            int         `json:"n"`             // messages each connection is sent
 	PayloadBytes int64       `json:"payload_bytes"` // payload bytes of the N messages, combined form, JSON
 	WireBytes    int64       `json:"wire_bytes"`    // the N frames, headers included, combined form (the close frame excluded)
-	Served       int         `json:"served"`        // connections accepted so far
+	Served       int         `json:"served"`        // connections accepted so far (handshakes completed)
+	Failed       int         `json:"failed"`        // upgrade requests whose handshake failed (not counted in Served)
 	Conns        []ConnStats `json:"conns"`         // the latest 1000 connections, oldest first
 }
 
@@ -100,17 +101,22 @@ type Server struct {
 	zmu      sync.Mutex
 	zbatches map[zkey]*zbatch // compressed batches by form and parameters
 
-	mu      sync.Mutex
-	addr    string
-	served  int
-	active  int
-	stats   []*ConnStats
-	live    map[net.Conn]struct{}
-	closed  bool
-	done    chan struct{}
-	isDone  bool
-	serving chan struct{}
-	wg      sync.WaitGroup
+	mu     sync.Mutex
+	addr   string
+	served int
+	failed int // handshakes that failed
+	// upgrading is the handshakes under way: each holds a slot of
+	// Config.Conns until it completes (served) or fails (given back).
+	upgrading int
+	upgraded  *sync.Cond // on mu: an upgrade completed or failed
+	active    int
+	stats     []*ConnStats
+	live      map[net.Conn]struct{}
+	closed    bool
+	done      chan struct{}
+	isDone    bool
+	serving   chan struct{}
+	wg        sync.WaitGroup
 }
 
 // New checks cfg and encodes the combined-form batch, so that the first
@@ -135,6 +141,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, done: make(chan struct{}), live: map[net.Conn]struct{}{}}
+	s.upgraded = sync.NewCond(&s.mu)
 	if _, err := s.batch(true, codec.JSON); err != nil {
 		return nil, err
 	}
@@ -243,7 +250,7 @@ func (s *Server) Stats() Stats {
 	b, _ := s.batch(true, codec.JSON)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Stats{Scenario: s.cfg.Scenario.Name, N: s.cfg.N, PayloadBytes: b.PayloadBytes, WireBytes: int64(len(b.Wire())), Served: s.served, Conns: make([]ConnStats, len(s.stats))}
+	st := Stats{Scenario: s.cfg.Scenario.Name, N: s.cfg.N, PayloadBytes: b.PayloadBytes, WireBytes: int64(len(b.Wire())), Served: s.served, Failed: s.failed, Conns: make([]ConnStats, len(s.stats))}
 	for i, c := range s.stats {
 		st.Conns[i] = *c
 	}
@@ -269,31 +276,48 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
+	// Only a completed handshake uses up one of Config.Conns: a slot is
+	// held while the upgrade runs and given back when it fails (a bad key,
+	// a version other than 13), so that such requests cannot end the
+	// firehose before it served a client. While every slot left is held,
+	// another upgrade waits for one to complete or fail (an upgrade is
+	// bounded: the request is read, its answer written within 10 s).
 	s.mu.Lock()
+	for s.cfg.Conns > 0 && s.served < s.cfg.Conns && s.served+s.upgrading >= s.cfg.Conns {
+		s.upgraded.Wait()
+	}
 	if s.cfg.Conns > 0 && s.served >= s.cfg.Conns {
 		s.mu.Unlock()
 		http.Error(w, "firehose: served its connections", http.StatusServiceUnavailable)
 		return
 	}
-	s.served++
+	s.upgrading++
 	s.active++
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
+
+	neg := &deflate.Negotiator{Cfg: s.cfg.Deflate}
+	up := ws.HTTPUpgrader{Timeout: 10 * time.Second, Protocol: func(p string) bool { return answer != "" && p == answer }, Negotiate: neg.Negotiate}
+	conn, rw, _, err := up.Upgrade(r, w)
+	s.mu.Lock()
+	s.upgrading--
+	s.upgraded.Broadcast()
+	if err != nil {
+		s.failed++
+		s.active--
+		s.mu.Unlock()
+		s.log.Info("handshake failed", "remote", r.RemoteAddr, "err", err)
+		return
+	}
+	s.served++
 	cs := &ConnStats{ID: s.served, Remote: r.RemoteAddr, Path: r.URL.Path, Combined: combined, Encoding: enc.String(), Start: time.Now()}
 	s.stats = append(s.stats, cs)
 	if len(s.stats) > maxConnStats {
 		s.stats = append(s.stats[:0], s.stats[len(s.stats)-maxConnStats:]...)
 	}
-	s.wg.Add(1)
 	s.mu.Unlock()
-	defer s.wg.Done()
 	defer s.finish(cs)
-
-	neg := &deflate.Negotiator{Cfg: s.cfg.Deflate}
-	up := ws.HTTPUpgrader{Timeout: 10 * time.Second, Protocol: func(p string) bool { return answer != "" && p == answer }, Negotiate: neg.Negotiate}
-	conn, rw, _, err := up.Upgrade(r, w)
-	if err != nil {
-		s.setErr(cs, fmt.Errorf("upgrade: %w", err))
-		return
-	}
 	defer conn.Close()
 	if neg.Accepted() {
 		s.mu.Lock()

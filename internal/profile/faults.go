@@ -125,8 +125,12 @@ func (f *Fault) replayFault(symbols []string) wire.Fault {
 		Status: f.Status, RetryAfter: f.RetryAfter.Std(), Size: size, For: f.For.Std(), Delay: f.Delay.Std()}
 }
 
-// ScheduledFaults returns the faults for the replay server's schedule.
+// ScheduledFaults returns the faults for the replay server's schedule:
+// none on side: server, whose faults are the load client's (ServerFaults).
 func (p *Profile) ScheduledFaults() []wire.ScheduledFault {
+	if p.Server() {
+		return nil
+	}
 	out := make([]wire.ScheduledFault, len(p.Faults))
 	for i := range p.Faults {
 		f := &p.Faults[i]

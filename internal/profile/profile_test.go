@@ -713,7 +713,7 @@ func TestSuggest(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"local.yaml", "faults.yaml"} {
+	for _, name := range []string{"local.yaml", "faults.yaml", "server-soak.yaml"} {
 		if data, err := os.ReadFile("../../profiles/" + name); err == nil {
 			f.Add(data)
 		}

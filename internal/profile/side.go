@@ -99,6 +99,13 @@ func (d *decoder) validateServerFaults(p *Profile, add func(*Error)) {
 			add(d.errf(at("at"), "fault at %v is not inside the run's duration (%v)", f.At, p.Duration))
 			continue
 		}
+		// The load injects faults between its ticks: one more often would
+		// be thinned to one a tick (or fire in bursts), not honoured.
+		if f.Every > 0 && time.Duration(f.Every) < wire.ServerTick {
+			add(d.errf(at("every"), "fault %s every %v: the load client injects faults between its ticks of %v, so every must be %v or more",
+				f.Kind, f.Every, wire.ServerTick, wire.ServerTick))
+			continue
+		}
 		n := int64(1)
 		if f.Every > 0 {
 			n += int64(p.Duration-f.At-1) / int64(f.Every)

@@ -53,6 +53,12 @@ const (
 	FaultSlowReader FaultKind = "slow_reader"
 )
 
+// ServerTick is the pacing step of the load client of a side: server run:
+// it sends in ticks and injects its faults between two of them, so that is
+// the shortest period a server-side fault can repeat at (the profile
+// refuses a shorter every).
+const ServerTick = 100 * time.Millisecond
+
 // FaultKinds lists the kinds the replay server plays (side: client), in
 // documentation order.
 var FaultKinds = []FaultKind{

@@ -69,7 +69,8 @@ type Counts struct {
 	Reads        int64 // read calls on the socket after the handshake
 	WireBytes    int64 // bytes read after the handshake's response
 	Pings        int64
-	CloseCode    int // the server's close code (1005 when it had none); 0 before a close
+	CloseCode    int    // the server's close code (1005 when it had none); 0 before a close
+	CloseReason  string // the reason of the server's close frame, if any
 }
 
 // Header is a parsed frame header.
@@ -332,6 +333,9 @@ func (r *Reader) control(h Header) (done bool, err error) {
 			code = int(binary.BigEndian.Uint16(p))
 		}
 		r.counts.CloseCode = code
+		if len(p) > 2 {
+			r.counts.CloseReason = string(p[2:])
+		}
 		var echo []byte
 		if code != 1005 {
 			echo = p[:2]
