@@ -732,7 +732,19 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		// A profile that parses must expand.
+		// A profile that parses must expand, once its symbols: {top: N} are
+		// resolved (soak run asks the target's REST API; here: N symbols).
+		if p.NeedsResolve() {
+			if _, err := p.ResolveSymbols(func(t Top) ([]string, error) {
+				out := make([]string, min(t.N, 50))
+				for i := range out {
+					out[i] = fmt.Sprintf("sym%d%s", i, strings.ToLower(t.Quote))
+				}
+				return out, nil
+			}); err != nil {
+				t.Fatalf("parsed but its symbols do not resolve: %v", err)
+			}
+		}
 		if _, err := p.Expand(); err != nil {
 			t.Fatalf("parsed but Expand fails: %v", err)
 		}
