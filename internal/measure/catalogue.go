@@ -108,6 +108,9 @@ var Catalogue = []*Measure{
 			return "Reconnects (" + strings.Join(r.groups, " / ") + ")"
 		},
 		Value: func(c *column) Cell { // connections lost, over all groups; shown per group of the plan
+			if !c.ran() {
+				return notMeasured()
+			}
 			if len(c.run.groups) == 0 {
 				return countCell(c.disconnects)
 			}
@@ -133,7 +136,10 @@ var Catalogue = []*Measure{
 	{ID: "silence", Title: "Max seconds without data", Unit: "s", Better: Lower, Threshold: "max_silence",
 		Value: func(c *column) Cell { // the worst subscription
 			switch {
-			case c.streams == 0:
+			case c.streams == 0, c.silenceStream == "" && c.seqStreams == 0:
+				// No subscription totals, or no message and no time
+				// watched (a worker that stopped before the window): a 0
+				// here would be a value nobody measured.
 				return notMeasured()
 			case c.silenceStream == "":
 				return Cell{"0.0 s", 0}
@@ -143,8 +149,8 @@ var Catalogue = []*Measure{
 		}},
 	{ID: "lost", Title: "Lost / duplicate (sequence ids)", Unit: "ids", Better: Lower, Threshold: "max_lost", Prom: "soak_lost_messages_total",
 		Value: func(c *column) Cell { // lost sequence ids, over all subscriptions
-			if c.streams == 0 {
-				return notMeasured() // no subscription totals recorded
+			if c.seqStreams == 0 {
+				return notMeasured() // no subscription totals recorded, or no message: no sequence checked
 			}
 			return Cell{fmt.Sprintf("%d / %d", c.lost, c.dup), float64(c.lost)}
 		}},
@@ -166,6 +172,9 @@ var Catalogue = []*Measure{
 		}},
 	{ID: "errors_stalls", Title: "Errors / stalls", Unit: "count", Better: Lower,
 		Value: func(c *column) Cell { // errors + stalls
+			if !c.ran() {
+				return notMeasured()
+			}
 			text := fmt.Sprintf("%d / %d", c.errors, c.stalls)
 			if d := c.worker.DroppedEvents; d > 0 {
 				text += fmt.Sprintf(" (+%d events dropped)", d)
@@ -177,7 +186,7 @@ var Catalogue = []*Measure{
 		// its frame writer because the channel was full: they are in no
 		// count of this table, which is short by that many.
 		Value: func(c *column) Cell {
-			if !c.run.signals {
+			if !c.run.signals || !c.ran() {
 				return notMeasured()
 			}
 			d := c.worker.DroppedEvents
@@ -224,10 +233,13 @@ var Catalogue = []*Measure{
 			return Cell{text, float64(c.dialFails)}
 		}},
 	{ID: "unrepairable", Title: "Unrepairable slots", Unit: "slots", Better: Lower,
-		Value: func(c *column) Cell { return countCell(len(c.unrepairSlots)) }}, // slots the unrepairable rule fired for
+		Value: func(c *column) Cell { return c.counted(len(c.unrepairSlots)) }}, // slots the unrepairable rule fired for
 	{ID: "stalled_at_end", Title: "Stalled subscriptions at end", Unit: "subscriptions", Better: Lower,
 		Value: func(c *column) Cell {
 			names := c.stalledStreams
+			if c.streams == 0 {
+				return notMeasured() // no subscription totals: nothing says whether any stalled
+			}
 			if len(names) == 0 {
 				return Cell{"0", 0}
 			}
@@ -258,7 +270,7 @@ var Catalogue = []*Measure{
 		}},
 	{ID: "dup", Title: "Duplicate ids", Unit: "ids", Better: Lower, Hidden: true, Threshold: "max_dup",
 		Value: func(c *column) Cell { // duplicate sequence ids, over all subscriptions
-			if c.streams == 0 {
+			if c.seqStreams == 0 {
 				return notMeasured()
 			}
 			return Cell{fmt.Sprint(c.dup), float64(c.dup)}
@@ -269,9 +281,9 @@ var Catalogue = []*Measure{
 			return Cell{fmt.Sprintf("%.3f s", p), p}
 		}},
 	{ID: "stalls", Title: "Stalls", Unit: "count", Better: Lower, Hidden: true, Threshold: "max_stalls", Prom: "soak_stalls_total",
-		Value: func(c *column) Cell { return countCell(c.stalls) }},
+		Value: func(c *column) Cell { return c.counted(c.stalls) }},
 	{ID: "errors", Title: "Errors", Unit: "count", Better: Lower, Hidden: true, Threshold: "max_errors",
-		Value: func(c *column) Cell { return countCell(c.errors) }}, // store.Event.IsError
+		Value: func(c *column) Cell { return c.counted(c.errors) }}, // store.Event.IsError
 	{ID: "rss_growth", Title: "RSS growth", Unit: "bytes", Better: Lower, Hidden: true, Threshold: "max_rss_growth",
 		Value: func(c *column) Cell { // the window's last RSS minus its first
 			if c.rssN == 0 {

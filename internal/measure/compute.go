@@ -88,6 +88,7 @@ type column struct {
 
 	// the subscriptions' latest totals
 	streams        int
+	seqStreams     int // of them, those that received a message: their sequence was checked
 	lost, dup      int64
 	lostAcross     int64 // of lost, found at a first message after a reconnect (the worker's count)
 	silenceMs      int64
@@ -105,6 +106,7 @@ type column struct {
 	negotiated    map[string]int // connections by the server's Sec-WebSocket-Extensions answer ("" none)
 	wireCheck     *WireCheck     // the frame bytes read against the replay server's written (nil: no server counts)
 	restarts      int            // worker_restart events
+	events        int            // of the library's connections (any kind)
 
 	// lost charges and dial accounts
 	charges                int
@@ -286,6 +288,9 @@ func (c *column) sample(s *store.Sample) {
 
 func (c *column) stream(s *store.StreamSample) {
 	c.streams++
+	if s.MsgsTotal > 0 {
+		c.seqStreams++
+	}
 	c.lost += s.LostTotal
 	c.lostAcross += s.LostAcrossTotal
 	c.dup += s.DupTotal
@@ -298,6 +303,7 @@ func (c *column) stream(s *store.StreamSample) {
 }
 
 func (c *column) event(e *store.Event) {
+	c.events++
 	switch e.Kind {
 	case wire.EventDisconnected:
 		c.reconnects[e.Group]++
@@ -372,12 +378,29 @@ func notMeasured() Cell { return Cell{NotMeasured, nan} }
 
 func countCell(n int) Cell { return Cell{fmt.Sprint(n), float64(n)} }
 
+// ran says whether the worker was heard: its hello (its record names its
+// module), a second's frame or an event. A worker heard from and silent
+// since had nothing to tell: its counts are 0. One that died before its
+// hello told nothing: the counts of what happened to its connections are
+// not measured, not 0.
+func (c *column) ran() bool { return c.hasWorker || c.events > 0 || c.worker.Module != "" }
+
+// counted is n as a count of what happened to the worker's connections:
+// not measured when the worker told nothing (ran).
+func (c *column) counted(n int) Cell {
+	if !c.ran() {
+		return notMeasured()
+	}
+	return countCell(n)
+}
+
 // lostWhere is the cell of the ids lost across reconnects (across) or while
 // connected: "total (library / source)" once the run's end charged them,
 // the worker's total alone before that, and not measured for a database
-// that does not record where ids were lost.
+// that does not record where ids were lost, or when no subscription
+// received a message (no sequence was checked).
 func (c *column) lostWhere(across bool) Cell {
-	if c.streams == 0 || !c.run.signals || c.unsplit > 0 {
+	if c.seqStreams == 0 || !c.run.signals || c.unsplit > 0 {
 		return notMeasured()
 	}
 	if c.charges == 0 { // nothing lost, or not charged yet (the run has not ended)

@@ -27,7 +27,8 @@ func TestCompute(t *testing.T) {
 	if err := db.UpsertWorker(store.Worker{Lib: "gws", Module: "m", Version: "v", Pid: 1, SampledCPU: math.NaN()}); err != nil {
 		t.Fatal(err)
 	}
-	b := &store.Batch{StreamSamples: []store.StreamSample{{Lib: "gws", Group: "g", Stream: "btcusdt@trade", Sec: 3, LostTotal: 2, LostAcrossTotal: 2, DupTotal: 1}}}
+	b := &store.Batch{StreamSamples: []store.StreamSample{{Lib: "gws", Group: "g", Stream: "btcusdt@trade", Sec: 3, MsgsTotal: 40, BytesTotal: 400,
+		LostTotal: 2, LostAcrossTotal: 2, DupTotal: 1}}}
 	for sec := int64(1); sec <= 4; sec++ {
 		b.Samples = append(b.Samples, store.Sample{Lib: "gws", Sec: sec, TS: start.Add(time.Duration(sec) * time.Second),
 			HasWorker: true, Msgs: 10, MsgsTotal: 10 * sec, BytesTotal: 100 * sec, HasProc: true, RSS: sec * 1e6, CPUPct: 2})
@@ -79,5 +80,90 @@ func TestCompute(t *testing.T) {
 	}
 	if _, ok := r.Get("messages", Dims{Lib: "coder"}); ok {
 		t.Error("a value for a library that did not run")
+	}
+}
+
+// TestNotMeasuredWithoutMessages: not measured is not 0. gws ran the
+// window, dialled and connected, but no subscription received a message:
+// its lost and duplicate ids (no sequence was checked) are not measured,
+// while its messages (0), rate (0), silence (the window) and reconnects (0)
+// are. gws's final totals came before any time was watched (a worker
+// stopped in the warm-up): its silence is not measured either. coder's
+// worker died before its hello: none of the counts of its connections is
+// measured.
+func TestNotMeasuredWithoutMessages(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	start := time.Unix(1_800_000_000, 0)
+	if err := db.CreateRun(store.Run{ID: "n", Name: "n", Target: "local", Started: start, Planned: 3 * time.Second,
+		Settings: map[string]string{"plan": `{"slots":[{"group":"g"}]}`}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, lib := range []string{"gorilla", "coder", "gws"} {
+		w := store.Worker{Lib: lib, Module: "m", Version: "v", Pid: 1, SampledCPU: math.NaN()}
+		if lib == "coder" { // recorded at its exit: no hello came
+			w.Module, w.Version, w.ExitCode = "", "", 2
+		}
+		if err := db.UpsertWorker(w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := &store.Batch{StreamSamples: []store.StreamSample{
+		{Lib: "gorilla", Slot: 0, Group: "g", Stream: "btcusdt@trade", Sec: 3, MaxSilenceMs: 3000},
+		{Lib: "gws", Slot: 0, Group: "g", Stream: "btcusdt@trade", Sec: 0},
+	}}
+	for _, lib := range []string{"gorilla", "gws"} {
+		for sec := int64(1); sec <= 3; sec++ {
+			b.Samples = append(b.Samples, store.Sample{Lib: lib, Sec: sec, TS: start.Add(time.Duration(sec) * time.Second), HasWorker: true})
+		}
+		b.Events = append(b.Events, store.Event{Lib: lib, TS: start, Kind: wire.EventConnected, Group: "g"})
+	}
+	if err := db.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveTruth(nil, []store.SlotDials{{Lib: "gorilla", Group: "g", Dials: 1}, {Lib: "gws", Group: "g", Dials: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Compute(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nm := Cell{NotMeasured, math.NaN()}
+	for _, c := range []struct {
+		lib, id string
+		want    Cell
+	}{
+		{"gorilla", "messages", Cell{"0 / 0 B", 0}},
+		{"gorilla", "msg_rate", Cell{"0 / 0", 0}},
+		{"gorilla", "silence", Cell{"3.0 s (btcusdt@trade)", 3}},
+		{"gorilla", "reconnects", Cell{"0", 0}},
+		{"gorilla", "errors_stalls", Cell{"0 / 0", 0}},
+		{"gorilla", "stalled_at_end", Cell{"0", 0}},
+		{"gorilla", "lost", nm},
+		{"gorilla", "dup", nm},
+		{"gorilla", "lost_across", nm},
+		{"gorilla", "lost_connected", nm},
+		{"gws", "silence", nm},
+		{"gws", "lost", nm},
+		{"coder", "messages", nm},
+		{"coder", "msg_rate", nm},
+		{"coder", "silence", nm},
+		{"coder", "lost", nm},
+		{"coder", "reconnects", nm},
+		{"coder", "errors_stalls", nm},
+		{"coder", "errors", nm},
+		{"coder", "stalls", nm},
+		{"coder", "unrepairable", nm},
+		{"coder", "stalled_at_end", nm},
+		{"coder", "dials", nm},
+	} {
+		got, ok := r.Get(c.id, Dims{Lib: c.lib})
+		same := got.Text == c.want.Text && (got.Num == c.want.Num || math.IsNaN(got.Num) && math.IsNaN(c.want.Num))
+		if !ok || !same {
+			t.Errorf("%s %s = %+v, want %+v", c.lib, c.id, got, c.want)
+		}
 	}
 }
