@@ -104,6 +104,16 @@ type Batch struct {
 	Events        []Event
 	Host          []HostSample
 	Clock         []ClockSample // the clock's sync state, once a minute
+	// What changed of the accounts a resume continues (schemaResume): a
+	// slot's dial account, a subscription's lost ranges, each replacing
+	// what was recorded of the same slot or subscription.
+	Dials []SlotDials
+	Gaps  []SubGaps
+}
+
+// Empty says whether b holds nothing to write.
+func (b *Batch) Empty() bool {
+	return len(b.Samples)+len(b.StreamSamples)+len(b.Events)+len(b.Host)+len(b.Clock)+len(b.Dials)+len(b.Gaps) == 0
 }
 
 // nullable returns v, or NULL when the half it belongs to is missing.
@@ -157,7 +167,10 @@ func (s *DB) Write(b *Batch) error {
 				return fmt.Errorf("host sample %d: %w", h.Sec, err)
 			}
 		}
-		return writeClock(tx, b.Clock)
+		if err := writeClock(tx, b.Clock); err != nil {
+			return err
+		}
+		return writeResume(tx, b.Dials, b.Gaps)
 	})
 	if err != nil {
 		// Ids handed out inside the rolled-back transaction no longer exist.

@@ -429,17 +429,22 @@ type Worker struct {
 	// Runtime is the Go runtime the worker ran with, as it read it back:
 	// "GOMAXPROCS=2 GOGC=100 GOMEMLIMIT=off" ("" before schemaRuntime).
 	Runtime string
+	// CPUUnreaped is, of SampledCPU, the seconds of processes whose rusage
+	// is unknown: the workers of a controller that died, which it never
+	// reaped (0 before schemaResume). SampledCPU − CPUUnreaped is what
+	// compares with the rusage.
+	CPUUnreaped float64
 }
 
 // UpsertWorker records or replaces the worker of w.Lib.
 func (s *DB) UpsertWorker(w Worker) error {
 	_, err := s.db.Exec(`INSERT OR REPLACE INTO workers (lib, module, version, pid, started_ns, ended_ns,
 			exit_code, rusage_user_s, rusage_sys_s, sampled_cpu_s, maxrss, lat_count, lat_p50_us, lat_p99_us, lat_max_us,
-			lat_p999_us, lat_neg, dropped_events, runtime)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			lat_p999_us, lat_neg, dropped_events, runtime, cpu_unreaped_s)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		w.Lib, w.Module, w.Version, w.Pid, ns(w.Started), ns(w.Ended), w.ExitCode,
 		w.RusageUser, w.RusageSys, sampledOut(w.SampledCPU), w.MaxRSS, w.LatCount, w.LatP50, w.LatP99, w.LatMax,
-		w.LatP999, w.LatNeg, w.DroppedEvents, w.Runtime)
+		w.LatP999, w.LatNeg, w.DroppedEvents, w.Runtime, w.CPUUnreaped)
 	if err != nil {
 		return fmt.Errorf("upsert worker %s: %w", w.Lib, err)
 	}
@@ -451,7 +456,7 @@ func (s *DB) Workers() ([]Worker, error) {
 	rows, err := s.db.Query(`SELECT lib, module, version, pid, started_ns, ended_ns, exit_code,
 		rusage_user_s, rusage_sys_s, sampled_cpu_s, maxrss, lat_count, lat_p50_us, lat_p99_us, lat_max_us, ` +
 		s.col("lat_p999_us", "0") + `, ` + s.col("lat_neg", "0") + `, ` + s.col("dropped_events", "0") + `, ` +
-		s.colSince(runtimeVersion, "runtime", "''") + `
+		s.colSince(runtimeVersion, "runtime", "''") + `, ` + s.colSince(resumeVersion, "cpu_unreaped_s", "0") + `
 		FROM workers ORDER BY lib`)
 	if err != nil {
 		return nil, fmt.Errorf("read workers: %w", err)
@@ -463,7 +468,7 @@ func (s *DB) Workers() ([]Worker, error) {
 		)
 		err := rows.Scan(&w.Lib, &w.Module, &w.Version, &w.Pid, &started, &ended, &w.ExitCode,
 			&w.RusageUser, &w.RusageSys, &w.SampledCPU, &w.MaxRSS, &w.LatCount, &w.LatP50, &w.LatP99, &w.LatMax,
-			&w.LatP999, &w.LatNeg, &w.DroppedEvents, &w.Runtime)
+			&w.LatP999, &w.LatNeg, &w.DroppedEvents, &w.Runtime, &w.CPUUnreaped)
 		w.Started, w.Ended = fromNS(started), fromNS(ended)
 		if w.SampledCPU == notSampled || (w.SampledCPU == 0 && s.readOnly && s.version < notSampledVersion) {
 			w.SampledCPU = math.NaN()
