@@ -90,13 +90,21 @@ var Catalogue = []*Measure{
 			if CPUSampled(w) {
 				sampled, n = fmt.Sprintf("%.2f", w.SampledCPU), w.SampledCPU
 			}
+			// The processes of a controller that died were never reaped: their
+			// sampled CPU has no rusage to compare with, and is left out of the
+			// comparison (said in the cell).
+			unreaped := ""
+			if w.CPUUnreaped > 0 && !math.IsNaN(n) {
+				unreaped = fmt.Sprintf("; %.2f s before a resume, not in rusage", w.CPUUnreaped)
+			}
+			reaped := w.SampledCPU - w.CPUUnreaped
 			switch {
 			case ru == 0:
-				return Cell{sampled + " / " + NotMeasured, n}
+				return Cell{sampled + " / " + NotMeasured + wrap(unreaped), n}
 			case math.IsNaN(n) || ru < minCPUCompared:
-				return Cell{fmt.Sprintf("%s / %.2f", sampled, ru), n}
+				return Cell{fmt.Sprintf("%s / %.2f%s", sampled, ru, wrap(unreaped)), n}
 			}
-			return Cell{fmt.Sprintf("%s / %.2f (%+.1f %%)", sampled, ru, 100*(w.SampledCPU-ru)/ru), n}
+			return Cell{fmt.Sprintf("%s / %.2f (%+.1f %%%s)", sampled, ru, 100*(reaped-ru)/ru, unreaped), n}
 		}},
 	{ID: "faults", Title: "Faults seen", Unit: "faults", Better: NoRank,
 		Value: func(c *column) Cell { return countCell(c.faults) }},
@@ -308,6 +316,14 @@ var Catalogue = []*Measure{
 	{ID: "goroutines", Title: "Goroutines", Unit: "count", Better: NoRank, Hidden: true, Prom: "soak_goroutines"},
 	{ID: "conns_up", Title: "Connections up", Unit: "connections", Better: NoRank, Hidden: true, Prom: "soak_connections_up"},
 	{ID: "worker_up", Title: "Worker up", Unit: "bool", Better: NoRank, Hidden: true, Prom: "soak_worker_up"},
+}
+
+// wrap is a note of a cell ("; …") in parentheses after it ("" when none).
+func wrap(note string) string {
+	if note == "" {
+		return ""
+	}
+	return " (" + strings.TrimPrefix(note, "; ") + ")"
 }
 
 // minCPUCompared is the least rusage CPU (seconds) whose difference from the

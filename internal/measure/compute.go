@@ -65,6 +65,7 @@ type runInfo struct {
 	signals        bool     // the database records dropped events and the lost split (store.HasSignals)
 	lastSec        int64    // the last second of the window recorded for any library
 	outages        []store.Event
+	resumedAt      float64 // the second of the window the last resume began at; 0: never resumed
 }
 
 // column is what the streaming pass collected for one column (library).
@@ -105,7 +106,7 @@ type column struct {
 	unrepairSlots map[int]bool
 	negotiated    map[string]int // connections by the server's Sec-WebSocket-Extensions answer ("" none)
 	wireCheck     *WireCheck     // the frame bytes read against the replay server's written (nil: no server counts)
-	restarts      int            // worker_restart events
+	restarts      int            // worker_restart events (since the last resume)
 	events        int            // of the library's connections (any kind)
 
 	// lost charges and dial accounts
@@ -178,6 +179,14 @@ func Compute(db *store.DB) (*Results, error) {
 		if e.Lib == "" && (e.Kind == wire.EventOutage || e.Kind == wire.EventWriteFailed || e.Kind == wire.EventMissing) {
 			ri.outages = append(ri.outages, *e)
 		}
+		if e.Lib == "" && e.Kind == wire.EventOutage {
+			// A resume: the replay server and the workers start anew, and the
+			// wire check covers what comes after (restarts before it aside).
+			ri.resumedAt = e.Sec + e.DurMs/1000
+			for _, c := range cols {
+				c.restarts = 0
+			}
+		}
 		if c := cols[e.Lib]; c != nil {
 			c.event(e)
 		}
@@ -223,6 +232,7 @@ func Compute(db *store.DB) (*Results, error) {
 	if len(server) > 0 { // the local replay server's counts; none for a live target
 		for _, w := range CheckWire(server, dials) {
 			if c := cols[w.Lib]; c != nil {
+				w.From = ri.resumedAt
 				c.wireCheck = &w
 			}
 		}

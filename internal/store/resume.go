@@ -16,6 +16,8 @@ import (
 //     resume continues its dials; its wire bytes are as of then, not the
 //     slot's to the end), 0 for the one a worker sent when its connections
 //     ended, whose wire bytes the wire check compares.
+//   - samples.dropped_total: the events the worker dropped so far, when not
+//     0 (NULL otherwise).
 //   - workers.cpu_unreaped_s: of the sampled CPU, what processes whose rusage
 //     is unknown used (the workers of a controller that died, never reaped):
 //     the sampled CPU less it is what compares with the rusage.
@@ -34,6 +36,7 @@ CREATE TABLE sub_gaps (
 
 ALTER TABLE slot_dials ADD COLUMN interim INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE workers ADD COLUMN cpu_unreaped_s REAL NOT NULL DEFAULT 0;
+ALTER TABLE samples ADD COLUMN dropped_total INTEGER;
 `
 
 // resumeVersion is the first version with sub_gaps (by position).

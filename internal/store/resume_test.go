@@ -15,7 +15,7 @@ func TestResumeAccountsRoundTrip(t *testing.T) {
 	db, _ := open(t)
 	at := time.Unix(1_800_000_000, 0)
 	first := &Batch{
-		Samples: []Sample{{Lib: "gws", Sec: 1, TS: at, HasWorker: true}},
+		Samples: []Sample{{Lib: "gws", Sec: 1, TS: at, HasWorker: true, DroppedTotal: 7}, {Lib: "gws", Sec: 2, TS: at, HasWorker: true}},
 		Dials: []SlotDials{
 			{Lib: "gws", Slot: 0, Group: "g", Dials: 1, Interim: true},
 			{Lib: "coder", Slot: 0, Group: "g", Dials: 3, DialFails: 2, Statuses: map[string]int64{"503": 2}, Interim: true},
@@ -31,6 +31,10 @@ func TestResumeAccountsRoundTrip(t *testing.T) {
 		if err := db.Write(b); err != nil {
 			t.Fatal(err)
 		}
+	}
+	samples, err := db.Samples("gws")
+	if err != nil || len(samples) != 2 || samples[0].DroppedTotal != 7 || samples[1].DroppedTotal != 0 {
+		t.Errorf("samples %+v, %v: want 7 dropped events at second 1, none (NULL) at 2", samples, err)
 	}
 	gaps, err := db.SubGapsAll()
 	if err != nil {

@@ -20,9 +20,13 @@ import (
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
-func (c *controller) startServer(ctx context.Context, start, end time.Time) error {
+// startServer starts the replay server for the window start–end; the
+// faults due before faultsFrom (a resume: they fell in the outage) are not
+// given to it.
+func (c *controller) startServer(ctx context.Context, start, end, faultsFrom time.Time) error {
 	cfg := c.o.Profile.ReplayConfig() // handed to the server on stdin
 	cfg.Start, cfg.Stop = start, end
+	cfg.Faults = faultsAfter(cfg.Faults, faultsFrom.Sub(start))
 	if c.ca != nil {
 		cfg.CertFile, cfg.KeyFile = filepath.Join(c.dir, "server.pem"), filepath.Join(c.dir, "server-key.pem")
 	}
@@ -166,4 +170,23 @@ func serverRows(conns []replay.ConnStats) ([]store.ServerCount, []store.ServerWi
 		}
 	}
 	return rows, ws
+}
+
+// faultsAfter returns the faults of fs due at or after the offset from
+// (from the window's start), each repeated one starting at its first
+// repetition due then; all of them when from is not positive.
+func faultsAfter(fs []wire.ScheduledFault, from time.Duration) []wire.ScheduledFault {
+	if from <= 0 {
+		return fs
+	}
+	var out []wire.ScheduledFault
+	for _, f := range fs {
+		if f.At < from && f.Every > 0 {
+			f.At += (from - f.At + f.Every - 1) / f.Every * f.Every
+		}
+		if f.At >= from {
+			out = append(out, f)
+		}
+	}
+	return out
 }
