@@ -109,7 +109,7 @@ func TestResumeCarriesAccounts(t *testing.T) {
 	pj, _ := json.Marshal(plan)
 	if err := c.db.CreateRun(store.Run{ID: "r", Name: "r", Status: "running", Started: start, Planned: 40 * time.Second,
 		ProfileText: "name: r\nduration: 5s\nlibraries: [gorilla, gobwas, coder]\n",
-		Settings: map[string]string{"plan": string(pj), "libraries": "coder,gws"}}); err != nil {
+		Settings:    map[string]string{"plan": string(pj), "libraries": "coder,gws"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.db.UpsertWorker(store.Worker{Lib: "gws", Module: "m", SampledCPU: 0.5, CPUUnreaped: 0.1, RusageUser: 0.3, RusageSys: 0.1}); err != nil {
