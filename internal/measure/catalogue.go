@@ -204,9 +204,12 @@ var Catalogue = []*Measure{
 			return Cell{fmt.Sprintf("%d (the event counts above are short by as many)", d), float64(d)}
 		}},
 	{ID: "seconds_missing", Title: "Seconds missing", Unit: "s", Better: Lower,
-		// Seconds of the window (up to the last second recorded for any
-		// library) without a worker row: a controller outage, a worker that
-		// was down, or rows lost to failed writes.
+		// Seconds of the window the run lived through (endSec: the whole
+		// window of a run done, up to the last second recorded for any
+		// library of one interrupted or still written) without a worker
+		// row: a controller outage, a worker that was down, rows lost to
+		// failed writes, recorded (missing events) or not (a full disk at
+		// the end).
 		Value: func(c *column) Cell {
 			miss := c.run.lastSec - c.workerSecs
 			var notes []string
@@ -219,6 +222,9 @@ var Catalogue = []*Measure{
 				case wire.EventMissing:
 					notes = append(notes, fmt.Sprintf("%d rows lost from %.0f s", o.Code, o.Sec))
 				}
+			}
+			if c.run.noEnd && miss > 0 {
+				notes = append(notes, "the run did not record its end")
 			}
 			if len(notes) == 0 {
 				return Cell{fmt.Sprint(miss), float64(miss)}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/wire"
@@ -63,7 +65,8 @@ type runInfo struct {
 	groups         []string // connection groups in plan order
 	latencySuspect bool     // latency measured across an unsynchronised clock
 	signals        bool     // the database records dropped events and the lost split (store.HasSignals)
-	lastSec        int64    // the last second of the window recorded for any library
+	lastSec        int64    // the last second of the window the run lived through (endSec), or recorded for any library
+	noEnd          bool     // the run is recorded as running after its window, or no process writes it: it did not record its end
 	outages        []store.Event
 	resumedAt      float64 // the second of the window the last resume began at; 0: never resumed
 }
@@ -125,7 +128,11 @@ type column struct {
 // row by row, the subscriptions' latest totals, the lost charges and dial
 // accounts (one row per subscription or slot) — and computes every measure
 // of the catalogue for every library that has a worker row.
-func Compute(db *store.DB) (*Results, error) {
+func Compute(db *store.DB) (*Results, error) { return computeAt(db, time.Now()) }
+
+// computeAt is Compute with now the instant the run's window is judged at
+// (endSec).
+func computeAt(db *store.DB, now time.Time) (*Results, error) {
 	run, err := db.Run()
 	if err != nil {
 		return nil, err
@@ -165,6 +172,10 @@ func Compute(db *store.DB) (*Results, error) {
 	ri.lastSec = maxSec
 	if ri.seconds > 0 {
 		ri.lastSec = min(maxSec, ri.seconds)
+		if end, ok := endSec(run, now, db.Owned()); ok {
+			ri.lastSec = max(ri.lastSec, end)
+			ri.noEnd = run.Status == store.StatusRunning
+		}
 	}
 	streams, err := db.LatestStreamSamples()
 	if err != nil {
@@ -252,6 +263,33 @@ func Compute(db *store.DB) (*Results, error) {
 		res.Rows = append(res.Rows, row)
 	}
 	return res, nil
+}
+
+// endSec is the last second of the planned window the run lived through,
+// when its record tells (ok): the seconds up to it without a worker row are
+// missing, whether or not their rows were lost on the way to the disk.
+//   - done: the whole window;
+//   - failed: up to its end instant (what the failure cut short is missing);
+//   - running, when its window is over or no process writes it any more
+//     (owned false: its controller died, or could not record its end, as on
+//     a full disk): up to now, within the window (what never reached the
+//     disk, or what its dead controller never recorded, is missing).
+//
+// Otherwise (interrupted: the rest was not asked for; a run still written
+// inside its window: the second in progress is not missing yet) it does not
+// tell: up to the last second recorded.
+func endSec(run store.Run, now time.Time, owned bool) (int64, bool) {
+	planned := int64(run.Planned / time.Second)
+	upTo := func(t time.Time) int64 { return min(planned, max(int64(t.Sub(run.Started)/time.Second), 0)) }
+	switch {
+	case run.Status == "done":
+		return planned, true
+	case strings.HasPrefix(run.Status, "failed") && !run.Ended.IsZero():
+		return upTo(run.Ended), true
+	case run.Status == store.StatusRunning && (!owned || !now.Before(run.Started.Add(run.Planned))):
+		return upTo(now), true
+	}
+	return 0, false
 }
 
 // inWindow says whether second sec is in the planned window (second 0 is

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/rundir"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/wire"
 )
@@ -164,6 +165,70 @@ func TestNotMeasuredWithoutMessages(t *testing.T) {
 		same := got.Text == c.want.Text && (got.Num == c.want.Num || math.IsNaN(got.Num) && math.IsNaN(c.want.Num))
 		if !ok || !same {
 			t.Errorf("%s %s = %+v, want %+v", c.lib, c.id, got, c.want)
+		}
+	}
+}
+
+// TestSecondsMissingAtEnd: the seconds of the window a run lived through
+// without a row are missing, recorded or not: a run whose rows stop at 6 of
+// 14 s because its last batches never reached the disk counts 8 missing
+// when done, when its end could not be recorded (running after its window,
+// or owned by no process), and up to its end instant when failed; an
+// interrupted run, or one still written inside its window, counts up to
+// its last second recorded.
+func TestSecondsMissingAtEnd(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	for _, tc := range []struct {
+		status string
+		ended  time.Duration // after start; 0: none recorded
+		now    time.Duration // after start
+		owned  bool
+		want   string
+	}{
+		{"done", 16 * time.Second, time.Hour, false, "8"},
+		{"failed: write batch: 10 batches not written", 10 * time.Second, time.Hour, false, "4"},
+		{"interrupted", 7 * time.Second, time.Hour, false, "0"},
+		{"running", 0, 16 * time.Second, true, "8 (the run did not record its end)"}, // soak run's own table: its writes failed
+		{"running", 0, 10 * time.Second, false, "4 (the run did not record its end)"}, // its controller died at 6 s
+		{"running", 0, 10 * time.Second, true, "0"},                                   // still written, in its window
+	} {
+		dir := t.TempDir()
+		db, err := store.Open(filepath.Join(dir, "soak.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := store.Run{ID: "m", Name: "m", Target: "local", Started: start, Planned: 14 * time.Second, Status: tc.status}
+		if tc.ended > 0 {
+			run.Ended = start.Add(tc.ended)
+		}
+		if err := db.CreateRun(run); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.UpsertWorker(store.Worker{Lib: "gws", Module: "m", SampledCPU: math.NaN()}); err != nil {
+			t.Fatal(err)
+		}
+		b := &store.Batch{}
+		for sec := int64(1); sec <= 6; sec++ {
+			b.Samples = append(b.Samples, store.Sample{Lib: "gws", Sec: sec, TS: start.Add(time.Duration(sec) * time.Second), HasWorker: true,
+				Msgs: 10, MsgsTotal: 10 * sec})
+		}
+		if err := db.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		var lock *rundir.Lock
+		if tc.owned {
+			if lock, err = rundir.TakeLock(dir); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err := computeAt(db, start.Add(tc.now))
+		lock.Release()
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c, _ := r.Get("seconds_missing", Dims{Lib: "gws"}); c.Text != tc.want {
+			t.Errorf("%s, now %v, owned %v: seconds missing %q, want %q", tc.status, tc.now, tc.owned, c.Text, tc.want)
 		}
 	}
 }

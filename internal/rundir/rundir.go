@@ -228,3 +228,20 @@ func (l *Lock) Release() {
 	l.f.Close()
 	l.f = nil
 }
+
+// Held says whether a process holds the run directory's lock (soak run or
+// soak run -resume writing the run, this process included) without taking
+// it: false when no lock file is there. It opens the file read-only, so a
+// run on a read-only volume is answered too.
+func Held(dir string) bool {
+	f, err := os.OpenFile(filepath.Join(dir, LockName), os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		return errors.Is(err, unix.EWOULDBLOCK)
+	}
+	_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return false
+}

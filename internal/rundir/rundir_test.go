@@ -172,3 +172,29 @@ func TestWriteFileNamesTheDirectory(t *testing.T) {
 		t.Errorf("failed fill: %v; want an error naming %s and not the temporary file", err, path)
 	}
 }
+
+// TestHeld: a run directory is held while a lock is taken (by this process
+// too: another open file), not before, not after its release, and not when
+// it has no lock file; asking takes no lock.
+func TestHeld(t *testing.T) {
+	dir := t.TempDir()
+	if Held(dir) {
+		t.Error("held without a lock file")
+	}
+	l, err := TakeLock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !Held(dir) {
+		t.Error("not held while locked")
+	}
+	l.Release()
+	if Held(dir) {
+		t.Error("held after the release")
+	}
+	l, err = TakeLock(dir) // asking left nothing behind
+	if err != nil {
+		t.Fatalf("lock after asking: %v", err)
+	}
+	l.Release()
+}

@@ -4,7 +4,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
+
+	"github.com/wssoak/wssoak/internal/rundir"
 )
 
 // schemaResume: what a run records to the second so that a resume after its
@@ -121,3 +124,26 @@ func upsertDials(tx *sql.Tx, d SlotDials) error {
 	}
 	return nil
 }
+
+// StatusNoEnd is the status a reader shows for a run recorded as running
+// that no process writes any more (ShownStatus).
+const StatusNoEnd = "ended without its status"
+
+// Owned says whether a process holds the run's directory: soak run, or
+// soak run -resume, writing the run (this process included).
+func (s *DB) Owned() bool { return rundir.Held(filepath.Dir(s.path)) }
+
+// ShownStatus is the run's status as a reader should show it: the one
+// recorded, except for a run recorded as running that no process owns
+// (Owned): its controller died, or could not record its end (a full disk),
+// and it is StatusNoEnd. Run keeps the recorded one (a resume needs it).
+func (s *DB) ShownStatus(r Run) string {
+	if r.Status == StatusRunning && !s.Owned() {
+		return StatusNoEnd
+	}
+	return r.Status
+}
+
+// StatusRunning is the status of a run being written (and of one whose
+// controller died before it could record another).
+const StatusRunning = "running"

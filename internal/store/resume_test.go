@@ -2,8 +2,11 @@ package store
 
 import (
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/wssoak/wssoak/internal/rundir"
 )
 
 // TestResumeAccountsRoundTrip: the dial accounts and lost ranges a batch
@@ -75,5 +78,29 @@ func TestWorkerCPUUnreaped(t *testing.T) {
 	ws, err := db.Workers()
 	if err != nil || len(ws) != 1 || ws[0].CPUUnreaped != 0.5 || ws[0].SampledCPU != 1.5 {
 		t.Errorf("workers %+v, %v; want gws with 0.5 s of its 1.5 s sampled unreaped", ws, err)
+	}
+}
+
+// TestShownStatus: a run recorded as running is shown so while a process
+// owns its directory, and as ended without its status once none does (its
+// controller died, or could not record its end); any other status as
+// recorded.
+func TestShownStatus(t *testing.T) {
+	db, path := open(t)
+	dir := filepath.Dir(path)
+	l, err := rundir.TakeLock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := Run{Status: StatusRunning}
+	if got := db.ShownStatus(running); got != StatusRunning {
+		t.Errorf("owned: %q, want running", got)
+	}
+	l.Release()
+	if got := db.ShownStatus(running); got != StatusNoEnd {
+		t.Errorf("not owned: %q, want %q", got, StatusNoEnd)
+	}
+	if got := db.ShownStatus(Run{Status: "done"}); got != "done" {
+		t.Errorf("done: %q", got)
 	}
 }
