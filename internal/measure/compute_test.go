@@ -188,7 +188,7 @@ func TestSecondsMissingAtEnd(t *testing.T) {
 		{"done", 16 * time.Second, time.Hour, false, "8"},
 		{"failed: write batch: 10 batches not written", 10 * time.Second, time.Hour, false, "4"},
 		{"interrupted", 7 * time.Second, time.Hour, false, "0"},
-		{"running", 0, 16 * time.Second, true, "8 (the run did not record its end)"}, // soak run's own table: its writes failed
+		{"running", 0, 16 * time.Second, true, "8 (the run did not record its end)"},  // soak run's own table: its writes failed
 		{"running", 0, 10 * time.Second, false, "4 (the run did not record its end)"}, // its controller died at 6 s
 		{"running", 0, 10 * time.Second, true, "0"},                                   // still written, in its window
 	} {
