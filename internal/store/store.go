@@ -277,14 +277,16 @@ func (s *DB) CloseWith(r *Retry) error {
 }
 
 // CheckpointError is a final checkpoint that failed (the disk is full): the
-// database is intact, in two files.
+// database is intact, in two files. Its text says where what was written
+// is, not that nothing was lost: writes that failed before it (batches
+// given up) are another error's to tell.
 type CheckpointError struct {
 	Path string
 	Err  error
 }
 
 func (e *CheckpointError) Error() string {
-	return fmt.Sprintf("checkpoint %s: %v: nothing written is lost: it is in %s and %s; keep the two files together "+
+	return fmt.Sprintf("checkpoint %s: %v: what was written is in %s and %s, keep the two files together "+
 		"(the next open of the database folds the WAL in)", e.Path, e.Err, filepath.Base(e.Path), filepath.Base(e.Path)+"-wal")
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -118,7 +117,7 @@ func (c *controller) saveServerCounts() error {
 	rows, ws := serverRows(st.Conns)
 	c.checkWire(ws)
 	return c.o.EndRetry.Do("store server counts", func() error {
-		return errors.Join(c.db.SaveServerCounts(rows), c.db.SaveServerWire(ws))
+		return joinErrs(c.db.SaveServerCounts(rows), c.db.SaveServerWire(ws))
 	})
 }
 

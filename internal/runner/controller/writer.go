@@ -102,7 +102,7 @@ func (l *Lifecycle) writer() {
 					}
 					l.o.Log.Error("writes still failing at the end: data lost", "batches", ep.dropped,
 						"seconds", ep.lostRange(), "err", ep.lastErr)
-					l.written <- fmt.Errorf("write batch: %d batches not written (%s): %w", ep.dropped, ep.lostRange(), ep.lastErr)
+					l.written <- fmt.Errorf("%d batches not written (%s), their rows lost: %w", ep.dropped, ep.lostRange(), ep.lastErr)
 					return
 				}
 				l.written <- nil
