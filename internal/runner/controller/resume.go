@@ -78,6 +78,11 @@ func openResumed(dir string) (*resumed, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("resume %s: %w", dir, err)
 	}
+	// A run that cannot be resumed (finished, or a side: server run) is
+	// refused from a read-only look, before its lock file is touched.
+	if err := resumable(path); err != nil {
+		return nil, fmt.Errorf("resume %s: %w", dir, err)
+	}
 	// A controller still running this run owns it: refused before anything is written.
 	lock, err := rundir.TakeLock(dir)
 	if err != nil {
@@ -98,17 +103,40 @@ func openResumed(dir string) (*resumed, error) {
 	return rs, nil
 }
 
+// resumable reads the run at path without writing anything and says why it
+// cannot be resumed, if it cannot.
+func resumable(path string) error {
+	db, err := store.OpenReadOnly(path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	run, err := db.Run()
+	if err != nil {
+		return err
+	}
+	return canResume(run)
+}
+
+// canResume says why run cannot be resumed, if it cannot.
+func canResume(run store.Run) error {
+	if run.Status != store.StatusRunning {
+		return fmt.Errorf("run %s has status %q: only a run whose controller died (status \"running\") can be resumed", run.ID, run.Status)
+	}
+	if run.Settings["side"] == profile.SideServer {
+		// Checked before the plan: such a run stores none (its servers are its libraries).
+		return errors.New("a side: server run cannot be resumed (its rooms start anew)")
+	}
+	return nil
+}
+
 func loadResumed(db *store.DB) (*resumed, error) {
 	run, err := db.Run()
 	if err != nil {
 		return nil, err
 	}
-	if run.Status != "running" {
-		return nil, fmt.Errorf("run %s has status %q: only a run whose controller died (status \"running\") can be resumed", run.ID, run.Status)
-	}
-	if run.Settings["side"] == profile.SideServer {
-		// Checked before the plan: such a run stores none (its servers are its libraries).
-		return nil, errors.New("a side: server run cannot be resumed (its rooms start anew)")
+	if err := canResume(run); err != nil { // again, under the lock
+		return nil, err
 	}
 	rs := &resumed{db: db, run: run, last: map[string]store.Sample{}, streams: map[string]map[subKey]wire.SubStat{}, workers: map[string]store.Worker{},
 		gaps: map[string]map[subKey]store.SubGaps{}, slots: map[string]map[int]store.SlotDials{}}
