@@ -148,7 +148,7 @@ func TestResumeKilledTwiceMatchesUnkilled(t *testing.T) {
 		uk, kk := u.libs[lib], k.libs[lib]
 		// What the outages cost, from the unkilled run's records.
 		var cost libAccounts
-		var wireCost int64
+		var wireCost, faultsCost int64
 		for _, o := range k.outages {
 			from := kk.lastUpTo(o.last)
 			first := kk.firstAfter(from)
@@ -167,7 +167,11 @@ func TestResumeKilledTwiceMatchesUnkilled(t *testing.T) {
 				}
 			}
 			for _, f := range u.faults[lib] {
-				if f.Sec > float64(from) && f.Sec <= to && (f.Fault == wire.FaultDrop || f.Fault == wire.FaultDuplicate) {
+				if f.Sec <= float64(from) || f.Sec > to {
+					continue
+				}
+				faultsCost++
+				if f.Fault == wire.FaultDrop || f.Fault == wire.FaultDuplicate {
 					t.Errorf("%s: a %s fault at %.1f s fell in the outage %d–%d s: its ids are the outage's (move the kill)", lib, f.Fault, f.Sec, from, first)
 				}
 			}
@@ -188,6 +192,10 @@ func TestResumeKilledTwiceMatchesUnkilled(t *testing.T) {
 		}
 		if want := uk.fails - cost.fails; kk.fails != want || !maps.Equal(kk.statuses, uk.statuses) {
 			t.Errorf("%s: %d failed dials %v, want %d %v (unkilled, less %d in the outages)", lib, kk.fails, kk.statuses, want, uk.statuses, cost.fails)
+		}
+		if got, want := int64(len(k.faults[lib])), int64(len(u.faults[lib]))-faultsCost; got != want {
+			t.Errorf("%s: %d faults seen, want %d (unkilled %d, %d in the outages): %s; unkilled: %s",
+				lib, got, want, len(u.faults[lib]), faultsCost, faultList(k.faults[lib]), faultList(u.faults[lib]))
 		}
 		if want := uk.reconnects - cost.reconnects; kk.reconnects != want {
 			t.Errorf("%s: %d reconnects, want %d (unkilled %d, %d in the outages)", lib, kk.reconnects, want, uk.reconnects, cost.reconnects)
@@ -447,4 +455,13 @@ func stretchProfile(t *testing.T, prof string, kills []time.Duration, w string) 
 		out = append(out, time.Duration(float64(k)*f))
 	}
 	return strings.Join(lines, "\n"), out
+}
+
+// faultList is the fault events as "kind@second" items.
+func faultList(evs []store.Event) string {
+	var parts []string
+	for _, e := range evs {
+		parts = append(parts, fmt.Sprintf("%s@%.1f", e.Fault, e.Sec))
+	}
+	return strings.Join(parts, " ")
 }

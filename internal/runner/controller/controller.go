@@ -116,6 +116,7 @@ type controller struct {
 	faultLogs  chan []wire.Applied // the server's fault log, polled during the run
 	faultPoll  bool                // a poll is in flight
 	faultsSeen int                 // entries of the server's fault log already recorded
+	rejects    []pendingReject     // its reject faults, recorded per library as they hit
 }
 
 // Run performs one soak run: it starts the replay server (local target), one

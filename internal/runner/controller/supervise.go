@@ -200,7 +200,7 @@ func (c *controller) loop(ctx context.Context, end time.Time) error {
 			c.restart(w, stopping)
 		case log := <-c.faultLogs:
 			c.faultPoll = false
-			c.recordFaults(log)
+			c.recordFaults(log, false)
 		case <-serverDone:
 			serverDone = nil
 			if !stopping {
