@@ -1,9 +1,7 @@
 package compare
 
 import (
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/wssoak/wssoak/internal/store"
 )
@@ -67,19 +65,7 @@ func errText(err error) string {
 // chatDB writes a server bench: one counted round of gorilla as a chat server.
 func chatDB(t *testing.T, settings map[string]string) *store.DB {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "soak.db")
-	db, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.CreateRun(store.Run{ID: "chat-" + filepath.Base(filepath.Dir(path)), Status: "done", Started: time.Unix(1_800_000_000, 0),
-		Settings: settings}); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.SetKind(store.KindBench); err != nil {
-		t.Fatal(err)
-	}
+	db := newBench(t, "chat-", settings)
 	if err := db.WriteChatResults([]store.ChatResult{{Lib: "gorilla", Clients: 4, Round: 1, Valid: true, Rounds: 1, PerRound: 10,
 		Sent: 40, Deliveries: 160, ServerDeliveries: 160, WallNS: 1e6}}); err != nil {
 		t.Fatal(err)

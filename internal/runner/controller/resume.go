@@ -174,32 +174,23 @@ func loadResumed(db *store.DB) (*resumed, error) {
 		return nil, err
 	}
 	for _, s := range ss {
-		if rs.streams[s.Lib] == nil {
-			rs.streams[s.Lib] = map[subKey]wire.SubStat{}
-		}
-		rs.streams[s.Lib][subKey{s.Slot, s.Stream}] = wire.SubStat{Slot: s.Slot, Group: s.Group, Stream: s.Stream,
+		put(rs.streams, s.Lib, subKey{s.Slot, s.Stream}, wire.SubStat{Slot: s.Slot, Group: s.Group, Stream: s.Stream,
 			Msgs: s.MsgsTotal, Bytes: s.BytesTotal, Lost: s.LostTotal, Dup: s.DupTotal, OOO: s.OOOTotal,
-			MaxSilenceMs: s.MaxSilenceMs, LastSeq: s.LastSeq, Stalls: s.StallsTotal, Regress: s.RegressTotal, LostAcross: s.LostAcrossTotal}
+			MaxSilenceMs: s.MaxSilenceMs, LastSeq: s.LastSeq, Stalls: s.StallsTotal, Regress: s.RegressTotal, LostAcross: s.LostAcrossTotal})
 	}
 	gaps, err := db.SubGapsAll()
 	if err != nil {
 		return nil, err
 	}
 	for _, g := range gaps {
-		if rs.gaps[g.Lib] == nil {
-			rs.gaps[g.Lib] = map[subKey]store.SubGaps{}
-		}
-		rs.gaps[g.Lib][subKey{g.Slot, g.Stream}] = g
+		put(rs.gaps, g.Lib, subKey{g.Slot, g.Stream}, g)
 	}
 	dials, err := db.SlotDialAccounts()
 	if err != nil {
 		return nil, err
 	}
 	for _, d := range dials {
-		if rs.slots[d.Lib] == nil {
-			rs.slots[d.Lib] = map[int]store.SlotDials{}
-		}
-		rs.slots[d.Lib][d.Slot] = d
+		put(rs.slots, d.Lib, d.Slot, d)
 	}
 	ws, err := db.Workers()
 	if err != nil {
@@ -217,6 +208,14 @@ func loadResumed(db *store.DB) (*resumed, error) {
 		}
 	}
 	return rs, nil
+}
+
+// put sets m[lib][k] to v, making m[lib] when it is missing.
+func put[K comparable, V any](m map[string]map[K]V, lib string, k K, v V) {
+	if m[lib] == nil {
+		m[lib] = map[K]V{}
+	}
+	m[lib][k] = v
 }
 
 // carry starts a worker's accounts from what the crashed run recorded.

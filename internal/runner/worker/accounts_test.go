@@ -27,21 +27,11 @@ func TestAccountsSentWhenChanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := replay.New(replay.Config{Replay: wire.Replay{Seed: 1, Start: time.Now().Add(time.Hour), Symbols: []string{"btcusdt"}},
+	srv := listenReplay(t, replay.Config{Replay: wire.Replay{Seed: 1, Start: time.Now().Add(time.Hour), Symbols: []string{"btcusdt"}},
 		MaxControlPerSec: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	now := time.Now()
-	plan := &wire.Plan{Version: wire.PlanVersion, RunID: "acct", Lib: tr.Name(), Target: srv.URL(), Local: true, TimeUnit: "MICROSECOND",
-		Start: now, End: now.Add(time.Minute), PingInterval: time.Minute, PongTimeout: time.Minute,
-		BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond, HandshakeTimeout: 2 * time.Second,
-		ReadLimit: 1 << 20, StallFactor: 10, StallMin: time.Minute, StallRealTime: time.Minute, UnrepairableDial: 20, SubsEvery: 1000,
-		Slots: []wire.Slot{{ID: 0, Group: "g", Subscribe: "url", Streams: []string{"btcusdt@trade", "ethusdt@trade"}}}}
+	plan := localPlan("acct", tr.Name(), srv.URL())
+	plan.StallMin, plan.SubsEvery = time.Minute, 1000
+	plan.Slots = []wire.Slot{{ID: 0, Group: "g", Subscribe: "url", Streams: []string{"btcusdt@trade", "ethusdt@trade"}}}
 	var (
 		mu     sync.Mutex
 		frames []wire.Frame // subs frames
