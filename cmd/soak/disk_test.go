@@ -364,7 +364,11 @@ func TestDiskFullToTheEnd(t *testing.T) {
 		t.Logf("the status was recorded after all: %q", run.Status)
 	}
 	html := filepath.Join(t.TempDir(), "report.html")
-	if _, stderr, err := runSoak(t, "report", "-o", html, dir); err != nil {
+	_, stderr, err := runSoak(t, "report", "-o", html, dir)
+	switch {
+	case run.Status == "running" && (err == nil || !strings.Contains(err.Error(), "ended without recording its end")):
+		t.Errorf("soak report of a run that did not record its end: err %v, want one saying so", err)
+	case run.Status != "running" && err != nil:
 		t.Fatalf("soak report: %v\n%s", err, stderr)
 	}
 	page, err := os.ReadFile(html)
