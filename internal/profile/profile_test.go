@@ -325,6 +325,7 @@ var badProfiles = []struct{ name, yaml string }{
 	{"negative duration", "reconnect:\n  min: -1s\n"},
 	{"zero duration", "duration: 0s\n"},
 	{"sub-second duration", "duration: 999ms\n"},
+	{"endless duration", "duration: 1000000h\n"},
 	{"missing value", "duration:\n"},
 	{"mapping for duration", "duration: {a: 1}\n"},
 	{"bad size", "read_limit: 16 megabytes\n"},
