@@ -108,8 +108,9 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if verdicts == nil && run.Status == "interrupted" {
 		return interruptedError{run.ID} // as soak run exited
 	}
-	if verdicts == nil && run.Status == store.StatusNoEnd {
-		return fmt.Errorf("run %s ended without recording its end (its controller died, or the disk was full): the report shows what was recorded, the seconds not written counted as missing; soak run -resume %s goes on with it while its window lasts",
+	if run.Status == store.StatusNoEnd {
+		// The report is written and right; the run is not: say so, once.
+		fmt.Fprintf(stderr, "soak: note: run %s ended without recording its end (its controller died, or the disk was full): the report shows what was recorded, the seconds not written counted as missing; soak run -resume %s goes on with it while its window lasts\n",
 			run.ID, filepath.Dir(dbPath))
 	}
 	return verdicts
