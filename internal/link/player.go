@@ -100,6 +100,9 @@ func (l *Link) Play(ctx context.Context, fs []wire.ScheduledFault, epoch time.Ti
 			continue
 		}
 		p, err := l.Apply(st.f)
+		if p.At.IsZero() {
+			p.At = time.Now()
+		}
 		if err == nil && st.f.For > 0 && st.f.Kind != wire.FaultRST {
 			if h == nil {
 				h = &held{f: st.f}

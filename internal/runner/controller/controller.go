@@ -114,6 +114,8 @@ type controller struct {
 	faultLogs  chan []wire.Applied // the server's fault log, polled during the run
 	faultPoll  bool                // a poll is in flight
 	faultsSeen int                 // entries of the server's fault log already recorded
+
+	net *netLink // the replay server's link (link:), nil without one
 }
 
 // Run performs one soak run: it starts the replay server (local target), one
@@ -193,6 +195,10 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 	target := p.Target
 	var caFile string
 	if local {
+		if err := c.reserveLink(); err != nil {
+			return nil, err
+		}
+		defer c.closeLink() // after the server stopped
 		if p.Replay.TLS {
 			if caFile, err = c.makeCA(end); err != nil {
 				return nil, err
@@ -234,7 +240,9 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 	c.o.Log.Info("run started", "run", runID, "dir", c.dir, "target", endpoint.Mask(target), "proxy", endpoint.Mask(plan.Proxy), "libraries", p.Libraries,
 		"slots", len(plan.Slots), "start", start.Format(time.RFC3339), "duration", time.Duration(p.Duration))
 
+	c.playNetFaults()
 	err = c.loop(ctx, end)
+	c.stopNetFaults()
 	res := &Result{}
 	for _, w := range c.workers {
 		res.Workers = append(res.Workers, w.res)
