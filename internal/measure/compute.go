@@ -116,6 +116,8 @@ type column struct {
 	dialSlots                        int
 	dials, dialFails                 int64
 	statuses                         map[string]int64
+
+	net netFinding // the blackholes of a linked run (network.go)
 }
 
 // Compute reads the run in db in one pass — the samples and events streamed
@@ -298,6 +300,7 @@ func (c *column) stream(s *store.StreamSample) {
 }
 
 func (c *column) event(e *store.Event) {
+	c.net.event(e)
 	switch e.Kind {
 	case wire.EventDisconnected:
 		c.reconnects[e.Group]++
