@@ -7,10 +7,12 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // namePrefix begins the name of the pair's end on this side: soak<pid>-<n>
@@ -138,4 +140,56 @@ func freeSubnet(from int) (netip.Prefix, error) {
 		}
 	}
 	return netip.Prefix{}, fmt.Errorf("link: no free /%d left in %s", subnetBits, Range)
+}
+
+// Remaining reports what this process's links left behind, for a test
+// suite's end: a pair of this process here, an nft table of the tool in
+// this namespace, a namespace held by a file of this process. The kernel
+// removes a namespace (and the pair in it) asynchronously: it waits up to
+// wait for them to go.
+func Remaining(wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		err := leftBehind()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func leftBehind() error {
+	var found []string
+	mine, err := Mine()
+	if err != nil {
+		return err
+	}
+	for _, n := range mine {
+		found = append(found, "interface "+n)
+	}
+	if p, err := toolPath("nft"); err == nil && os.Geteuid() == 0 {
+		out, err := exec.Command(p, "list", "tables").CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("nft list tables: %v: %s", err, out)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if f := strings.Fields(line); len(f) == 3 && f[2] == table {
+				found = append(found, "nft "+line)
+			}
+		}
+	}
+	own, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
+		return nil // no /proc: nothing of ours to find either
+	}
+	fds, _ := filepath.Glob("/proc/self/fd/*")
+	for _, fd := range fds {
+		if t, err := os.Readlink(fd); err == nil && strings.HasPrefix(t, "net:[") && t != own {
+			found = append(found, "namespace "+t+" held by "+fd)
+		}
+	}
+	if len(found) > 0 {
+		return fmt.Errorf("left behind: %s", strings.Join(found, "; "))
+	}
+	return nil
 }
