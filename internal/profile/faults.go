@@ -32,7 +32,7 @@ type Fault struct {
 	For        Duration       `yaml:"for"`
 	Delay      Duration       `yaml:"delay" soak:"positive"`
 	Rate       wire.BitRate   `yaml:"rate" soak:"positive"` // throttle: the link's rate toward each column meanwhile
-	Line       int            `yaml:"-"` // line of the item in the file
+	Line       int            `yaml:"-"`                    // line of the item in the file
 	lines      map[string]int // key → line, for validation messages
 }
 
