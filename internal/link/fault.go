@@ -23,7 +23,7 @@ type Played struct {
 	Fault wire.Fault
 	At    time.Time // just before the rules changed (wall and monotonic clock)
 	// Conns are the TCP connections each column had established with the
-	// server at the instant, by column.
+	// server at the instant (as the column sees them), by column.
 	Conns []int
 }
 
@@ -40,15 +40,15 @@ func (l *Link) Apply(f wire.Fault) (Played, error) {
 	if err := l.usable(f); err != nil {
 		return p, err
 	}
-	err := inside(l.ns, func() error {
-		flows, err := l.flows()
-		if err != nil {
-			return err
-		}
-		p.Conns = make([]int, l.columns)
-		for _, fl := range flows {
-			p.Conns[l.columnOf(fl.Addr())]++
-		}
+	flows, err := l.flows()
+	if err != nil {
+		return p, err
+	}
+	p.Conns = make([]int, l.columns)
+	for _, fl := range flows {
+		p.Conns[l.columnOf(fl.Addr())]++
+	}
+	err = inside(l.ns, func() error {
 		p.At = time.Now()
 		switch f.Kind {
 		case wire.FaultBlackhole:
@@ -146,9 +146,10 @@ func (l *Link) isColumn(a netip.Addr) bool {
 	return i >= 0 && i < l.columns
 }
 
-// flows are the columns' ends of the TCP connections established with the
-// server now, from the calling thread's namespace (/proc/thread-self/net/tcp:
-// call it inside).
+// flows are the columns' ends of the TCP connections they have established
+// with the server now, as the columns see them: from this side's
+// /proc/net/tcp. (The server's side may still hold a connection a column
+// gave up during a blackhole: its close never arrived.)
 func (l *Link) flows() ([]netip.AddrPort, error) {
 	f, err := os.Open("/proc/thread-self/net/tcp")
 	if err != nil {
@@ -161,8 +162,8 @@ func (l *Link) flows() ([]netip.AddrPort, error) {
 	}
 	var out []netip.AddrPort
 	for _, c := range all {
-		if c.established && c.local.Addr() == l.ServerAddr() && l.isColumn(c.remote.Addr()) {
-			out = append(out, c.remote)
+		if c.established && c.remote.Addr() == l.ServerAddr() && l.isColumn(c.local.Addr()) {
+			out = append(out, c.local)
 		}
 	}
 	return out, nil

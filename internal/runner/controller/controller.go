@@ -144,7 +144,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		o.Profile, db, dir, runID, lock = rs.profile, rs.db, o.Resume, rs.run.ID, rs.lock
 	}
 	p := o.Profile
-	if err := preflight(ctx, p.Target, p.Proxy); err != nil {
+	err = preflight(ctx, p.Target, p.Proxy)
+	if err == nil {
+		err = preflightLink(p)
+	}
+	if err != nil {
 		if db != nil {
 			db.Close()
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wssoak/wssoak/internal/cert"
 	"github.com/wssoak/wssoak/internal/link"
+	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/runner/child"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/wire"
@@ -36,16 +37,22 @@ type playedFault struct {
 	err error
 }
 
-// reserveLink checks that this machine can make the profile's link (a
-// clear refusal at the start otherwise) and reserves it for the run's
-// columns; nothing without link:.
+// preflightLink checks, before the run begins, that this machine can make
+// the profile's link: a refusal is one line (not root, no namespaces, no
+// ip, tc or nft, no netem for a delay), and nothing was created.
+func preflightLink(p *profile.Profile) error {
+	if !p.Link.On {
+		return nil
+	}
+	return link.Check(p.Link)
+}
+
+// reserveLink reserves the profile's link for the run's columns; nothing
+// without link:.
 func (c *controller) reserveLink() error {
 	p := c.o.Profile
 	if !p.Link.On {
 		return nil
-	}
-	if err := link.Check(p.Link); err != nil {
-		return err
 	}
 	l, err := link.Reserve(p.Link, len(c.columnNames()))
 	if err != nil {
