@@ -84,30 +84,32 @@ func (d *decoder) validateLink(p *Profile, add func(*Error)) {
 		return
 	}
 	p.Link.On = true
-	line := func(k string) int {
-		if l, ok := d.lines["link."+k]; ok {
-			return l
-		}
-		return d.lines["link"]
-	}
 	switch {
 	case p.Target != TargetLocal:
-		add(d.errf(line("link"), "link applies only to target %q (the replay server goes behind it), not %q", TargetLocal, p.Target))
+		add(d.errf(d.linkLine(""), "link applies only to target %q (the replay server goes behind it), not %q", TargetLocal, p.Target))
 	case p.Side == SideServer:
-		add(d.errf(line("link"), "link applies only to side %q (the replay server goes behind it)", SideClient))
+		add(d.errf(d.linkLine(""), "link applies only to side %q (the replay server goes behind it)", SideClient))
 	}
-	if e := d.checkLink(p.Link, line); e != nil {
+	if e := d.checkLink(p.Link); e != nil {
 		add(e)
 	}
 }
 
+// linkLine is the line of the link: section's key k ("": the section's).
+func (d *decoder) linkLine(k string) int {
+	if l, ok := d.lines["link."+k]; ok {
+		return l
+	}
+	return d.lines["link"]
+}
+
 // checkLink checks a link's values, a soak's or a bench's; nil when right.
-func (d *decoder) checkLink(l wire.Link, line func(key string) int) *Error {
+func (d *decoder) checkLink(l wire.Link) *Error {
 	switch {
 	case l.Loss > 100:
-		return d.errf(line("loss"), "link.loss %v: want a percentage from 0 to 100", l.Loss)
+		return d.errf(d.linkLine("loss"), "link.loss %v: want a percentage from 0 to 100", l.Loss)
 	case l.Rate > 0 && l.Rate < wire.MinThrottle:
-		return d.errf(line("rate"), "link.rate %v: want at least %v (or 0: not shaped)", l.Rate, wire.BitRate(wire.MinThrottle))
+		return d.errf(d.linkLine("rate"), "link.rate %v: want at least %v (or 0: not shaped)", l.Rate, wire.BitRate(wire.MinThrottle))
 	}
 	return nil
 }
