@@ -53,12 +53,13 @@ func needLinks(t *testing.T) {
 
 // TestRunLinked: a soak behind a link records each network fault once per
 // library at one instant, every library's blackhole detection (by the pong
-// timeout), and what it lost; once it ended, nothing of the link is left.
+// timeout), and what it lost.
 func TestRunLinked(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end run")
 	}
 	needLinks(t)
+	t.Parallel()
 	dir := t.TempDir()
 	prof := writeProfile(t, dir, "linked.yaml", linkedProfile)
 	out := filepath.Join(dir, "out")
@@ -115,9 +116,8 @@ func TestRunLinked(t *testing.T) {
 		}
 		t.Logf("%s: blackhole detected after %s by %s; ids lost %s", lib, det.Text, mech.Text, lost.Text)
 	}
-	if err := link.Remaining(5 * time.Second); err != nil {
-		t.Error(err)
-	}
+	// That nothing of the link is left is checked after the suite
+	// (TestMain): links of other tests may be up now.
 }
 
 // TestRunLinkKilled: a linked run whose controller is killed (-9) leaves
@@ -129,6 +129,7 @@ func TestRunLinkKilled(t *testing.T) {
 		t.Skip("end-to-end run")
 	}
 	needLinks(t)
+	t.Parallel()
 	base := t.TempDir()
 	prof := writeProfile(t, base, "linked.yaml", strings.Replace(linkedProfile, "duration: 8s", "duration: 30s", 1))
 	cmd, outb, _, _ := startRun(t, "run", "-profile", prof, "-out", filepath.Join(base, "out"))
@@ -180,9 +181,6 @@ func TestRunLinkKilled(t *testing.T) {
 	prof2 := writeProfile(t, base, "again.yaml", again)
 	if stdout, stderr, err := runSoak(t, "run", "-profile", prof2, "-out", filepath.Join(base, "again")); err != nil {
 		t.Fatalf("the next run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
-	}
-	if err := link.Remaining(5 * time.Second); err != nil {
-		t.Error(err)
 	}
 }
 
