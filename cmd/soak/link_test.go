@@ -51,15 +51,22 @@ func needLinks(t *testing.T) {
 	}
 }
 
-// TestRunLinked: a soak behind a link records each network fault once per
-// library at one instant, every library's blackhole detection (by the pong
-// timeout), and what it lost.
-func TestRunLinked(t *testing.T) {
+// linkedRun is the start of an end-to-end linked run's test: not in -short,
+// not where links cannot be made, in parallel with the other runs.
+func linkedRun(t *testing.T) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end run")
 	}
 	needLinks(t)
 	t.Parallel()
+}
+
+// TestRunLinked: a soak behind a link records each network fault once per
+// library at one instant, every library's blackhole detection (by the pong
+// timeout), and what it lost.
+func TestRunLinked(t *testing.T) {
+	linkedRun(t)
 	dir := t.TempDir()
 	prof := writeProfile(t, dir, "linked.yaml", linkedProfile)
 	out := filepath.Join(dir, "out")
@@ -125,11 +132,7 @@ func TestRunLinked(t *testing.T) {
 // signal), the namespace goes with the server, the pair with the
 // namespace; and the next linked run works.
 func TestRunLinkKilled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end run")
-	}
-	needLinks(t)
-	t.Parallel()
+	linkedRun(t)
 	base := t.TempDir()
 	prof := writeProfile(t, base, "linked.yaml", strings.Replace(linkedProfile, "duration: 8s", "duration: 30s", 1))
 	cmd, outb, _, _ := startRun(t, "run", "-profile", prof, "-out", filepath.Join(base, "out"))

@@ -65,29 +65,20 @@ func alive(pid int) bool {
 // Leftovers are the names of the links here whose process is gone: a run
 // killed before it could close its link (its namespace then still held by a
 // process of its own that outlived it).
-func Leftovers() ([]string, error) {
-	ifs, err := net.Interfaces()
-	if err != nil {
-		return nil, fmt.Errorf("link: interfaces: %w", err)
-	}
-	var out []string
-	for _, i := range ifs {
-		if pid, ok := ownerOf(i.Name); ok && !alive(pid) {
-			out = append(out, i.Name)
-		}
-	}
-	return out, nil
-}
+func Leftovers() ([]string, error) { return named(func(pid int) bool { return !alive(pid) }) }
 
 // Mine are the names of the links here of this process.
-func Mine() ([]string, error) {
+func Mine() ([]string, error) { return named(func(pid int) bool { return pid == os.Getpid() }) }
+
+// named are the names of the links here whose owner's pid keep accepts.
+func named(keep func(pid int) bool) ([]string, error) {
 	ifs, err := net.Interfaces()
 	if err != nil {
 		return nil, fmt.Errorf("link: interfaces: %w", err)
 	}
 	var out []string
 	for _, i := range ifs {
-		if pid, ok := ownerOf(i.Name); ok && pid == os.Getpid() {
+		if pid, ok := ownerOf(i.Name); ok && keep(pid) {
 			out = append(out, i.Name)
 		}
 	}

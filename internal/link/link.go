@@ -209,6 +209,26 @@ func (l *Link) Listen(port int) (net.Listener, error) {
 	return ln, nil
 }
 
+// Open is a link for a server in this process: reserved for columns
+// columns, attached to a new namespace this process holds, and a listener
+// on the server's address there (a free port). Close the link after the
+// server.
+func Open(cfg wire.Link, columns int) (*Link, net.Listener, error) {
+	l, err := Reserve(cfg, columns)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = l.AttachNew()
+	var ln net.Listener
+	if err == nil {
+		ln, err = l.Listen(0)
+	}
+	if err != nil {
+		return nil, nil, errors.Join(err, l.Close())
+	}
+	return l, ln, nil
+}
+
 // ServerListen is the address a server child attached to the link listens
 // on: the server's, a free port.
 func (l *Link) ServerListen() string {

@@ -68,7 +68,7 @@ func newLink(t *testing.T, cfg wire.Link, columns int) (*Link, net.Listener, cha
 	t.Helper()
 	needLinks(t)
 	cfg.On = true
-	l, err := Reserve(cfg, columns)
+	l, ln, err := Open(cfg, columns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,13 +77,6 @@ func newLink(t *testing.T, cfg wire.Link, columns int) (*Link, net.Listener, cha
 			t.Error(err)
 		}
 	})
-	if err := l.AttachNew(); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := l.Listen(0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	accepted := make(chan net.Conn, 16)
 	var wg sync.WaitGroup
 	wg.Add(1)

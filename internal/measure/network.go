@@ -30,11 +30,7 @@ func init() {
 
 var networkMeasures = []*Measure{
 	{ID: "blackhole_detect", Title: "Blackhole: detected after (median / max)", Unit: "s", Better: NoRank, WhenMeasured: true,
-		Value: func(c *column) Cell { // the slowest detection
-			n := &c.net
-			if n.blackholes == 0 {
-				return notMeasured()
-			}
+		Value: blackhole(func(n *netFinding) Cell { // the slowest detection
 			if len(n.detectMs) == 0 {
 				return Cell{fmt.Sprintf("never (%d survived)", n.survived()), nan}
 			}
@@ -44,13 +40,9 @@ var networkMeasures = []*Measure{
 				text += fmt.Sprintf(" (%d survived)", k)
 			}
 			return Cell{text, s[len(s)-1] / 1000}
-		}},
+		})},
 	{ID: "blackhole_mechanism", Title: "Blackhole: detected by", Unit: "connections", Better: NoRank, WhenMeasured: true,
-		Value: func(c *column) Cell { // connections that noticed
-			n := &c.net
-			if n.blackholes == 0 {
-				return notMeasured()
-			}
+		Value: blackhole(func(n *netFinding) Cell { // connections that noticed
 			if len(n.mechanisms) == 0 {
 				return Cell{"none", 0}
 			}
@@ -59,19 +51,26 @@ var networkMeasures = []*Measure{
 				parts = append(parts, fmt.Sprintf("%s ×%d", m, n.mechanisms[m]))
 			}
 			return Cell{strings.Join(parts, ", "), float64(len(n.detectMs))}
-		}},
+		})},
 	{ID: "blackhole_lost", Title: "Blackhole: ids lost", Unit: "ids", Better: NoRank, WhenMeasured: true,
-		Value: func(c *column) Cell { // lost across the reconnects that followed the detections
-			n := &c.net
-			if n.blackholes == 0 {
-				return notMeasured()
-			}
+		Value: blackhole(func(n *netFinding) Cell { // lost across the reconnects that followed the detections
 			text := fmt.Sprint(n.lost)
 			if n.awaiting() > 0 {
 				text += fmt.Sprintf(" (+%d not back by the end)", n.awaiting())
 			}
 			return Cell{text, float64(n.lost)}
-		}},
+		})},
+}
+
+// blackhole is a blackhole row's Value: not measured for a column that went
+// through no blackhole, else cell of what was collected.
+func blackhole(cell func(n *netFinding) Cell) func(c *column) Cell {
+	return func(c *column) Cell {
+		if c.net.blackholes == 0 {
+			return notMeasured()
+		}
+		return cell(&c.net)
+	}
 }
 
 // netFinding is what the streaming pass collects of one column's blackholes.

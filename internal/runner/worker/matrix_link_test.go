@@ -42,7 +42,7 @@ func (m *matrixEnv) attachLink(plan *wire.Plan) {
 		m.srv.Close()
 		t.Skip(err)
 	}
-	l, err := link.Reserve(wire.Link{On: true}, 1)
+	l, ln, err := link.Open(wire.Link{On: true}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,13 +51,6 @@ func (m *matrixEnv) attachLink(plan *wire.Plan) {
 			t.Error(err)
 		}
 	})
-	if err := l.AttachNew(); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := l.Listen(0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	go func() { _ = m.srv.Serve(ln) }() // ends with the server
 	plan.Target, plan.LocalAddr = "ws://"+ln.Addr().String(), l.ColumnAddr(0).String()
 	m.lnk = l
