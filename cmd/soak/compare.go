@@ -63,6 +63,9 @@ func compareCmd(_ context.Context, args []string, stdout, stderr io.Writer) erro
 				return err
 			}
 		}
+		if err := compare.CheckBench(sides[0], sides[1]); err != nil {
+			return usageError{err}
+		}
 		compare.WriteBench(stdout, sides[0], sides[1])
 		return nil
 	}
@@ -77,6 +80,9 @@ func compareCmd(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
+	}
+	if err := compare.Check(sides[0], sides[1]); err != nil {
+		return usageError{err}
 	}
 	compare.Write(stdout, sides[0], sides[1])
 	return nil

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -260,7 +261,7 @@ func TestDiskFullAtEnd(t *testing.T) {
 			t.Errorf("stdout lacks %q: the table was not printed:\n%s", want, outText)
 		}
 	}
-	for _, want := range []string{"retrying", "write report", "file too large", "soak.db-wal", "nothing written is lost"} {
+	for _, want := range []string{"retrying", "write report", "file too large", "soak.db-wal", "keep the two files together"} {
 		if !strings.Contains(errText, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errText)
 		}
@@ -275,4 +276,110 @@ func TestDiskFullAtEnd(t *testing.T) {
 		}
 	}
 	t.Logf("limit %d bytes (files %v); last seconds %v when the disk filled, %v after", limit, size, before, after)
+}
+
+// TestDiskFullToTheEnd: the disk fills in the middle of the window (EFBIG
+// from RLIMIT_FSIZE on the controller, never lifted), so the last seconds
+// never reach soak.db: the end's writes are retried, then given up. The
+// table counts every second of the window without a row as missing and
+// says the run did not record its end (not "Seconds missing 0" over what
+// reached the disk); the error says how many batches, which seconds, and
+// that their rows are lost, and claims nowhere that nothing was lost. Once
+// the disk has room again (the run is over: the limit died with it), the
+// report shows the run as ended without its status, not running, with the
+// same missing seconds.
+func TestDiskFullToTheEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real run")
+	}
+	t.Parallel()
+	base := t.TempDir()
+	prof := writeProfile(t, base, "disk.yaml", diskProfile)
+	cmd, outb, dir, start := startRun(t, "run", "-profile", prof, "-out", filepath.Join(base, "out"))
+	time.Sleep(time.Until(start.Add(5 * time.Second)))
+	fi, err := os.Stat(filepath.Join(dir, "soak.db-wal"))
+	if err != nil {
+		t.Fatalf("no WAL file: %v", err)
+	}
+	if err := unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: uint64(fi.Size()), Max: unix.RLIM_INFINITY}, nil); err != nil {
+		cmd.Process.Kill()
+		t.Skipf("cannot set RLIMIT_FSIZE on the controller (prlimit): %v", err)
+	}
+	runErr := cmd.Wait()
+	out := outb.String()
+	var ee *exec.ExitError
+	if !errors.As(runErr, &ee) || ee.ExitCode() != 1 {
+		t.Errorf("exit: %v, want exit code 1\n%s", runErr, out)
+	}
+	var line string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "soak: ") {
+			line = l
+		}
+	}
+	for _, want := range []string{"batches not written (seconds ", "), their rows lost: ", "file too large"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the error line lacks %q: %q", want, line)
+		}
+	}
+	if strings.Contains(out, "nothing written is lost") {
+		t.Errorf("the output claims nothing was lost:\n%s", out)
+	}
+
+	db, err := store.OpenReadOnly(filepath.Join(dir, "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, _ := db.Run()
+	samples, _ := db.Samples("")
+	db.Close()
+	window := int64(run.Planned / time.Second)
+	rows := map[string]int64{}
+	for _, s := range samples {
+		if s.HasWorker && s.Sec >= 1 && s.Sec <= window {
+			rows[s.Lib]++
+		}
+	}
+	if rows["gorilla"] >= window-1 {
+		t.Fatalf("%d of %d seconds reached the disk: the disk did not fill in the window", rows["gorilla"], window)
+	}
+	// The table soak run printed, and the report's, count what is not on
+	// the disk as missing.
+	want := map[string]string{}
+	for _, lib := range []string{"gorilla", "gws"} {
+		want[lib] = fmt.Sprintf("%d (the run did not record its end)", window-rows[lib])
+	}
+	cells := func(text string) []string {
+		for _, l := range strings.Split(text, "\n") {
+			if strings.HasPrefix(l, "Seconds missing") {
+				return strings.Split(strings.TrimSpace(strings.TrimPrefix(l, "Seconds missing")), "  ")
+			}
+		}
+		return nil
+	}
+	if got := cells(out); len(got) < 2 || got[0] != want["gorilla"] || strings.TrimSpace(got[len(got)-1]) != want["gws"] {
+		t.Errorf("soak run's table: seconds missing %q, want gorilla %q, gws %q\n%s", got, want["gorilla"], want["gws"], out)
+	}
+	if run.Status != "running" {
+		t.Logf("the status was recorded after all: %q", run.Status)
+	}
+	html := filepath.Join(t.TempDir(), "report.html")
+	_, stderr, err := runSoak(t, "report", "-o", html, dir)
+	switch {
+	case run.Status == "running" && (err == nil || !strings.Contains(err.Error(), "ended without recording its end")):
+		t.Errorf("soak report of a run that did not record its end: err %v, want one saying so", err)
+	case run.Status != "running" && err != nil:
+		t.Fatalf("soak report: %v\n%s", err, stderr)
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status == "running" && !strings.Contains(string(page), `class="status">`+store.StatusNoEnd+"<") {
+		t.Errorf("the report does not show the run as %q", store.StatusNoEnd)
+	}
+	if !strings.Contains(string(page), want["gorilla"]) {
+		t.Errorf("the report's table lacks gorilla's seconds missing %q", want["gorilla"])
+	}
+	t.Logf("%d of %d seconds on the disk; error: %s", rows["gorilla"], window, line)
 }

@@ -42,6 +42,8 @@ func TestBadInput(t *testing.T) {
 		{"empty duration flag", []string{"run", "-duration", "", "-out", out}, `flag -duration: bad duration ""`, 2},
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`, 2},
 		{"sub-second duration flag", []string{"run", "-duration", "500ms", "-out", out}, `flag -duration: 500ms is shorter than one second`, 2},
+		{"endless duration flag", []string{"run", "-duration", "1000000h", "-out", out}, `flag -duration: 1000000h0m0s is longer than 744h0m0s`, 2},
+		{"negative write backlog", []string{"run", "-write-backlog", "-1", "-out", out}, `flag -write-backlog: -1 is not a number of seconds`, 2},
 		{"negative speed", []string{"serve", "-addr", "127.0.0.1:0", "-speed", "-1"}, `flag -speed: -1 is not a rate factor: want a number above 0 and at most 1000`, 2},
 		{"zero speed", []string{"serve", "-addr", "127.0.0.1:0", "-speed", "0"}, `flag -speed: 0 is not a rate factor`, 2},
 		{"speed NaN", []string{"serve", "-addr", "127.0.0.1:0", "-speed", "NaN"}, `flag -speed: NaN is not a rate factor`, 2},

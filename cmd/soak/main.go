@@ -11,9 +11,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strconv"
-	"strings"
-	"unicode"
 
 	"github.com/wssoak/wssoak/internal/endpoint"
 	"github.com/wssoak/wssoak/internal/runner/outcome"
@@ -38,7 +35,7 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	}
-	fmt.Fprintln(stderr, "soak:", oneLine(endpoint.Mask(err.Error())))
+	fmt.Fprintln(stderr, "soak:", oneLine(endpoint.Mask(joined(err))))
 	var ue usageError
 	if errors.As(err, &ue) {
 		return 2
@@ -110,26 +107,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	fmt.Fprint(stderr, usage)
 	return usageError{fmt.Errorf("unknown command %q", cmd)}
-}
-
-// oneLine escapes the control characters and line separators of s (a flag name or a path
-// from the command line may hold a newline or an escape sequence), so that an error is one
-// line, and prints as it was typed.
-func oneLine(s string) string {
-	escape := func(r rune) bool { return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' }
-	if !strings.ContainsFunc(s, escape) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if escape(r) {
-			q := strconv.QuoteRune(r) // '\n', '\x1b', '\u2028'
-			b.WriteString(q[1 : len(q)-1])
-		} else {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // newLogger is the text logger of every subcommand. Whatever a log line carries (a

@@ -78,7 +78,7 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if isBench(dbPath) { // the bench page: no thresholds to judge
 		return writeReport(ctx, stdout, dbPath, htmlPath, report.Options{})
 	}
-	running := run.Status == "running"
+	running := run.Status == store.StatusRunning || run.Status == store.StatusNoEnd // no verdict on a run not ended
 	// A finished run is judged against its profile's thresholds: by the
 	// verdicts soak run stored, else checked now (and stored when the
 	// database may be written, else shown in the page only). A run still
@@ -107,6 +107,10 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if verdicts == nil && run.Status == "interrupted" {
 		return interruptedError{run.ID} // as soak run exited
+	}
+	if verdicts == nil && run.Status == store.StatusNoEnd {
+		return fmt.Errorf("run %s ended without recording its end (its controller died, or the disk was full): the report shows what was recorded, the seconds not written counted as missing; soak run -resume %s goes on with it while its window lasts",
+			run.ID, filepath.Dir(dbPath))
 	}
 	return verdicts
 }

@@ -83,12 +83,18 @@ func runProfile(fs *flagSet, a *runArgs) (*profile.Profile, error) {
 		if d < time.Second {
 			return nil, usageError{fmt.Errorf("flag -duration: %s is shorter than one second: a run is recorded second by second", d)}
 		}
+		if d > profile.MaxWindow {
+			return nil, usageError{fmt.Errorf("flag -duration: %s is longer than %s: a run records every second; run several", d, profile.MaxWindow)}
+		}
 		p.Duration = profile.Duration(d)
 	}
 	if *a.libs != "" || given(fs, "libs") { // an empty -libs is refused, not the profile's list used
 		if err := p.SetLibraries(strings.Split(*a.libs, ",")); err != nil {
 			return nil, usageError{fmt.Errorf("flag -libs: %w", err)}
 		}
+	}
+	if *a.backlog < 1 || *a.backlog > 86400 {
+		return nil, usageError{fmt.Errorf("flag -write-backlog: %d is not a number of seconds: want 1 to 86400 (about a second's rows each, kept in memory while the disk refuses them)", *a.backlog)}
 	}
 	if *a.workerTimeout < 2*time.Second {
 		return nil, usageError{fmt.Errorf("flag -worker-timeout: %s is too short: workers report every second; want at least 2s", *a.workerTimeout)}

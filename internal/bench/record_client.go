@@ -106,7 +106,7 @@ func clientHeader(rec Recording, host, versions map[string]string, cfg Config, r
 	h = append(h, "client runtime: "+strings.Join(slices.Sorted(maps.Keys(rts)), " | "))
 	rcv := "kernel default (autotuning)"
 	if cfg.RcvBuf > 0 {
-		rcv = fmt.Sprint(cfg.RcvBuf, " bytes")
+		rcv = fmt.Sprintf("%d bytes asked", cfg.RcvBuf) + effectiveRcvBuf(rs)
 	}
 	nDesc := fmt.Sprintf("%d bytes of payload per run", cfg.BytesPerRun)
 	if cfg.N > 0 {
@@ -136,4 +136,28 @@ func clientHeader(rec Recording, host, versions map[string]string, cfg Config, r
 		h = append(h, fmt.Sprintf("message-size sweep %s: %d sizes (bytes) %s", rec.Sweep, len(rec.Sizes), strings.Join(ss, ", ")))
 	}
 	return h
+}
+
+// effectiveRcvBuf is what the kernel made of the SO_RCVBUF asked, as the
+// clients read it back (getsockopt: the kernel doubles the value asked and
+// applies its minimum and maximum): ", effective N bytes", or a range when
+// the clients saw several; "" when none read it.
+func effectiveRcvBuf(rs []Result) string {
+	lo, hi := 0, 0
+	for _, r := range rs {
+		if r.RcvBuf <= 0 {
+			continue
+		}
+		if lo == 0 || r.RcvBuf < lo {
+			lo = r.RcvBuf
+		}
+		hi = max(hi, r.RcvBuf)
+	}
+	switch {
+	case lo == 0:
+		return ""
+	case lo == hi:
+		return fmt.Sprintf(", effective %d bytes (getsockopt)", lo)
+	}
+	return fmt.Sprintf(", effective %d–%d bytes (getsockopt)", lo, hi)
 }

@@ -87,3 +87,22 @@ func TestChatPin(t *testing.T) {
 		t.Errorf("default on a machine without CPU 0 or 1: pinned %v, notes %q", c.ServerCPUs, notes)
 	}
 }
+
+// TestEffectiveRcvBuf: the header says what the kernel made of SO_RCVBUF
+// (read back by the clients), not only what was asked (-rcvbuf 1 is 2304
+// bytes on Linux: its minimum).
+func TestEffectiveRcvBuf(t *testing.T) {
+	for _, tt := range []struct {
+		rs   []Result
+		want string
+	}{
+		{nil, ""},
+		{[]Result{{RcvBuf: 0}}, ""},
+		{[]Result{{RcvBuf: 2304}, {RcvBuf: 2304}}, ", effective 2304 bytes (getsockopt)"},
+		{[]Result{{RcvBuf: 4608}, {RcvBuf: 2304}, {}}, ", effective 2304–4608 bytes (getsockopt)"},
+	} {
+		if got := effectiveRcvBuf(tt.rs); got != tt.want {
+			t.Errorf("%v: %q, want %q", tt.rs, got, tt.want)
+		}
+	}
+}

@@ -13,18 +13,7 @@ import (
 // messages, 2000 µs CPU), with a coder bare cell when withCoder.
 func benchDB(t *testing.T, wall int64, withCoder bool) *store.DB {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "soak.db")
-	db, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.CreateRun(store.Run{ID: "bench-" + filepath.Base(filepath.Dir(path)), Status: "done"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.SetKind(store.KindBench); err != nil {
-		t.Fatal(err)
-	}
+	db := newBench(t, "bench-", nil)
 	var rs []store.BenchResult
 	for round := range 3 {
 		rs = append(rs, store.BenchResult{Scenario: "aggTrade", Path: "bare", Lib: "gws", Round: round, Valid: true, Msgs: 1000,
@@ -77,4 +66,23 @@ func TestWriteBench(t *testing.T) {
 	if !strings.HasPrefix(out, "A: out/a  (bench ") || !strings.Contains(out, "\nB: out/b  (bench ") {
 		t.Errorf("header lines:\n%s", out)
 	}
+}
+
+// newBench opens a new bench database, its run id prefix followed by its
+// directory's name, with settings; it is closed when the test ends.
+func newBench(t *testing.T, prefix string, settings map[string]string) *store.DB {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "soak.db")
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.CreateRun(store.Run{ID: prefix + filepath.Base(filepath.Dir(path)), Status: "done", Settings: settings}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetKind(store.KindBench); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }

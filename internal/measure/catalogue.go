@@ -90,13 +90,21 @@ var Catalogue = []*Measure{
 			if CPUSampled(w) {
 				sampled, n = fmt.Sprintf("%.2f", w.SampledCPU), w.SampledCPU
 			}
+			// The processes of a controller that died were never reaped: their
+			// sampled CPU has no rusage to compare with, and is left out of the
+			// comparison (said in the cell).
+			unreaped := ""
+			if w.CPUUnreaped > 0 && !math.IsNaN(n) {
+				unreaped = fmt.Sprintf("; %.2f s before a resume, not in rusage", w.CPUUnreaped)
+			}
+			reaped := w.SampledCPU - w.CPUUnreaped
 			switch {
 			case ru == 0:
-				return Cell{sampled + " / " + NotMeasured, n}
+				return Cell{sampled + " / " + NotMeasured + wrap(unreaped), n}
 			case math.IsNaN(n) || ru < minCPUCompared:
-				return Cell{fmt.Sprintf("%s / %.2f", sampled, ru), n}
+				return Cell{fmt.Sprintf("%s / %.2f%s", sampled, ru, wrap(unreaped)), n}
 			}
-			return Cell{fmt.Sprintf("%s / %.2f (%+.1f %%)", sampled, ru, 100*(w.SampledCPU-ru)/ru), n}
+			return Cell{fmt.Sprintf("%s / %.2f (%+.1f %%%s)", sampled, ru, 100*(reaped-ru)/ru, unreaped), n}
 		}},
 	{ID: "faults", Title: "Faults seen", Unit: "faults", Better: NoRank,
 		Value: func(c *column) Cell { return countCell(c.faults) }},
@@ -108,6 +116,9 @@ var Catalogue = []*Measure{
 			return "Reconnects (" + strings.Join(r.groups, " / ") + ")"
 		},
 		Value: func(c *column) Cell { // connections lost, over all groups; shown per group of the plan
+			if !c.ran() {
+				return notMeasured()
+			}
 			if len(c.run.groups) == 0 {
 				return countCell(c.disconnects)
 			}
@@ -133,7 +144,10 @@ var Catalogue = []*Measure{
 	{ID: "silence", Title: "Max seconds without data", Unit: "s", Better: Lower, Threshold: "max_silence",
 		Value: func(c *column) Cell { // the worst subscription
 			switch {
-			case c.streams == 0:
+			case c.streams == 0, c.silenceStream == "" && c.seqStreams == 0:
+				// No subscription totals, or no message and no time
+				// watched (a worker that stopped before the window): a 0
+				// here would be a value nobody measured.
 				return notMeasured()
 			case c.silenceStream == "":
 				return Cell{"0.0 s", 0}
@@ -143,8 +157,8 @@ var Catalogue = []*Measure{
 		}},
 	{ID: "lost", Title: "Lost / duplicate (sequence ids)", Unit: "ids", Better: Lower, Threshold: "max_lost", Prom: "soak_lost_messages_total",
 		Value: func(c *column) Cell { // lost sequence ids, over all subscriptions
-			if c.streams == 0 {
-				return notMeasured() // no subscription totals recorded
+			if c.seqStreams == 0 {
+				return notMeasured() // no subscription totals recorded, or no message: no sequence checked
 			}
 			return Cell{fmt.Sprintf("%d / %d", c.lost, c.dup), float64(c.lost)}
 		}},
@@ -166,6 +180,9 @@ var Catalogue = []*Measure{
 		}},
 	{ID: "errors_stalls", Title: "Errors / stalls", Unit: "count", Better: Lower,
 		Value: func(c *column) Cell { // errors + stalls
+			if !c.ran() {
+				return notMeasured()
+			}
 			text := fmt.Sprintf("%d / %d", c.errors, c.stalls)
 			if d := c.worker.DroppedEvents; d > 0 {
 				text += fmt.Sprintf(" (+%d events dropped)", d)
@@ -177,7 +194,7 @@ var Catalogue = []*Measure{
 		// its frame writer because the channel was full: they are in no
 		// count of this table, which is short by that many.
 		Value: func(c *column) Cell {
-			if !c.run.signals {
+			if !c.run.signals || !c.ran() {
 				return notMeasured()
 			}
 			d := c.worker.DroppedEvents
@@ -187,9 +204,12 @@ var Catalogue = []*Measure{
 			return Cell{fmt.Sprintf("%d (the event counts above are short by as many)", d), float64(d)}
 		}},
 	{ID: "seconds_missing", Title: "Seconds missing", Unit: "s", Better: Lower,
-		// Seconds of the window (up to the last second recorded for any
-		// library) without a worker row: a controller outage, a worker that
-		// was down, or rows lost to failed writes.
+		// Seconds of the window the run lived through (endSec: the whole
+		// window of a run done, up to the last second recorded for any
+		// library of one interrupted or still written) without a worker
+		// row: a controller outage, a worker that was down, rows lost to
+		// failed writes, recorded (missing events) or not (a full disk at
+		// the end).
 		Value: func(c *column) Cell {
 			miss := c.run.lastSec - c.workerSecs
 			var notes []string
@@ -202,6 +222,9 @@ var Catalogue = []*Measure{
 				case wire.EventMissing:
 					notes = append(notes, fmt.Sprintf("%d rows lost from %.0f s", o.Code, o.Sec))
 				}
+			}
+			if c.run.noEnd && miss > 0 {
+				notes = append(notes, "the run did not record its end")
 			}
 			if len(notes) == 0 {
 				return Cell{fmt.Sprint(miss), float64(miss)}
@@ -224,10 +247,13 @@ var Catalogue = []*Measure{
 			return Cell{text, float64(c.dialFails)}
 		}},
 	{ID: "unrepairable", Title: "Unrepairable slots", Unit: "slots", Better: Lower,
-		Value: func(c *column) Cell { return countCell(len(c.unrepairSlots)) }}, // slots the unrepairable rule fired for
+		Value: func(c *column) Cell { return c.counted(len(c.unrepairSlots)) }}, // slots the unrepairable rule fired for
 	{ID: "stalled_at_end", Title: "Stalled subscriptions at end", Unit: "subscriptions", Better: Lower,
 		Value: func(c *column) Cell {
 			names := c.stalledStreams
+			if c.streams == 0 {
+				return notMeasured() // no subscription totals: nothing says whether any stalled
+			}
 			if len(names) == 0 {
 				return Cell{"0", 0}
 			}
@@ -258,7 +284,7 @@ var Catalogue = []*Measure{
 		}},
 	{ID: "dup", Title: "Duplicate ids", Unit: "ids", Better: Lower, Hidden: true, Threshold: "max_dup",
 		Value: func(c *column) Cell { // duplicate sequence ids, over all subscriptions
-			if c.streams == 0 {
+			if c.seqStreams == 0 {
 				return notMeasured()
 			}
 			return Cell{fmt.Sprint(c.dup), float64(c.dup)}
@@ -269,9 +295,9 @@ var Catalogue = []*Measure{
 			return Cell{fmt.Sprintf("%.3f s", p), p}
 		}},
 	{ID: "stalls", Title: "Stalls", Unit: "count", Better: Lower, Hidden: true, Threshold: "max_stalls", Prom: "soak_stalls_total",
-		Value: func(c *column) Cell { return countCell(c.stalls) }},
+		Value: func(c *column) Cell { return c.counted(c.stalls) }},
 	{ID: "errors", Title: "Errors", Unit: "count", Better: Lower, Hidden: true, Threshold: "max_errors",
-		Value: func(c *column) Cell { return countCell(c.errors) }}, // store.Event.IsError
+		Value: func(c *column) Cell { return c.counted(c.errors) }}, // store.Event.IsError
 	{ID: "rss_growth", Title: "RSS growth", Unit: "bytes", Better: Lower, Hidden: true, Threshold: "max_rss_growth",
 		Value: func(c *column) Cell { // the window's last RSS minus its first
 			if c.rssN == 0 {
@@ -296,6 +322,14 @@ var Catalogue = []*Measure{
 	{ID: "goroutines", Title: "Goroutines", Unit: "count", Better: NoRank, Hidden: true, Prom: "soak_goroutines"},
 	{ID: "conns_up", Title: "Connections up", Unit: "connections", Better: NoRank, Hidden: true, Prom: "soak_connections_up"},
 	{ID: "worker_up", Title: "Worker up", Unit: "bool", Better: NoRank, Hidden: true, Prom: "soak_worker_up"},
+}
+
+// wrap is a note of a cell ("; …") in parentheses after it ("" when none).
+func wrap(note string) string {
+	if note == "" {
+		return ""
+	}
+	return " (" + strings.TrimPrefix(note, "; ") + ")"
 }
 
 // minCPUCompared is the least rusage CPU (seconds) whose difference from the

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/wire"
@@ -63,8 +65,10 @@ type runInfo struct {
 	groups         []string // connection groups in plan order
 	latencySuspect bool     // latency measured across an unsynchronised clock
 	signals        bool     // the database records dropped events and the lost split (store.HasSignals)
-	lastSec        int64    // the last second of the window recorded for any library
+	lastSec        int64    // the last second of the window the run lived through (endSec), or recorded for any library
+	noEnd          bool     // the run is recorded as running after its window, or no process writes it: it did not record its end
 	outages        []store.Event
+	resumedAt      float64 // the second of the window the last resume began at; 0: never resumed
 }
 
 // column is what the streaming pass collected for one column (library).
@@ -88,6 +92,7 @@ type column struct {
 
 	// the subscriptions' latest totals
 	streams        int
+	seqStreams     int // of them, those that received a message: their sequence was checked
 	lost, dup      int64
 	lostAcross     int64 // of lost, found at a first message after a reconnect (the worker's count)
 	silenceMs      int64
@@ -104,7 +109,8 @@ type column struct {
 	unrepairSlots map[int]bool
 	negotiated    map[string]int // connections by the server's Sec-WebSocket-Extensions answer ("" none)
 	wireCheck     *WireCheck     // the frame bytes read against the replay server's written (nil: no server counts)
-	restarts      int            // worker_restart events
+	restarts      int            // worker_restart events (since the last resume)
+	events        int            // of the library's connections (any kind)
 
 	// lost charges and dial accounts
 	charges                int
@@ -124,7 +130,11 @@ type column struct {
 // row by row, the subscriptions' latest totals, the lost charges and dial
 // accounts (one row per subscription or slot) — and computes every measure
 // of the catalogue for every library that has a worker row.
-func Compute(db *store.DB) (*Results, error) {
+func Compute(db *store.DB) (*Results, error) { return computeAt(db, time.Now()) }
+
+// computeAt is Compute with now the instant the run's window is judged at
+// (endSec).
+func computeAt(db *store.DB, now time.Time) (*Results, error) {
 	run, err := db.Run()
 	if err != nil {
 		return nil, err
@@ -164,6 +174,10 @@ func Compute(db *store.DB) (*Results, error) {
 	ri.lastSec = maxSec
 	if ri.seconds > 0 {
 		ri.lastSec = min(maxSec, ri.seconds)
+		if end, ok := endSec(run, now, db.Owned()); ok {
+			ri.lastSec = max(ri.lastSec, end)
+			ri.noEnd = run.Status == store.StatusRunning
+		}
 	}
 	streams, err := db.LatestStreamSamples()
 	if err != nil {
@@ -177,6 +191,14 @@ func Compute(db *store.DB) (*Results, error) {
 	err = db.EachEvent(func(e *store.Event) error {
 		if e.Lib == "" && (e.Kind == wire.EventOutage || e.Kind == wire.EventWriteFailed || e.Kind == wire.EventMissing) {
 			ri.outages = append(ri.outages, *e)
+		}
+		if e.Lib == "" && e.Kind == wire.EventOutage {
+			// A resume: the replay server and the workers start anew, and the
+			// wire check covers what comes after (restarts before it aside).
+			ri.resumedAt = e.Sec + e.DurMs/1000
+			for _, c := range cols {
+				c.restarts = 0
+			}
 		}
 		if c := cols[e.Lib]; c != nil {
 			c.event(e)
@@ -223,6 +245,7 @@ func Compute(db *store.DB) (*Results, error) {
 	if len(server) > 0 { // the local replay server's counts; none for a live target
 		for _, w := range CheckWire(server, dials) {
 			if c := cols[w.Lib]; c != nil {
+				w.From = ri.resumedAt
 				c.wireCheck = &w
 			}
 		}
@@ -242,6 +265,33 @@ func Compute(db *store.DB) (*Results, error) {
 		res.Rows = append(res.Rows, row)
 	}
 	return res, nil
+}
+
+// endSec is the last second of the planned window the run lived through,
+// when its record tells (ok): the seconds up to it without a worker row are
+// missing, whether or not their rows were lost on the way to the disk.
+//   - done: the whole window;
+//   - failed: up to its end instant (what the failure cut short is missing);
+//   - running, when its window is over or no process writes it any more
+//     (owned false: its controller died, or could not record its end, as on
+//     a full disk): up to now, within the window (what never reached the
+//     disk, or what its dead controller never recorded, is missing).
+//
+// Otherwise (interrupted: the rest was not asked for; a run still written
+// inside its window: the second in progress is not missing yet) it does not
+// tell: up to the last second recorded.
+func endSec(run store.Run, now time.Time, owned bool) (int64, bool) {
+	planned := int64(run.Planned / time.Second)
+	upTo := func(t time.Time) int64 { return min(planned, max(int64(t.Sub(run.Started)/time.Second), 0)) }
+	switch {
+	case run.Status == "done":
+		return planned, true
+	case strings.HasPrefix(run.Status, "failed") && !run.Ended.IsZero():
+		return upTo(run.Ended), true
+	case run.Status == store.StatusRunning && (!owned || !now.Before(run.Started.Add(run.Planned))):
+		return upTo(now), true
+	}
+	return 0, false
 }
 
 // inWindow says whether second sec is in the planned window (second 0 is
@@ -288,6 +338,9 @@ func (c *column) sample(s *store.Sample) {
 
 func (c *column) stream(s *store.StreamSample) {
 	c.streams++
+	if s.MsgsTotal > 0 {
+		c.seqStreams++
+	}
 	c.lost += s.LostTotal
 	c.lostAcross += s.LostAcrossTotal
 	c.dup += s.DupTotal
@@ -300,6 +353,7 @@ func (c *column) stream(s *store.StreamSample) {
 }
 
 func (c *column) event(e *store.Event) {
+	c.events++
 	c.net.event(e)
 	switch e.Kind {
 	case wire.EventDisconnected:
@@ -375,12 +429,29 @@ func notMeasured() Cell { return Cell{NotMeasured, nan} }
 
 func countCell(n int) Cell { return Cell{fmt.Sprint(n), float64(n)} }
 
+// ran says whether the worker was heard: its hello (its record names its
+// module), a second's frame or an event. A worker heard from and silent
+// since had nothing to tell: its counts are 0. One that died before its
+// hello told nothing: the counts of what happened to its connections are
+// not measured, not 0.
+func (c *column) ran() bool { return c.hasWorker || c.events > 0 || c.worker.Module != "" }
+
+// counted is n as a count of what happened to the worker's connections:
+// not measured when the worker told nothing (ran).
+func (c *column) counted(n int) Cell {
+	if !c.ran() {
+		return notMeasured()
+	}
+	return countCell(n)
+}
+
 // lostWhere is the cell of the ids lost across reconnects (across) or while
 // connected: "total (library / source)" once the run's end charged them,
 // the worker's total alone before that, and not measured for a database
-// that does not record where ids were lost.
+// that does not record where ids were lost, or when no subscription
+// received a message (no sequence was checked).
 func (c *column) lostWhere(across bool) Cell {
-	if c.streams == 0 || !c.run.signals || c.unsplit > 0 {
+	if c.seqStreams == 0 || !c.run.signals || c.unsplit > 0 {
 		return notMeasured()
 	}
 	if c.charges == 0 { // nothing lost, or not charged yet (the run has not ended)

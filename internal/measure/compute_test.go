@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/rundir"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/wire"
 )
@@ -27,7 +28,8 @@ func TestCompute(t *testing.T) {
 	if err := db.UpsertWorker(store.Worker{Lib: "gws", Module: "m", Version: "v", Pid: 1, SampledCPU: math.NaN()}); err != nil {
 		t.Fatal(err)
 	}
-	b := &store.Batch{StreamSamples: []store.StreamSample{{Lib: "gws", Group: "g", Stream: "btcusdt@trade", Sec: 3, LostTotal: 2, LostAcrossTotal: 2, DupTotal: 1}}}
+	b := &store.Batch{StreamSamples: []store.StreamSample{{Lib: "gws", Group: "g", Stream: "btcusdt@trade", Sec: 3, MsgsTotal: 40, BytesTotal: 400,
+		LostTotal: 2, LostAcrossTotal: 2, DupTotal: 1}}}
 	for sec := int64(1); sec <= 4; sec++ {
 		b.Samples = append(b.Samples, store.Sample{Lib: "gws", Sec: sec, TS: start.Add(time.Duration(sec) * time.Second),
 			HasWorker: true, Msgs: 10, MsgsTotal: 10 * sec, BytesTotal: 100 * sec, HasProc: true, RSS: sec * 1e6, CPUPct: 2})
@@ -79,5 +81,154 @@ func TestCompute(t *testing.T) {
 	}
 	if _, ok := r.Get("messages", Dims{Lib: "coder"}); ok {
 		t.Error("a value for a library that did not run")
+	}
+}
+
+// TestNotMeasuredWithoutMessages: not measured is not 0. gws ran the
+// window, dialled and connected, but no subscription received a message:
+// its lost and duplicate ids (no sequence was checked) are not measured,
+// while its messages (0), rate (0), silence (the window) and reconnects (0)
+// are. gws's final totals came before any time was watched (a worker
+// stopped in the warm-up): its silence is not measured either. coder's
+// worker died before its hello: none of the counts of its connections is
+// measured.
+func TestNotMeasuredWithoutMessages(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	start := time.Unix(1_800_000_000, 0)
+	if err := db.CreateRun(store.Run{ID: "n", Name: "n", Target: "local", Started: start, Planned: 3 * time.Second,
+		Settings: map[string]string{"plan": `{"slots":[{"group":"g"}]}`}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, lib := range []string{"gorilla", "coder", "gws"} {
+		w := store.Worker{Lib: lib, Module: "m", Version: "v", Pid: 1, SampledCPU: math.NaN()}
+		if lib == "coder" { // recorded at its exit: no hello came
+			w.Module, w.Version, w.ExitCode = "", "", 2
+		}
+		if err := db.UpsertWorker(w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := &store.Batch{StreamSamples: []store.StreamSample{
+		{Lib: "gorilla", Slot: 0, Group: "g", Stream: "btcusdt@trade", Sec: 3, MaxSilenceMs: 3000},
+		{Lib: "gws", Slot: 0, Group: "g", Stream: "btcusdt@trade", Sec: 0},
+	}}
+	for _, lib := range []string{"gorilla", "gws"} {
+		for sec := int64(1); sec <= 3; sec++ {
+			b.Samples = append(b.Samples, store.Sample{Lib: lib, Sec: sec, TS: start.Add(time.Duration(sec) * time.Second), HasWorker: true})
+		}
+		b.Events = append(b.Events, store.Event{Lib: lib, TS: start, Kind: wire.EventConnected, Group: "g"})
+	}
+	if err := db.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveTruth(nil, []store.SlotDials{{Lib: "gorilla", Group: "g", Dials: 1}, {Lib: "gws", Group: "g", Dials: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Compute(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nm := Cell{NotMeasured, math.NaN()}
+	for _, c := range []struct {
+		lib, id string
+		want    Cell
+	}{
+		{"gorilla", "messages", Cell{"0 / 0 B", 0}},
+		{"gorilla", "msg_rate", Cell{"0 / 0", 0}},
+		{"gorilla", "silence", Cell{"3.0 s (btcusdt@trade)", 3}},
+		{"gorilla", "reconnects", Cell{"0", 0}},
+		{"gorilla", "errors_stalls", Cell{"0 / 0", 0}},
+		{"gorilla", "stalled_at_end", Cell{"0", 0}},
+		{"gorilla", "lost", nm},
+		{"gorilla", "dup", nm},
+		{"gorilla", "lost_across", nm},
+		{"gorilla", "lost_connected", nm},
+		{"gws", "silence", nm},
+		{"gws", "lost", nm},
+		{"coder", "messages", nm},
+		{"coder", "msg_rate", nm},
+		{"coder", "silence", nm},
+		{"coder", "lost", nm},
+		{"coder", "reconnects", nm},
+		{"coder", "errors_stalls", nm},
+		{"coder", "errors", nm},
+		{"coder", "stalls", nm},
+		{"coder", "unrepairable", nm},
+		{"coder", "stalled_at_end", nm},
+		{"coder", "dials", nm},
+	} {
+		got, ok := r.Get(c.id, Dims{Lib: c.lib})
+		same := got.Text == c.want.Text && (got.Num == c.want.Num || math.IsNaN(got.Num) && math.IsNaN(c.want.Num))
+		if !ok || !same {
+			t.Errorf("%s %s = %+v, want %+v", c.lib, c.id, got, c.want)
+		}
+	}
+}
+
+// TestSecondsMissingAtEnd: the seconds of the window a run lived through
+// without a row are missing, recorded or not: a run whose rows stop at 6 of
+// 14 s because its last batches never reached the disk counts 8 missing
+// when done, when its end could not be recorded (running after its window,
+// or owned by no process), and up to its end instant when failed; an
+// interrupted run, or one still written inside its window, counts up to
+// its last second recorded.
+func TestSecondsMissingAtEnd(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	for _, tc := range []struct {
+		status string
+		ended  time.Duration // after start; 0: none recorded
+		now    time.Duration // after start
+		owned  bool
+		want   string
+	}{
+		{"done", 16 * time.Second, time.Hour, false, "8"},
+		{"failed: write batch: 10 batches not written", 10 * time.Second, time.Hour, false, "4"},
+		{"interrupted", 7 * time.Second, time.Hour, false, "0"},
+		{"running", 0, 16 * time.Second, true, "8 (the run did not record its end)"},  // soak run's own table: its writes failed
+		{"running", 0, 10 * time.Second, false, "4 (the run did not record its end)"}, // its controller died at 6 s
+		{"running", 0, 10 * time.Second, true, "0"},                                   // still written, in its window
+	} {
+		dir := t.TempDir()
+		db, err := store.Open(filepath.Join(dir, "soak.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := store.Run{ID: "m", Name: "m", Target: "local", Started: start, Planned: 14 * time.Second, Status: tc.status}
+		if tc.ended > 0 {
+			run.Ended = start.Add(tc.ended)
+		}
+		if err := db.CreateRun(run); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.UpsertWorker(store.Worker{Lib: "gws", Module: "m", SampledCPU: math.NaN()}); err != nil {
+			t.Fatal(err)
+		}
+		b := &store.Batch{}
+		for sec := int64(1); sec <= 6; sec++ {
+			b.Samples = append(b.Samples, store.Sample{Lib: "gws", Sec: sec, TS: start.Add(time.Duration(sec) * time.Second), HasWorker: true,
+				Msgs: 10, MsgsTotal: 10 * sec})
+		}
+		if err := db.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		var lock *rundir.Lock
+		if tc.owned {
+			if lock, err = rundir.TakeLock(dir); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err := computeAt(db, start.Add(tc.now))
+		lock.Release()
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c, _ := r.Get("seconds_missing", Dims{Lib: "gws"}); c.Text != tc.want {
+			t.Errorf("%s, now %v, owned %v: seconds missing %q, want %q", tc.status, tc.now, tc.owned, c.Text, tc.want)
+		}
 	}
 }

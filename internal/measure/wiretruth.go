@@ -36,6 +36,10 @@ type WireCheck struct {
 	// Written on the EchoRead slots, Readable on the others).
 	Client, Server int64
 	Mismatches     []WireSlot // the slots that differ, by slot
+	// From is the second of the window the compared part starts at: 0 for
+	// the whole run, the resume's for a resumed run (the replay server
+	// before it died with its controller, and its counts with it).
+	From float64
 }
 
 // Restarted is the cell of a library whose worker restarted: its slot
@@ -82,7 +86,9 @@ func (w WireCheck) Diff() int64 {
 // CheckWire compares every library's slot accounts with the server's
 // per-connection counts (tags lib/slot/attempt; rows of other tags, such as
 // the preflight's, are left out). A library without any slot account is
-// left out; the result is ordered as the accounts are.
+// left out, and so is an interim account (recorded during the run: its
+// bytes are not the slot's to the end); the result is ordered as the
+// accounts are.
 func CheckWire(server []store.ServerWire, dials []store.SlotDials) []WireCheck {
 	type key struct {
 		lib  string
@@ -104,6 +110,9 @@ func CheckWire(server []store.ServerWire, dials []store.SlotDials) []WireCheck {
 	var out []WireCheck
 	idx := map[string]int{}
 	for _, d := range dials {
+		if d.Interim {
+			continue
+		}
 		i, ok := idx[d.Lib]
 		if !ok {
 			i = len(out)
@@ -137,11 +146,20 @@ func CheckWire(server []store.ServerWire, dials []store.SlotDials) []WireCheck {
 
 // String is the check in a line: "✓ 1.2 MB on 12 slots; close echo unread
 // ×12 (156 B)", or "✗ 2 of 12 slots differ: client −40 B (slot 3: read
-// 100, server wrote 140, 140 before the client's close; …)".
+// 100, server wrote 140, 140 before the client's close; …)"; for a resumed
+// run followed by ", since the resume at 12 s".
 func (w WireCheck) String() string {
 	if w.Slots == 0 {
 		return NotMeasured
 	}
+	s := w.text()
+	if w.From > 0 {
+		s += fmt.Sprintf(", since the resume at %.0f s", w.From)
+	}
+	return s
+}
+
+func (w WireCheck) text() string {
 	if w.OK() {
 		s := fmt.Sprintf("✓ %s on %s", unit.Bytes(float64(w.Client)), slots(w.Slots))
 		var notes []string

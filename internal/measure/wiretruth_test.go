@@ -1,10 +1,14 @@
 package measure
 
 import (
+	"math"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // TestCheckWire: the slot accounts against the server's per-connection
@@ -59,5 +63,87 @@ func TestCheckWire(t *testing.T) {
 	}
 	if s := (WireCheck{}).String(); s != NotMeasured {
 		t.Errorf("no slots: %q", s)
+	}
+}
+
+// TestWireCheckAfterResume: a resumed run compares what the workers read
+// since the resume with the replay server the resume started, and says so;
+// a slot's interim account (recorded during the run, its bytes as of then:
+// a worker that died at the end) is not compared; a worker restarted before
+// the resume does not stop the comparison of the part after it, one
+// restarted after it does.
+func TestWireCheckAfterResume(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	start := time.Unix(1_800_000_000, 0)
+	if err := db.CreateRun(store.Run{ID: "w", Name: "w", Target: "local", Started: start, Planned: 20 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	b := &store.Batch{}
+	for _, lib := range []string{"gorilla", "coder", "gws"} {
+		if err := db.UpsertWorker(store.Worker{Lib: lib, Module: "m", SampledCPU: math.NaN()}); err != nil {
+			t.Fatal(err)
+		}
+		b.Samples = append(b.Samples, store.Sample{Lib: lib, Sec: 1, TS: start, HasWorker: true})
+	}
+	b.Events = []store.Event{
+		{Lib: "gorilla", TS: start.Add(2 * time.Second), Sec: 2, Kind: wire.EventWorkerRestart},
+		{TS: start.Add(5 * time.Second), Sec: 5, Kind: wire.EventOutage, DurMs: 7000},
+		{Lib: "gws", TS: start.Add(14 * time.Second), Sec: 14, Kind: wire.EventWorkerRestart},
+	}
+	b.Dials = []store.SlotDials{{Lib: "coder", Slot: 0, Group: "g", Dials: 2, WireBytes: 50, Interim: true}}
+	if err := db.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveTruth(nil, []store.SlotDials{{Lib: "gorilla", Slot: 0, Group: "g", Dials: 3, WireBytes: 500},
+		{Lib: "gws", Slot: 0, Group: "g", Dials: 3, WireBytes: 400}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveServerWire([]store.ServerWire{{Tag: "gorilla/0/0", WireBytes: 500, Readable: 500},
+		{Tag: "coder/0/0", WireBytes: 90, Readable: 90}, {Tag: "gws/0/0", WireBytes: 400, Readable: 400}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Compute(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for lib, want := range map[string]string{
+		"gorilla": "✓ 500 B on 1 slot, since the resume at 12 s",
+		"coder":   NotMeasured,
+		"gws":     Restarted(1),
+	} {
+		if c, ok := r.Get("wire_truth", Dims{Lib: lib}); !ok || c.Text != want {
+			t.Errorf("%s: %q, want %q", lib, c.Text, want)
+		}
+	}
+	if c, _ := r.Get("dials", Dims{Lib: "coder"}); c.Text != "2 / 0" {
+		t.Errorf("coder's dials %q: its interim account counts", c.Text)
+	}
+}
+
+// TestCPUUnreaped: the CPU sampled of processes never reaped (a resumed
+// run's dead workers) is left out of the comparison with the rusage, and
+// the cell says how much.
+func TestCPUUnreaped(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.CreateRun(store.Run{ID: "u", Name: "u", Target: "local", Planned: 20 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.UpsertWorker(store.Worker{Lib: "gws", Module: "m", SampledCPU: 3.5, CPUUnreaped: 1.5, RusageUser: 1.5, RusageSys: 0.5}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Compute(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := r.Get("cpu_seconds", Dims{Lib: "gws"}); c.Text != "3.50 / 2.00 (+0.0 %; 1.50 s before a resume, not in rusage)" || c.Num != 3.5 {
+		t.Errorf("cpu_seconds %+v", c)
 	}
 }

@@ -229,8 +229,17 @@ func (d *decoder) window(v *yaml.Node, name string, dst *Duration) error {
 	if *dst < Duration(time.Second) {
 		return d.errf(deref(v).Line, "%s %v is shorter than one second: a run is recorded second by second", name, time.Duration(*dst))
 	}
+	if *dst > Duration(MaxWindow) {
+		return d.errf(deref(v).Line, "%s %v is longer than %s: a run records every second (a day is ~120 MB); run several", name, time.Duration(*dst), MaxWindow)
+	}
 	return nil
 }
+
+// MaxWindow is the longest window (duration, warmup) a run takes: 31 days,
+// a month of seconds in one database (about 3.7 GB at the default profile's
+// rate), far above the day-long runs the tool is for, far below what an
+// overflow or a mistyped unit (1000000h) asks for.
+const MaxWindow = 31 * 24 * time.Hour
 
 // speed reads replay.speed: above 0, at most MaxSpeed.
 func (d *decoder) speed(v *yaml.Node, name string, dst *float64) error {

@@ -325,6 +325,7 @@ var badProfiles = []struct{ name, yaml string }{
 	{"negative duration", "reconnect:\n  min: -1s\n"},
 	{"zero duration", "duration: 0s\n"},
 	{"sub-second duration", "duration: 999ms\n"},
+	{"endless duration", "duration: 1000000h\n"},
 	{"missing value", "duration:\n"},
 	{"mapping for duration", "duration: {a: 1}\n"},
 	{"bad size", "read_limit: 16 megabytes\n"},
@@ -732,7 +733,19 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		// A profile that parses must expand.
+		// A profile that parses must expand, once its symbols: {top: N} are
+		// resolved (soak run asks the target's REST API; here: N symbols).
+		if p.NeedsResolve() {
+			if _, err := p.ResolveSymbols(func(t Top) ([]string, error) {
+				out := make([]string, min(t.N, 50))
+				for i := range out {
+					out[i] = fmt.Sprintf("sym%d%s", i, strings.ToLower(t.Quote))
+				}
+				return out, nil
+			}); err != nil {
+				t.Fatalf("parsed but its symbols do not resolve: %v", err)
+			}
+		}
 		if _, err := p.Expand(); err != nil {
 			t.Fatalf("parsed but Expand fails: %v", err)
 		}

@@ -44,6 +44,7 @@ func load(db *store.DB) (*runData, error) {
 	if d.run, err = db.Run(); err != nil {
 		return nil, err
 	}
+	d.run.Status = db.ShownStatus(d.run) // "running" only while a process writes it
 	if d.workers, err = db.Workers(); err != nil {
 		return nil, err
 	}

@@ -65,31 +65,73 @@ func OpenAppend(path string) (*os.File, error) {
 // sees the old file or the new one, never half; a failed write leaves the
 // old one; and a symlink at path is replaced by the file, its target left
 // untouched. Anything else at path (a directory, a device such as
-// /dev/full, a pipe, a socket) is refused: the rename would replace it.
+// /dev/full, a pipe, a socket) is refused: the rename would replace it. An
+// error names path and, when the directory is what is wrong (missing, not a
+// directory, not writable), the directory; never the temporary file, which
+// the user did not name and which is gone.
 func WriteFile(path string, fill func(w io.Writer) error) error {
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return dirError(path, dir, err)
+	}
 	if err := replaceable(path); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return err
+		return dirError(path, dir, err)
 	}
 	defer os.Remove(tmp.Name()) // after the rename this finds nothing
 	if err := fill(tmp); err != nil {
 		tmp.Close()
-		return err
+		return renamed(err, tmp.Name(), path)
 	}
 	if err := tmp.Chmod(Perm); err != nil { // CreateTemp's mode already, whatever the umask did
 		tmp.Close()
-		return err
+		return renamed(err, tmp.Name(), path)
 	}
 	if err := tmp.Close(); err != nil {
-		return err
+		return renamed(err, tmp.Name(), path)
 	}
 	if err := replaceable(path); err != nil { // it may have appeared meanwhile
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return renamed(err, tmp.Name(), path)
+	}
+	return nil
+}
+
+// dirError is why no file could be created in dir to write path: the
+// directory is missing, is not a directory, or refuses (permissions, a
+// read-only mount). err is what failed (nil: dir is not a directory).
+func dirError(path, dir string, err error) error {
+	fi, serr := os.Stat(dir)
+	switch {
+	case errors.Is(serr, fs.ErrNotExist):
+		return fmt.Errorf("%s: directory %s does not exist", path, dir)
+	case serr == nil && !fi.IsDir():
+		return fmt.Errorf("%s: %s is not a directory", path, dir)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // its path is the temporary file's, or dir
+	}
+	return fmt.Errorf("%s: cannot create a file in directory %s: %w", path, dir, err)
+}
+
+// renamed is err with the temporary file's name (in a *fs.PathError or a
+// *os.LinkError) replaced by path, the file being written.
+func renamed(err error, tmp, path string) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == tmp {
+		return fmt.Errorf("%s: %w", path, pe.Err)
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) && le.Old == tmp {
+		return fmt.Errorf("%s: %w", path, le.Err)
+	}
+	return err
 }
 
 // replaceable returns nil when path does not exist or is a regular file or a
@@ -185,4 +227,21 @@ func (l *Lock) Release() {
 	}
 	l.f.Close()
 	l.f = nil
+}
+
+// Held says whether a process holds the run directory's lock (soak run or
+// soak run -resume writing the run, this process included) without taking
+// it: false when no lock file is there. It opens the file read-only, so a
+// run on a read-only volume is answered too.
+func Held(dir string) bool {
+	f, err := os.OpenFile(filepath.Join(dir, LockName), os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		return errors.Is(err, unix.EWOULDBLOCK)
+	}
+	_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return false
 }

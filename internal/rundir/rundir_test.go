@@ -124,3 +124,77 @@ func TestWriteFileRefusesSpecialFiles(t *testing.T) {
 		t.Errorf("temporary files left: %v", left)
 	}
 }
+
+// TestWriteFileNamesTheDirectory: a file written into a directory that is
+// missing, is a file, or refuses new files gets an error naming the file
+// asked for and the directory and what is wrong with it, never the
+// temporary file the user did not name.
+func TestWriteFileNamesTheDirectory(t *testing.T) {
+	base := t.TempDir()
+	file := filepath.Join(base, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ro := filepath.Join(base, "ro")
+	if err := os.Mkdir(ro, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ path, want string }{
+		{filepath.Join(base, "missing", "sub", "report.html"), "directory " + filepath.Join(base, "missing", "sub") + " does not exist"},
+		{filepath.Join(file, "report.html"), file + " is not a directory"},
+	}
+	if unix.Access(ro, unix.W_OK) != nil { // root writes anywhere: the case needs a user
+		cases = append(cases, struct{ path, want string }{filepath.Join(ro, "report.html"),
+			"cannot create a file in directory " + ro + ": permission denied"})
+	}
+	for _, c := range cases {
+		err := WriteFile(c.path, func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err })
+		if err == nil {
+			t.Errorf("%s: written", c.path)
+			continue
+		}
+		if want := c.path + ": " + c.want; err.Error() != want {
+			t.Errorf("%s: %q\nwant %q", c.path, err, want)
+		}
+		if strings.Contains(err.Error(), ".tmp-") {
+			t.Errorf("%s: the error names the temporary file: %v", c.path, err)
+		}
+	}
+	// A failed fill is reported with the file's name too.
+	path := filepath.Join(base, "out.csv")
+	err := WriteFile(path, func(w io.Writer) error {
+		f := w.(*os.File)
+		f.Close() // the next write fails with the temporary file's name
+		_, err := f.Write([]byte("x"))
+		return err
+	})
+	if err == nil || strings.Contains(err.Error(), ".tmp-") || !strings.Contains(err.Error(), path) {
+		t.Errorf("failed fill: %v; want an error naming %s and not the temporary file", err, path)
+	}
+}
+
+// TestHeld: a run directory is held while a lock is taken (by this process
+// too: another open file), not before, not after its release, and not when
+// it has no lock file; asking takes no lock.
+func TestHeld(t *testing.T) {
+	dir := t.TempDir()
+	if Held(dir) {
+		t.Error("held without a lock file")
+	}
+	l, err := TakeLock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !Held(dir) {
+		t.Error("not held while locked")
+	}
+	l.Release()
+	if Held(dir) {
+		t.Error("held after the release")
+	}
+	l, err = TakeLock(dir) // asking left nothing behind
+	if err != nil {
+		t.Fatalf("lock after asking: %v", err)
+	}
+	l.Release()
+}

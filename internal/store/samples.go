@@ -34,6 +34,10 @@ type Sample struct {
 	// and in a database before schemaDrops.
 	HasDrops bool
 	Drops    int64
+	// DroppedTotal is the events the worker dropped so far (its channel
+	// full), over its processes: stored only when not 0 (NULL otherwise, and
+	// before schemaResume), for a resume to continue the count.
+	DroppedTotal int64
 
 	HasProc                 bool
 	RSS                     int64
@@ -104,6 +108,16 @@ type Batch struct {
 	Events        []Event
 	Host          []HostSample
 	Clock         []ClockSample // the clock's sync state, once a minute
+	// What changed of the accounts a resume continues (schemaResume): a
+	// slot's dial account, a subscription's lost ranges, each replacing
+	// what was recorded of the same slot or subscription.
+	Dials []SlotDials
+	Gaps  []SubGaps
+}
+
+// Empty says whether b holds nothing to write.
+func (b *Batch) Empty() bool {
+	return len(b.Samples)+len(b.StreamSamples)+len(b.Events)+len(b.Host)+len(b.Clock)+len(b.Dials)+len(b.Gaps) == 0
 }
 
 // nullable returns v, or NULL when the half it belongs to is missing.
@@ -133,7 +147,7 @@ func (s *DB) Write(b *Batch) error {
 				nullable(w, x.LatP50), nullable(w, x.LatP99), nullable(w, x.LatMax),
 				nullable(p, x.RSS), nullable(p, toMilli(x.CPUUser)), nullable(p, toMilli(x.CPUSys)),
 				nullable(p, int64(math.Round(x.CPUPct*100))), nullable(p, x.FDs), nullable(p, x.Threads),
-				nullable(w, x.WireBytes), nullable(w, x.WireBytesTotal), nullable(x.HasDrops, x.Drops))
+				nullable(w, x.WireBytes), nullable(w, x.WireBytesTotal), nullable(x.HasDrops, x.Drops), nullable(w && x.DroppedTotal != 0, x.DroppedTotal))
 			if err != nil {
 				return fmt.Errorf("sample %s/%d: %w", x.Lib, x.Sec, err)
 			}
@@ -157,7 +171,10 @@ func (s *DB) Write(b *Batch) error {
 				return fmt.Errorf("host sample %d: %w", h.Sec, err)
 			}
 		}
-		return writeClock(tx, b.Clock)
+		if err := writeClock(tx, b.Clock); err != nil {
+			return err
+		}
+		return writeResume(tx, b.Dials, b.Gaps)
 	})
 	if err != nil {
 		// Ids handed out inside the rolled-back transaction no longer exist.
@@ -218,7 +235,8 @@ func (s *DB) sampleCols() string {
 	return `sec, lib, ts_ns, msgs, bytes, msgs_total, bytes_total, goroutines, heap_bytes, conns_up,
 	reconnects_total, lost_total, dup_total, lat_p50_us, lat_p99_us, lat_max_us,
 	rss, cpu_user_ms, cpu_sys_ms, cpu_pct100, fds, threads, ` +
-		s.colSince(wireVersion, "wire_bytes", "NULL") + `, ` + s.colSince(wireVersion, "wire_bytes_total", "NULL") + `, ` + s.colSince(dropsVersion, "drops", "NULL")
+		s.colSince(wireVersion, "wire_bytes", "NULL") + `, ` + s.colSince(wireVersion, "wire_bytes_total", "NULL") + `, ` + s.colSince(dropsVersion, "drops", "NULL") + `, ` +
+		s.colSince(resumeVersion, "dropped_total", "NULL")
 }
 
 // Samples returns the samples of lib ("" = every library) ordered by sec, then lib.
@@ -238,11 +256,11 @@ func scanSample(rows *sql.Rows) (Sample, error) {
 		msgs, bytes, msgsT, bytesT, gor, heap, conns sql.NullInt64
 		recon, lost, dup, p50, p99, pmax             sql.NullInt64
 		rss, cpuU, cpuS, cpuP, fds, threads          sql.NullInt64
-		wireN, wireT, drops                          sql.NullInt64
+		wireN, wireT, drops, dropped                 sql.NullInt64
 	)
 	err := rows.Scan(&x.Sec, &x.Lib, &ts, &msgs, &bytes, &msgsT, &bytesT, &gor, &heap, &conns,
-		&recon, &lost, &dup, &p50, &p99, &pmax, &rss, &cpuU, &cpuS, &cpuP, &fds, &threads, &wireN, &wireT, &drops)
-	x.WireBytes, x.WireBytesTotal = wireN.Int64, wireT.Int64
+		&recon, &lost, &dup, &p50, &p99, &pmax, &rss, &cpuU, &cpuS, &cpuP, &fds, &threads, &wireN, &wireT, &drops, &dropped)
+	x.WireBytes, x.WireBytesTotal, x.DroppedTotal = wireN.Int64, wireT.Int64, dropped.Int64
 	x.HasDrops, x.Drops = drops.Valid, drops.Int64
 	x.TS = time.Unix(0, ts)
 	if x.HasWorker = msgs.Valid; x.HasWorker {

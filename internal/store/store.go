@@ -190,8 +190,8 @@ func (s *DB) prepare() error {
 		{&s.insSample, `INSERT INTO samples (sec, lib, ts_ns,
 				msgs, bytes, msgs_total, bytes_total, goroutines, heap_bytes, conns_up,
 				reconnects_total, lost_total, dup_total, lat_p50_us, lat_p99_us, lat_max_us,
-				rss, cpu_user_ms, cpu_sys_ms, cpu_pct100, fds, threads, wire_bytes, wire_bytes_total, drops)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+				rss, cpu_user_ms, cpu_sys_ms, cpu_pct100, fds, threads, wire_bytes, wire_bytes_total, drops, dropped_total)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (sec, lib) DO UPDATE SET
 				ts_ns = excluded.ts_ns,
 				msgs = coalesce(excluded.msgs, msgs),
@@ -215,7 +215,8 @@ func (s *DB) prepare() error {
 				threads = coalesce(excluded.threads, threads),
 				wire_bytes = coalesce(excluded.wire_bytes, wire_bytes),
 				wire_bytes_total = coalesce(excluded.wire_bytes_total, wire_bytes_total),
-				drops = coalesce(excluded.drops, drops)`},
+				drops = coalesce(excluded.drops, drops),
+				dropped_total = coalesce(excluded.dropped_total, dropped_total)`},
 		{&s.insStreamSample, `INSERT OR REPLACE INTO stream_samples (sec, sid, msgs_total, bytes_total,
 				lost_total, dup_total, ooo_total, max_silence_ms, last_seq, stalls_total, stalled,
 				regress_total, lost_across_total)
@@ -276,14 +277,16 @@ func (s *DB) CloseWith(r *Retry) error {
 }
 
 // CheckpointError is a final checkpoint that failed (the disk is full): the
-// database is intact, in two files.
+// database is intact, in two files. Its text says where what was written
+// is, not that nothing was lost: writes that failed before it (batches
+// given up) are another error's to tell.
 type CheckpointError struct {
 	Path string
 	Err  error
 }
 
 func (e *CheckpointError) Error() string {
-	return fmt.Sprintf("checkpoint %s: %v: nothing written is lost: it is in %s and %s; keep the two files together "+
+	return fmt.Sprintf("checkpoint %s: %v: what was written is in %s and %s, keep the two files together "+
 		"(the next open of the database folds the WAL in)", e.Path, e.Err, filepath.Base(e.Path), filepath.Base(e.Path)+"-wal")
 }
 
@@ -429,17 +432,22 @@ type Worker struct {
 	// Runtime is the Go runtime the worker ran with, as it read it back:
 	// "GOMAXPROCS=2 GOGC=100 GOMEMLIMIT=off" ("" before schemaRuntime).
 	Runtime string
+	// CPUUnreaped is, of SampledCPU, the seconds of processes whose rusage
+	// is unknown: the workers of a controller that died, which it never
+	// reaped (0 before schemaResume). SampledCPU − CPUUnreaped is what
+	// compares with the rusage.
+	CPUUnreaped float64
 }
 
 // UpsertWorker records or replaces the worker of w.Lib.
 func (s *DB) UpsertWorker(w Worker) error {
 	_, err := s.db.Exec(`INSERT OR REPLACE INTO workers (lib, module, version, pid, started_ns, ended_ns,
 			exit_code, rusage_user_s, rusage_sys_s, sampled_cpu_s, maxrss, lat_count, lat_p50_us, lat_p99_us, lat_max_us,
-			lat_p999_us, lat_neg, dropped_events, runtime)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			lat_p999_us, lat_neg, dropped_events, runtime, cpu_unreaped_s)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		w.Lib, w.Module, w.Version, w.Pid, ns(w.Started), ns(w.Ended), w.ExitCode,
 		w.RusageUser, w.RusageSys, sampledOut(w.SampledCPU), w.MaxRSS, w.LatCount, w.LatP50, w.LatP99, w.LatMax,
-		w.LatP999, w.LatNeg, w.DroppedEvents, w.Runtime)
+		w.LatP999, w.LatNeg, w.DroppedEvents, w.Runtime, w.CPUUnreaped)
 	if err != nil {
 		return fmt.Errorf("upsert worker %s: %w", w.Lib, err)
 	}
@@ -451,7 +459,7 @@ func (s *DB) Workers() ([]Worker, error) {
 	rows, err := s.db.Query(`SELECT lib, module, version, pid, started_ns, ended_ns, exit_code,
 		rusage_user_s, rusage_sys_s, sampled_cpu_s, maxrss, lat_count, lat_p50_us, lat_p99_us, lat_max_us, ` +
 		s.col("lat_p999_us", "0") + `, ` + s.col("lat_neg", "0") + `, ` + s.col("dropped_events", "0") + `, ` +
-		s.colSince(runtimeVersion, "runtime", "''") + `
+		s.colSince(runtimeVersion, "runtime", "''") + `, ` + s.colSince(resumeVersion, "cpu_unreaped_s", "0") + `
 		FROM workers ORDER BY lib`)
 	if err != nil {
 		return nil, fmt.Errorf("read workers: %w", err)
@@ -463,7 +471,7 @@ func (s *DB) Workers() ([]Worker, error) {
 		)
 		err := rows.Scan(&w.Lib, &w.Module, &w.Version, &w.Pid, &started, &ended, &w.ExitCode,
 			&w.RusageUser, &w.RusageSys, &w.SampledCPU, &w.MaxRSS, &w.LatCount, &w.LatP50, &w.LatP99, &w.LatMax,
-			&w.LatP999, &w.LatNeg, &w.DroppedEvents, &w.Runtime)
+			&w.LatP999, &w.LatNeg, &w.DroppedEvents, &w.Runtime, &w.CPUUnreaped)
 		w.Started, w.Ended = fromNS(started), fromNS(ended)
 		if w.SampledCPU == notSampled || (w.SampledCPU == 0 && s.readOnly && s.version < notSampledVersion) {
 			w.SampledCPU = math.NaN()

@@ -71,15 +71,20 @@ type SlotDials struct {
 	Statuses         map[string]int64
 	Unrepairable     bool
 	WireBytes        int64 // frame bytes read on the slot's connections (0 before schemaWire)
+	// Interim marks an account recorded during the run (the last of a
+	// worker that died at the end, or whose controller did): its WireBytes
+	// are as of then, not compared with the server's. The account a worker
+	// sent when its connections ended is not interim.
+	Interim bool
 }
 
-// SaveTruth replaces the lost charges and slot dial accounts.
+// SaveTruth replaces the lost charges, and records the slot dial accounts
+// given, replacing those of the same slots (those recorded during the run
+// of a slot not given stay).
 func (s *DB) SaveTruth(lost []LostCharge, dials []SlotDials) error {
 	return s.tx("save lost charges", func(tx *sql.Tx) error {
-		for _, q := range []string{`DELETE FROM lost`, `DELETE FROM slot_dials`} {
-			if _, err := tx.Exec(q); err != nil {
-				return err
-			}
+		if _, err := tx.Exec(`DELETE FROM lost`); err != nil {
+			return err
 		}
 		for _, l := range lost {
 			gaps, _ := json.Marshal(l.Gaps)
@@ -98,13 +103,8 @@ func (s *DB) SaveTruth(lost []LostCharge, dials []SlotDials) error {
 			}
 		}
 		for _, d := range dials {
-			st, _ := json.Marshal(d.Statuses)
-			if d.Statuses == nil {
-				st = []byte("{}")
-			}
-			if _, err := tx.Exec(`INSERT INTO slot_dials (lib, slot, grp, dials, dial_fails, statuses_json, unrepairable, wire_bytes)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, d.Lib, d.Slot, d.Group, d.Dials, d.DialFails, string(st), d.Unrepairable, d.WireBytes); err != nil {
-				return fmt.Errorf("%s/%d: %w", d.Lib, d.Slot, err)
+			if err := upsertDials(tx, d); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -140,14 +140,14 @@ func (s *DB) LostCharges() ([]LostCharge, error) {
 // SlotDialAccounts returns the stored dial accounts by library and slot.
 func (s *DB) SlotDialAccounts() ([]SlotDials, error) {
 	rows, err := s.db.Query(`SELECT lib, slot, grp, dials, dial_fails, statuses_json, unrepairable, ` +
-		s.colSince(wireVersion, "wire_bytes", "0") + ` FROM slot_dials ORDER BY lib, slot`)
+		s.colSince(wireVersion, "wire_bytes", "0") + `, ` + s.colSince(resumeVersion, "interim", "0") + ` FROM slot_dials ORDER BY lib, slot`)
 	if err != nil {
 		return nil, fmt.Errorf("read slot dials: %w", err)
 	}
 	return collect(rows, "read slot dials", func(rows *sql.Rows) (SlotDials, error) {
 		var d SlotDials
 		var st string
-		if err := rows.Scan(&d.Lib, &d.Slot, &d.Group, &d.Dials, &d.DialFails, &st, &d.Unrepairable, &d.WireBytes); err != nil {
+		if err := rows.Scan(&d.Lib, &d.Slot, &d.Group, &d.Dials, &d.DialFails, &st, &d.Unrepairable, &d.WireBytes, &d.Interim); err != nil {
 			return d, err
 		}
 		return d, json.Unmarshal([]byte(st), &d.Statuses)

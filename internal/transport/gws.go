@@ -170,9 +170,27 @@ func (c *gwsConn) Run(h Handler) error {
 		return errRunTwice
 	}
 	c.ev.h = h
-	c.ws.ReadLoop() // returns after OnClose; gws has closed the socket
+	if err := c.readLoop(); err != nil {
+		_ = c.cs.shut(c.ws.NetConn().Close)
+		return err
+	}
 	_ = c.cs.shut(c.ws.NetConn().Close)
 	return c.mapError(c.ev.err)
+}
+
+// readLoop runs gws's read loop (it returns after OnClose; gws has closed
+// the socket). A frame that makes gws panic is the server's protocol error,
+// returned as such, not a crash of the worker: gws v1.8.9 slices its buffer
+// by a 64-bit payload length read as a negative int when the length's top
+// bit is set, which RFC 6455 5.2 forbids (TestHostileLength).
+func (c *gwsConn) readLoop() (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("gws read: the library panicked on a frame from the server (a protocol error of the server): %v", p)
+		}
+	}()
+	c.ws.ReadLoop()
+	return nil
 }
 
 // gwsStatus is gws's internal close status type (internal.StatusCode), seen through its method.

@@ -57,11 +57,12 @@ func knownRun(t *testing.T) *store.DB {
 			b.Samples = append(b.Samples, store.Sample{Lib: lib, Sec: sec, TS: start.Add(time.Duration(sec) * time.Second),
 				HasProc: true, RSS: x.rss, CPUPct: x.cpu})
 		}
-		b.StreamSamples = append(b.StreamSamples, store.StreamSample{Lib: lib, Group: "g", Stream: "btcusdt@trade", Sec: 3, MaxSilenceMs: 900})
+		b.StreamSamples = append(b.StreamSamples, store.StreamSample{Lib: lib, Group: "g", Stream: "btcusdt@trade", Sec: 3, MsgsTotal: 30, MaxSilenceMs: 900})
 	}
+	// Lost and duplicate ids are counted from the messages received.
 	b.StreamSamples = append(b.StreamSamples,
-		store.StreamSample{Lib: "gws", Group: "g", Stream: "ethusdt@trade", Sec: 3, LostTotal: 4, DupTotal: 1, MaxSilenceMs: 2500},
-		store.StreamSample{Lib: "gws", Group: "g", Stream: "solusdt@trade", Sec: 3, LostTotal: 3})
+		store.StreamSample{Lib: "gws", Group: "g", Stream: "ethusdt@trade", Sec: 3, MsgsTotal: 20, LostTotal: 4, DupTotal: 1, MaxSilenceMs: 2500},
+		store.StreamSample{Lib: "gws", Group: "g", Stream: "solusdt@trade", Sec: 3, MsgsTotal: 10, LostTotal: 3})
 	ev := func(kind wire.EventKind, code int, dur float64) store.Event {
 		return store.Event{Lib: "gws", TS: start.Add(time.Second), Sec: 1, Kind: kind, Code: code, DurMs: dur}
 	}

@@ -39,7 +39,7 @@ type Frame struct {
 	Sec   int64        `json:"sec,omitempty"`
 	Stat  *SecStat     `json:"stat,omitempty"`
 	Subs  []SubStat    `json:"subs,omitempty"`
-	Slots []SlotStat   `json:"slots,omitempty"` // with the last subs frame, after the connections ended
+	Slots []SlotStat   `json:"slots,omitempty"` // when a slot's account changed, and with the last subs frame
 	Ev    *Event       `json:"ev,omitempty"`
 	Fin   *FinalReport `json:"fin,omitempty"`
 }
@@ -91,8 +91,10 @@ type SubStat struct {
 	// message on a new connection: ids lost across a reconnect. The rest was
 	// lost while a connection was up.
 	LostAcross int64 `json:"lost_across,omitempty"`
-	// Only in the last subs frame: the ids lost, as coalesced inclusive
-	// ranges (at most 64), and how many lost ids the ranges leave out.
+	// When the loss account changed since the subscription was last sent,
+	// and in the last subs frame: the ids lost, as coalesced inclusive
+	// ranges (at most 64), and how many lost ids the ranges leave out
+	// (their sizes and the overflow add up to Lost; nil with Lost 0).
 	// GapAcross, parallel to Gaps (nil: none), marks the ranges lost across
 	// a reconnect; GapOverflowAcross is that part of GapOverflow.
 	Gaps              [][2]int64 `json:"gaps,omitempty"`

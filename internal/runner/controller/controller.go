@@ -107,13 +107,16 @@ type controller struct {
 	restarts chan *workerProc
 	server   *child.Process
 	addr     string
-	resumed  *resumed        // set when continuing a crashed run
-	ca       *cert.Authority // the replay server's throwaway CA (replay.tls)
+	resumed  *resumed // set when continuing a crashed run
+	// resumedAt is the second of the window the resume began at (0: not resumed).
+	resumedAt float64
+	ca        *cert.Authority // the replay server's throwaway CA (replay.tls)
 
 	local      *http.Client        // to the local replay server; made by the main goroutine
 	faultLogs  chan []wire.Applied // the server's fault log, polled during the run
 	faultPoll  bool                // a poll is in flight
 	faultsSeen int                 // entries of the server's fault log already recorded
+	rejects    []pendingReject     // its reject faults, recorded per library as they hit
 
 	net *netLink // the replay server's link (link:), nil without one
 }
@@ -177,15 +180,16 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 	mono, wall := time.Now(), c.o.Now()
 	start := wall.Add(warmup).Truncate(time.Millisecond)
 	end := start.Add(time.Duration(p.Duration))
-	serverStart := start
+	var faultsFrom time.Time // faults due before it are not injected (zero: all)
 	if rs := c.resumed; rs != nil {
-		// The window stays the original one; the replay server's schedule
-		// starts anew after the warm-up (it cannot replay the missed part).
-		start, end = rs.plan.Start, rs.plan.End
-		serverStart = wall.Add(warmup).Truncate(time.Millisecond)
+		// The window stays the original one, and so does the replay server's
+		// schedule: the streams go on as they would have (the events due
+		// during the outage skipped), and the faults fire at their planned
+		// instants, those due during the outage dropped.
+		start, end, faultsFrom = rs.plan.Start, rs.plan.End, wall
 	}
 	c.epoch = mono.Add(start.Sub(wall))
-	if rs := c.resumed; rs != nil && !serverStart.Before(end) {
+	if rs := c.resumed; rs != nil && !wall.Add(warmup).Before(end) {
 		// Too late to go on: record the outage up to the end instead.
 		c.addOutage(c.epoch.Add(end.Sub(start)), "the run's end passed before the resume")
 		c.Flush()
@@ -208,7 +212,7 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 				return nil, err
 			}
 		}
-		if err := c.startServer(ctx, serverStart, end); err != nil {
+		if err := c.startServer(ctx, start, end, faultsFrom); err != nil {
 			return nil, err
 		}
 		defer c.stopServer()
@@ -223,7 +227,7 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 	if c.resumed != nil {
 		c.plan = c.resumed.plan
 		c.plan.Target = target
-		if err := c.reopen(); err != nil {
+		if err := c.reopen(mono); err != nil {
 			return nil, err
 		}
 	} else if err := c.create(ctx, runID, target, local, start, end, hostInfo, caFile); err != nil {
@@ -241,8 +245,10 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 		}
 		c.workers = append(c.workers, w)
 	}
+	// The run's window, also when resumed: its start and end instants as planned.
 	c.o.Log.Info("run started", "run", runID, "dir", c.dir, "target", endpoint.Mask(target), "proxy", endpoint.Mask(plan.Proxy), "libraries", p.Libraries,
-		"slots", len(plan.Slots), "start", start.Format(time.RFC3339), "duration", time.Duration(p.Duration))
+		"slots", len(plan.Slots), "start", start.Format(time.RFC3339), "end", end.Format(time.RFC3339), "duration", end.Sub(start),
+		"resumed", c.resumed != nil)
 
 	c.playNetFaults()
 	err = c.loop(ctx, end)

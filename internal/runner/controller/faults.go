@@ -19,7 +19,9 @@ import (
 // controller reads the server's log (/_soak/faults, append-only) every
 // faultPollEvery seconds during the run, so the live view and the report's
 // refreshes show them, and once more after the window, so none is lost.
-const faultPollEvery = 5
+// Every second: a controller that dies takes its replay server, and the
+// log, with it, and a resume keeps the faults recorded to the second.
+const faultPollEvery = 1
 
 // pollFaults fetches the server's fault log in the background; the main loop
 // records what is new when it arrives. At most one poll is in flight.
@@ -47,12 +49,48 @@ func (c *controller) pollFaults() {
 }
 
 // recordFaults adds the entries of the server's fault log not recorded yet.
-func (c *controller) recordFaults(log []wire.Applied) {
-	if len(log) <= c.faultsSeen {
-		return
+// A reject fault's entry fills in as handshakes are rejected, after it was
+// armed: each library gets its event at the first poll that shows one of
+// its handshakes rejected (the count as of then); one that hit no library
+// by the end of the run (final) is recorded run-wide then.
+func (c *controller) recordFaults(log []wire.Applied, final bool) {
+	libs := c.o.Profile.Libraries
+	for i := c.faultsSeen; i < len(log); i++ {
+		if log[i].Fault.Kind == wire.FaultReject {
+			c.rejects = append(c.rejects, pendingReject{entry: i, seen: map[string]bool{}})
+			continue
+		}
+		c.batch.Events = append(c.batch.Events, faultEvents(log[i:i+1], libs, c.plan.Start)...)
 	}
-	c.batch.Events = append(c.batch.Events, faultEvents(log[c.faultsSeen:], c.o.Profile.Libraries, c.plan.Start)...)
-	c.faultsSeen = len(log)
+	c.faultsSeen = max(c.faultsSeen, len(log))
+	for _, r := range c.rejects {
+		if r.entry >= len(log) {
+			continue
+		}
+		a := log[r.entry]
+		fresh := a
+		fresh.Conns = nil
+		for _, tag := range a.Conns {
+			if lib := wire.LibOf(tag); slices.Contains(libs, lib) && !r.seen[lib] {
+				fresh.Conns = append(fresh.Conns, tag)
+			}
+		}
+		if len(fresh.Conns) > 0 {
+			c.batch.Events = append(c.batch.Events, faultEvents([]wire.Applied{fresh}, libs, c.plan.Start)...)
+			for _, tag := range fresh.Conns {
+				r.seen[wire.LibOf(tag)] = true
+			}
+		} else if final && len(r.seen) == 0 {
+			c.batch.Events = append(c.batch.Events, faultEvents([]wire.Applied{fresh}, libs, c.plan.Start)...)
+		}
+	}
+}
+
+// pendingReject is a reject fault of the server's log and the libraries
+// whose event is recorded.
+type pendingReject struct {
+	entry int
+	seen  map[string]bool
 }
 
 // saveFaults records what the server's fault log holds beyond what the polls
@@ -62,7 +100,7 @@ func (c *controller) saveFaults() error {
 	if err := c.getLocal(wire.PathFaults, &log); err != nil {
 		return err
 	}
-	c.recordFaults(log)
+	c.recordFaults(log, true)
 	return nil
 }
 

@@ -1,11 +1,14 @@
 package controller
 
 import (
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/wire"
 )
@@ -33,5 +36,44 @@ func TestFaultEvents(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+// TestRejectRecordedAsItHits: a reject fault's log entry fills in as
+// handshakes are rejected, after the poll that first saw it armed: each
+// library gets its one event when one of its handshakes shows up rejected
+// (a poll every second must not record it as having hit nobody), and a
+// reject that hit nobody by the end is recorded run-wide then; any other
+// fault at once.
+func TestRejectRecordedAsItHits(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := start.Add(19 * time.Second)
+	c := testController(t)
+	c.plan = &wire.Plan{Start: start}
+	c.o.Profile = &profile.Profile{Libraries: []string{"gorilla", "gws"}}
+	reject := wire.Applied{Fault: wire.Fault{Kind: wire.FaultReject, N: 2, Status: 429}, At: at}
+	closeF := wire.Applied{Fault: wire.Fault{Kind: wire.FaultClose, Code: 1011}, At: at, Conns: []string{"gws/1/0", "gorilla/1/0"}}
+	unused := wire.Applied{Fault: wire.Fault{Kind: wire.FaultReject, N: 1, Status: 503}, At: at}
+	kinds := func() []string {
+		var out []string
+		for _, e := range c.batch.Events {
+			out = append(out, fmt.Sprintf("%s %s %d", e.Lib, e.Fault, e.Code))
+		}
+		c.batch.Events = nil
+		return out
+	}
+	c.recordFaults([]wire.Applied{reject, closeF}, false)
+	if got := kinds(); !slices.Equal(got, []string{"gorilla close 1011", "gws close 1011"}) {
+		t.Errorf("first poll: %v; want the close only (the reject hit nobody yet)", got)
+	}
+	reject.Conns = []string{"gws/1/1"}
+	c.recordFaults([]wire.Applied{reject, closeF}, false)
+	if got := kinds(); !slices.Equal(got, []string{"gws reject 429"}) {
+		t.Errorf("second poll: %v; want gws's reject", got)
+	}
+	reject.Conns = []string{"gws/1/1", "gws/1/2", "gorilla/1/1"}
+	c.recordFaults([]wire.Applied{reject, closeF, unused}, true)
+	if got := kinds(); !slices.Equal(got, []string{"gorilla reject 429", " reject 503"}) {
+		t.Errorf("last poll: %v; want gorilla's reject, and the unused one run-wide", got)
 	}
 }

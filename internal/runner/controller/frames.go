@@ -18,8 +18,11 @@ func (c *controller) onFrame(w *workerProc, f *wire.Frame) {
 	switch f.Type {
 	case wire.FrameHello:
 		w.hello = f
+		// The record keeps the CPU accounts of the library's earlier
+		// processes: a resume after a crash reads them back.
 		if err := c.db.UpsertWorker(store.Worker{Lib: w.lib, Module: f.Module, Version: f.Version, Pid: f.Pid, Started: w.started,
-			DroppedEvents: w.acc.dropped, Runtime: f.Runtime}); err != nil {
+			DroppedEvents: w.acc.dropped, Runtime: f.Runtime, RusageUser: w.acc.rusageUser, RusageSys: w.acc.rusageSys,
+			SampledCPU: w.acc.sampledCPU(), CPUUnreaped: w.acc.unreaped}); err != nil {
 			c.o.Log.Warn("record worker", "lib", w.lib, "err", err)
 		}
 	case wire.FrameSec:
@@ -30,20 +33,27 @@ func (c *controller) onFrame(w *workerProc, f *wire.Frame) {
 			st.Lost += w.acc.lost
 			st.Dup += w.acc.dup
 			st.Dropped += w.acc.dropped
+			st.WireBytesTotal += w.acc.wire
 			w.secs[f.Sec] = st
 			w.latest = st
 			c.writeComplete(f.Sec)
 		}
 	case wire.FrameSubs:
-		if f.Slots != nil {
-			w.finalSubs, w.finalSlots = f.Subs, f.Slots
-		}
+		w.lastSubs = f
 		for _, s := range f.Subs {
+			if g, changed := w.carryGaps(s); changed {
+				c.batch.Gaps = append(c.batch.Gaps, g)
+			}
 			s = w.carrySub(s)
 			c.batch.StreamSamples = append(c.batch.StreamSamples, store.StreamSample{Lib: w.lib, Slot: s.Slot, Group: s.Group,
 				Stream: s.Stream, Sec: f.Sec, MsgsTotal: s.Msgs, BytesTotal: s.Bytes, LostTotal: s.Lost, DupTotal: s.Dup,
 				OOOTotal: s.OOO, MaxSilenceMs: s.MaxSilenceMs, LastSeq: s.LastSeq, StallsTotal: s.Stalls, Stalled: s.Stalled,
 				RegressTotal: s.Regress, LostAcrossTotal: s.LostAcross})
+		}
+		for _, s := range f.Slots {
+			d := w.carrySlot(s)
+			d.Interim = true // the end's account replaces it
+			c.batch.Dials = append(c.batch.Dials, d)
 		}
 	case wire.FrameEvent:
 		ev := f.Ev
@@ -62,6 +72,11 @@ func (c *controller) onFrame(w *workerProc, f *wire.Frame) {
 		}
 	case wire.FrameFinal:
 		w.final = f.Fin
+		// The subs frame just before is the last, sent once the connections
+		// ended: its gaps and dial accounts are final.
+		if w.lastSubs != nil {
+			w.finalSubs, w.finalSlots = w.lastSubs.Subs, w.lastSubs.Slots
+		}
 		// The worker has stopped its connections and waits for us: take the
 		// last process sample now, then let it exit and compare with the kernel.
 		if w.proc != nil {

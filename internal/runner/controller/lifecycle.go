@@ -2,11 +2,11 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/wssoak/wssoak/internal/endpoint"
@@ -151,7 +151,7 @@ func (l *Lifecycle) AddSample(rows ...store.Sample) {
 // starts a new one.
 func (l *Lifecycle) Flush() {
 	b := l.batch
-	if len(b.Samples)+len(b.StreamSamples)+len(b.Events)+len(b.Host)+len(b.Clock) == 0 {
+	if b.Empty() {
 		return
 	}
 	l.batch = new(store.Batch)
@@ -214,8 +214,8 @@ func (l *Lifecycle) End(ctx context.Context, res *Result, runErr error) (*Result
 	// A full disk at the end: retried, then reported with the rest; the
 	// caller still prints the table.
 	ended := l.o.Now()
-	err = errors.Join(err, l.o.EndRetry.Do("record the run's end", func() error { return l.db.FinishRun(ended, status) }))
-	err = errors.Join(err, l.db.CloseWith(l.o.EndRetry))
+	err = joinErrs(err, l.o.EndRetry.Do("record the run's end", func() error { return l.db.FinishRun(ended, status) }))
+	err = joinErrs(err, l.db.CloseWith(l.o.EndRetry))
 	if res == nil {
 		res = &Result{}
 	}
@@ -256,3 +256,42 @@ func (pa ProcAt) Fill(row *store.Sample) {
 	row.RSS, row.CPUUser, row.CPUSys, row.CPUPct = int64(pa.RSS), pa.CPUUser, pa.CPUSys, pa.Pct
 	row.FDs, row.Threads = int(pa.FDs), int(pa.Threads)
 }
+
+// errList is errors joined on one line ("a; b"): what a run ends with is
+// printed and logged as one line, not one with newlines escaped. Unwrap
+// gives them back (errors.Is, errors.As, and a caller's own joining).
+type errList []error
+
+// joinErrs joins the errors that are not nil (those of an errList or of
+// errors.Join one by one): nil when none is, the error itself when one is.
+func joinErrs(es ...error) error {
+	var out errList
+	for _, e := range es {
+		switch j := e.(type) {
+		case nil:
+		case errList:
+			out = append(out, j...)
+		case interface{ Unwrap() []error }:
+			out = append(out, j.Unwrap()...)
+		default:
+			out = append(out, e)
+		}
+	}
+	switch len(out) {
+	case 0:
+		return nil
+	case 1:
+		return out[0]
+	}
+	return out
+}
+
+func (e errList) Error() string {
+	parts := make([]string, len(e))
+	for i, x := range e {
+		parts[i] = x.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (e errList) Unwrap() []error { return e }

@@ -115,7 +115,8 @@ func (c *controller) create(ctx context.Context, runID, target string, local boo
 		Settings: map[string]string{"plan": endpoint.Mask(string(planJSON)), "profile_path": p.Path,
 			"keepalive":  fmt.Sprintf("%s/%s", plan.PingInterval, plan.PongTimeout),
 			"read_limit": fmt.Sprint(plan.ReadLimit), "rcvbuf": fmt.Sprint(plan.RcvBuf), "compression": plan.Compression.String(), "symbols": symbols, "encoding": p.Encoding,
-			"proxy": endpoint.Mask(plan.Proxy), "tls_ca": strings.Join(plan.CAFiles, ","), "tls_server_name": plan.ServerName},
+			"proxy": endpoint.Mask(plan.Proxy), "tls_ca": strings.Join(plan.CAFiles, ","), "tls_server_name": plan.ServerName,
+			"libraries": strings.Join(p.Libraries, ",")}, // -libs may have changed the profile's: a resume runs these
 	})
 }
 

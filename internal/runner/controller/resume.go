@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -29,13 +30,28 @@ import (
 //   - The outage runs from the last second recorded to the instant the
 //     resume began; the workers then take the warm-up to reconnect, so the
 //     first second with data comes a little after the outage's end.
-//   - Totals continue: messages, bytes, reconnects, lost and duplicates per
-//     library and per subscription, and the CPU accounts, go on from what the
-//     database holds. Sequence state does not survive: the first message of
-//     each subscription after the resume starts a new sequence, so what was
-//     sent during the outage is the outage's, not counted as lost.
-//   - A local target gets a new replay server whose schedule starts after the
-//     warm-up; its counts (server_counts) describe the resumed part only.
+//   - Every account continues from what the database holds, which is every
+//     account to the last second recorded: per library the totals of every
+//     second (messages, bytes, wire bytes, reconnects, lost, duplicates,
+//     dropped events), per subscription its loss account and lost ranges
+//     (sent by the worker in the second they change) and its other totals
+//     as of its last subs frame (every 10 s), per slot its dial account
+//     (dials, failures by status, unrepairable: sent when it changes), and
+//     the CPU accounts. Events (reconnects, negotiated extensions, faults)
+//     are rows already. Sequence state does not survive: the first message
+//     of each subscription after the resume starts a new sequence, so what
+//     was sent during the outage is the outage's, not counted as lost.
+//   - What cannot be kept: the outage's seconds (nothing was received), the
+//     dead workers' rusage (never reaped: their last CPU sample stands for
+//     it, recorded as unreaped CPU), their latency histograms (the latency
+//     is the resumed processes'), and what the dead replay server counted.
+//   - A local target gets a new replay server on the run's original
+//     schedule (its start instant): every stream's ids and bytes go on as an
+//     uninterrupted run's would, the events due during the outage skipped,
+//     and the profile's faults fire at their planned instants, those due
+//     before the resume dropped (they fell in the outage). Its counts
+//     (server_counts, server_wire) describe the resumed part only, and the
+//     wire check compares the workers' bytes since the resume with them.
 
 // resumed is what a crashed run left in its database.
 type resumed struct {
@@ -46,6 +62,8 @@ type resumed struct {
 	lastSec int64
 	last    map[string]store.Sample
 	streams map[string]map[subKey]wire.SubStat
+	gaps    map[string]map[subKey]store.SubGaps
+	slots   map[string]map[int]store.SlotDials
 	workers map[string]store.Worker
 	lock    *rundir.Lock // the run directory's, taken before the database is opened
 }
@@ -58,6 +76,11 @@ type subKey struct {
 func openResumed(dir string) (*resumed, error) {
 	path := filepath.Join(dir, "soak.db")
 	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("resume %s: %w", dir, err)
+	}
+	// A run that cannot be resumed (finished, or a side: server run) is
+	// refused from a read-only look, before its lock file is touched.
+	if err := resumable(path); err != nil {
 		return nil, fmt.Errorf("resume %s: %w", dir, err)
 	}
 	// A controller still running this run owns it: refused before anything is written.
@@ -80,19 +103,43 @@ func openResumed(dir string) (*resumed, error) {
 	return rs, nil
 }
 
+// resumable reads the run at path without writing anything and says why it
+// cannot be resumed, if it cannot.
+func resumable(path string) error {
+	db, err := store.OpenReadOnly(path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	run, err := db.Run()
+	if err != nil {
+		return err
+	}
+	return canResume(run)
+}
+
+// canResume says why run cannot be resumed, if it cannot.
+func canResume(run store.Run) error {
+	if run.Status != store.StatusRunning {
+		return fmt.Errorf("run %s has status %q: only a run whose controller died (status \"running\") can be resumed", run.ID, run.Status)
+	}
+	if run.Settings["side"] == profile.SideServer {
+		// Checked before the plan: such a run stores none (its servers are its libraries).
+		return errors.New("a side: server run cannot be resumed (its rooms start anew)")
+	}
+	return nil
+}
+
 func loadResumed(db *store.DB) (*resumed, error) {
 	run, err := db.Run()
 	if err != nil {
 		return nil, err
 	}
-	if run.Status != "running" {
-		return nil, fmt.Errorf("run %s has status %q: only a run whose controller died (status \"running\") can be resumed", run.ID, run.Status)
+	if err := canResume(run); err != nil { // again, under the lock
+		return nil, err
 	}
-	if run.Settings["side"] == profile.SideServer {
-		// Checked before the plan: such a run stores none (its servers are its libraries).
-		return nil, errors.New("a side: server run cannot be resumed (its rooms start anew)")
-	}
-	rs := &resumed{db: db, run: run, last: map[string]store.Sample{}, streams: map[string]map[subKey]wire.SubStat{}, workers: map[string]store.Worker{}}
+	rs := &resumed{db: db, run: run, last: map[string]store.Sample{}, streams: map[string]map[subKey]wire.SubStat{}, workers: map[string]store.Worker{},
+		gaps: map[string]map[subKey]store.SubGaps{}, slots: map[string]map[int]store.SlotDials{}}
 	if err := json.Unmarshal([]byte(run.Settings["plan"]), &rs.plan); err != nil || rs.plan == nil || len(rs.plan.Slots) == 0 {
 		return nil, fmt.Errorf("run %s: no usable plan in its settings", run.ID)
 	}
@@ -109,6 +156,9 @@ func loadResumed(db *store.DB) (*resumed, error) {
 		return nil, fmt.Errorf("run %s: stored profile: %w", run.ID, err)
 	}
 	rs.profile.Proxy = rs.plan.Proxy // the controller's preflight and REST requests use it too
+	// What the command line changed of the profile for this run: its window
+	// (-duration) and its libraries (-libs).
+	rs.profile.Duration = profile.Duration(rs.plan.End.Sub(rs.plan.Start))
 	if rs.lastSec, err = db.LastSec(); err != nil {
 		return nil, err
 	}
@@ -124,12 +174,23 @@ func loadResumed(db *store.DB) (*resumed, error) {
 		return nil, err
 	}
 	for _, s := range ss {
-		if rs.streams[s.Lib] == nil {
-			rs.streams[s.Lib] = map[subKey]wire.SubStat{}
-		}
-		rs.streams[s.Lib][subKey{s.Slot, s.Stream}] = wire.SubStat{Slot: s.Slot, Group: s.Group, Stream: s.Stream,
+		put(rs.streams, s.Lib, subKey{s.Slot, s.Stream}, wire.SubStat{Slot: s.Slot, Group: s.Group, Stream: s.Stream,
 			Msgs: s.MsgsTotal, Bytes: s.BytesTotal, Lost: s.LostTotal, Dup: s.DupTotal, OOO: s.OOOTotal,
-			MaxSilenceMs: s.MaxSilenceMs, LastSeq: s.LastSeq, Stalls: s.StallsTotal, Regress: s.RegressTotal, LostAcross: s.LostAcrossTotal}
+			MaxSilenceMs: s.MaxSilenceMs, LastSeq: s.LastSeq, Stalls: s.StallsTotal, Regress: s.RegressTotal, LostAcross: s.LostAcrossTotal})
+	}
+	gaps, err := db.SubGapsAll()
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range gaps {
+		put(rs.gaps, g.Lib, subKey{g.Slot, g.Stream}, g)
+	}
+	dials, err := db.SlotDialAccounts()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range dials {
+		put(rs.slots, d.Lib, d.Slot, d)
 	}
 	ws, err := db.Workers()
 	if err != nil {
@@ -138,28 +199,53 @@ func loadResumed(db *store.DB) (*resumed, error) {
 	for _, w := range ws {
 		rs.workers[w.Lib] = w
 	}
+	if libs := run.Settings["libraries"]; libs != "" {
+		rs.profile.Libraries = strings.Split(libs, ",")
+	} else if len(ws) > 0 { // recorded before the setting: the libraries that said hello
+		rs.profile.Libraries = rs.profile.Libraries[:0]
+		for _, w := range ws {
+			rs.profile.Libraries = append(rs.profile.Libraries, w.Lib)
+		}
+	}
 	return rs, nil
+}
+
+// put sets m[lib][k] to v, making m[lib] when it is missing.
+func put[K comparable, V any](m map[string]map[K]V, lib string, k K, v V) {
+	if m[lib] == nil {
+		m[lib] = map[K]V{}
+	}
+	m[lib][k] = v
 }
 
 // carry starts a worker's accounts from what the crashed run recorded.
 func (rs *resumed) carry(w *workerProc) {
-	if s, ok := rs.last[w.lib]; ok {
-		w.acc.msgs, w.acc.bytes = s.MsgsTotal, s.BytesTotal
-		w.acc.reconnects, w.acc.lost, w.acc.dup = s.ReconnectsTotal, s.LostTotal, s.DupTotal
+	last, ok := rs.last[w.lib]
+	if ok {
+		w.acc.msgs, w.acc.bytes = last.MsgsTotal, last.BytesTotal
+		w.acc.reconnects, w.acc.lost, w.acc.dup = last.ReconnectsTotal, last.LostTotal, last.DupTotal
+		w.acc.wire = last.WireBytesTotal
 	}
-	w.acc.subs = rs.streams[w.lib]
+	w.acc.subs, w.acc.gaps, w.acc.slots = rs.streams[w.lib], rs.gaps[w.lib], rs.slots[w.lib]
+	w.subs, w.gaps, w.slots = maps.Clone(w.acc.subs), maps.Clone(w.acc.gaps), maps.Clone(w.acc.slots)
 	if wk, ok := rs.workers[w.lib]; ok {
-		// The dead controller's workers were never reaped by it: their rusage
-		// is unknown. What was sampled of them is kept (from the last sample).
+		// The record holds the accounts of the processes the dead
+		// controller reaped (restarts), and what earlier resumes carried.
 		w.acc.rusageUser, w.acc.rusageSys = wk.RusageUser, wk.RusageSys
 		w.acc.dropped = wk.DroppedEvents
+		w.acc.unreaped = wk.CPUUnreaped
 		if !math.IsNaN(wk.SampledCPU) {
 			w.acc.sampled, w.acc.sampledAny = wk.SampledCPU, true
 		}
-		if s, ok := rs.last[w.lib]; ok && s.HasProc {
-			w.acc.sampled += s.CPUUser + s.CPUSys
-			w.acc.sampledAny = true
-		}
+	}
+	w.acc.dropped = max(w.acc.dropped, last.DroppedTotal) // the crashed process's, to its last second
+	if ok && last.HasProc {
+		// The dead controller's workers were never reaped by it: their rusage
+		// is unknown. What was sampled of them is kept (their last sample),
+		// as CPU that no rusage accounts for.
+		w.acc.sampled += last.CPUUser + last.CPUSys
+		w.acc.unreaped += last.CPUUser + last.CPUSys
+		w.acc.sampledAny = true
 	}
 }
 
@@ -185,13 +271,15 @@ func (w *workerProc) carrySub(s wire.SubStat) wire.SubStat {
 }
 
 // reopen marks the run running again and records the outage: from the last
-// second recorded to now.
-func (c *controller) reopen() error {
+// second recorded to until, the instant the resume began (the replay
+// server's faults due before it are dropped: see Run).
+func (c *controller) reopen(until time.Time) error {
 	rs := c.resumed
 	if err := rs.db.ReopenRun("running"); err != nil {
 		return err
 	}
-	out := c.addOutage(time.Now(), "resumed")
+	out := c.addOutage(until, "resumed")
+	c.resumedAt = float64(rs.lastSec) + out.Seconds()
 	c.o.Log.Warn("resuming a crashed run", "run", rs.run.ID, "last_second", rs.lastSec, "outage", out.Round(time.Millisecond),
 		"end", rs.plan.End.Format(time.RFC3339))
 	return nil

@@ -86,7 +86,7 @@ func (c *controller) addRow(w *workerProc, s int64) {
 		row.Goroutines, row.HeapBytes, row.ConnsUp = st.Goroutines, st.HeapBytes, st.ConnsUp
 		row.ReconnectsTotal, row.LostTotal, row.DupTotal = st.Reconnects, st.Lost, st.Dup
 		row.LatP50, row.LatP99, row.LatMax = st.LatP50, st.LatP99, st.LatMax
-		row.WireBytes, row.WireBytesTotal = st.WireBytes, st.WireBytesTotal
+		row.WireBytes, row.WireBytesTotal, row.DroppedTotal = st.WireBytes, st.WireBytesTotal, st.Dropped
 	}
 	if pa, ok := w.procs[s]; ok {
 		pa.Fill(&row)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -20,9 +19,13 @@ import (
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
-func (c *controller) startServer(ctx context.Context, start, end time.Time) error {
+// startServer starts the replay server for the window start–end; the
+// faults due before faultsFrom (a resume: they fell in the outage) are not
+// given to it.
+func (c *controller) startServer(ctx context.Context, start, end, faultsFrom time.Time) error {
 	cfg := c.o.Profile.ReplayConfig() // handed to the server on stdin
 	cfg.Start, cfg.Stop = start, end
+	cfg.Faults = faultsAfter(cfg.Faults, faultsFrom.Sub(start))
 	if c.ca != nil {
 		cfg.CertFile, cfg.KeyFile = filepath.Join(c.dir, "server.pem"), filepath.Join(c.dir, "server-key.pem")
 	}
@@ -116,7 +119,7 @@ func (c *controller) saveServerCounts() error {
 	rows, ws := serverRows(st.Conns)
 	c.checkWire(ws)
 	return c.o.EndRetry.Do("store server counts", func() error {
-		return errors.Join(c.db.SaveServerCounts(rows), c.db.SaveServerWire(ws))
+		return joinErrs(c.db.SaveServerCounts(rows), c.db.SaveServerWire(ws))
 	})
 }
 
@@ -168,4 +171,23 @@ func serverRows(conns []replay.ConnStats) ([]store.ServerCount, []store.ServerWi
 		}
 	}
 	return rows, ws
+}
+
+// faultsAfter returns the faults of fs due at or after the offset from
+// (from the window's start), each repeated one starting at its first
+// repetition due then; all of them when from is not positive.
+func faultsAfter(fs []wire.ScheduledFault, from time.Duration) []wire.ScheduledFault {
+	if from <= 0 {
+		return fs
+	}
+	var out []wire.ScheduledFault
+	for _, f := range fs {
+		if f.At < from && f.Every > 0 {
+			f.At += (from - f.At + f.Every - 1) / f.Every * f.Every
+		}
+		if f.At >= from {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"path/filepath"
 	"time"
@@ -22,6 +21,29 @@ const maxRestarts = 5
 // drain is how long the controller lets workers read after the measured
 // window ends, so that messages in flight at the end are still counted.
 const drain = 2 * time.Second
+
+// accounts are what a library's processes that ended (died, or whose
+// controller crashed) counted: the base its next process counts from.
+type accounts struct {
+	rusageUser, rusageSys, sampled     float64 // over this worker's processes so far
+	sampledAny                         bool    // whether sampled holds at least one /proc sample
+	unreaped                           float64 // of sampled, processes never reaped (their rusage unknown)
+	msgs, bytes, reconnects, lost, dup int64
+	wire                               int64                    // WebSocket frame bytes read
+	dropped                            int64                    // events the worker dropped (its channel full)
+	subs                               map[subKey]wire.SubStat  // per subscription, cumulative
+	gaps                               map[subKey]store.SubGaps // per subscription, the lost ranges
+	slots                              map[int]store.SlotDials  // per slot, the dial account
+}
+
+// sampledCPU is the sampled CPU seconds, NaN when no sample was taken
+// (not measured, not 0).
+func (a *accounts) sampledCPU() float64 {
+	if !a.sampledAny {
+		return math.NaN()
+	}
+	return a.sampled
+}
 
 type workerProc struct {
 	lib      string
@@ -41,18 +63,14 @@ type workerProc struct {
 	hung     bool    // killed by the watchdog
 	finalCPU float64 // CPU seconds of the last sample, taken after the final frame
 	finalOK  bool    // whether that sample was taken
-	acc      struct {
-		rusageUser, rusageSys, sampled float64 // over this worker's processes so far
-		sampledAny                     bool    // whether sampled holds at least one /proc sample
-		// totals of the processes that died (or of the controller that crashed)
-		msgs, bytes, reconnects, lost, dup int64
-		dropped                            int64                   // events the worker dropped (its channel full)
-		subs                               map[subKey]wire.SubStat // per subscription, cumulative
-	}
-	subs    map[subKey]wire.SubStat // latest cumulative totals per subscription
-	started time.Time
-	res     WorkerResult
-	unsaved *store.Worker // the last record, when storing it failed: retried at the end
+	acc      accounts
+	subs     map[subKey]wire.SubStat  // latest cumulative totals per subscription
+	gaps     map[subKey]store.SubGaps // latest cumulative lost ranges per subscription
+	slots    map[int]store.SlotDials  // latest cumulative dial accounts per slot
+	lastSubs *wire.Frame              // the latest subs frame: the last one when the final report follows
+	started  time.Time
+	res      WorkerResult
+	unsaved  *store.Worker // the last record, when storing it failed: retried at the end
 
 	// the last subs frame, sent after the connections ended: gaps and dial accounts
 	finalSubs  []wire.SubStat
@@ -71,7 +89,7 @@ func (c *controller) startWorker(w *workerProc) error {
 	if err != nil {
 		return err
 	}
-	w.ch, w.exited, w.final, w.hello, w.hung, w.finalOK = ch, false, nil, nil, false, false
+	w.ch, w.exited, w.final, w.hello, w.hung, w.finalOK, w.lastSubs = ch, false, nil, nil, false, false, nil
 	w.started = c.o.Now() // stored instant
 	w.heard = time.Now()  // for the watchdog's monotonic durations
 	w.prev = ProcAt{}
@@ -183,7 +201,7 @@ func (c *controller) loop(ctx context.Context, end time.Time) error {
 			c.restart(w, stopping)
 		case log := <-c.faultLogs:
 			c.faultPoll = false
-			c.recordFaults(log)
+			c.recordFaults(log, false)
 		case p := <-c.netPlayed():
 			c.recordNetFault(p)
 		case <-serverDone:
@@ -249,13 +267,10 @@ func (c *controller) onExit(w *workerProc, stopping bool) {
 		w.acc.sampled += w.prev.CPUUser + w.prev.CPUSys // died, or the final sample failed: its last sample is all we saw
 		w.acc.sampledAny = true
 	}
-	sampled := w.acc.sampled
-	if !w.acc.sampledAny {
-		sampled = math.NaN() // interrupted before the first sample: not measured, not 0
-	}
+	sampled := w.acc.sampledCPU() // interrupted before the first sample: not measured, not 0
 	w.res.SampledCPU, w.res.RusageCPU = sampled, w.acc.rusageUser+w.acc.rusageSys
 	rec := store.Worker{Lib: w.lib, Pid: w.ch.Pid(), Started: w.started, Ended: c.o.Now(), ExitCode: code,
-		RusageUser: w.acc.rusageUser, RusageSys: w.acc.rusageSys, SampledCPU: sampled}
+		RusageUser: w.acc.rusageUser, RusageSys: w.acc.rusageSys, SampledCPU: sampled, CPUUnreaped: w.acc.unreaped}
 	if w.hello != nil {
 		rec.Module, rec.Version, rec.Runtime = w.hello.Module, w.hello.Version, w.hello.Runtime
 	}
@@ -295,8 +310,9 @@ func (c *controller) onExit(w *workerProc, stopping bool) {
 	if w.latest != nil {
 		w.acc.msgs, w.acc.bytes = w.latest.MsgsTotal, w.latest.BytesTotal
 		w.acc.reconnects, w.acc.lost, w.acc.dup = w.latest.Reconnects, w.latest.Lost, w.latest.Dup
-		w.acc.subs = maps.Clone(w.subs)
+		w.acc.wire = w.latest.WireBytesTotal
 	}
+	w.carryOver()
 	if stopping || w.restarts >= maxRestarts {
 		return
 	}

@@ -116,24 +116,23 @@ func idCount(r [][2]int64) int64 {
 	return n
 }
 
-// saveTruth compares the libraries' lost ids per subscription and stores who
-// each is charged to, with every slot's dial account.
+// saveTruth compares the libraries' lost ids per subscription (over all
+// their processes) and stores who each is charged to; every slot's final
+// dial account goes with the last batch (after the interim ones, which the
+// writer may still be writing).
 func (c *controller) saveTruth() error {
 	finals := map[string][]wire.SubStat{}
-	var dials []store.SlotDials
 	for _, w := range c.workers {
-		if w.finalSubs == nil {
+		subs, dials := w.finalAccounts()
+		if subs == nil {
 			continue // no final account (the worker died at the end): nothing to compare
 		}
-		finals[w.lib] = w.finalSubs
-		for _, s := range w.finalSlots {
-			dials = append(dials, store.SlotDials{Lib: w.lib, Slot: s.Slot, Group: s.Group, Dials: s.Dials,
-				DialFails: s.DialFails, Statuses: s.Statuses, Unrepairable: s.Unrepairable, WireBytes: s.WireBytes})
-		}
+		finals[w.lib] = subs
+		c.batch.Dials = append(c.batch.Dials, dials...)
 	}
 	if len(finals) == 0 {
 		return nil
 	}
 	lost := chargeLost(finals)
-	return c.o.EndRetry.Do("store lost charges", func() error { return c.db.SaveTruth(lost, dials) })
+	return c.o.EndRetry.Do("store lost charges", func() error { return c.db.SaveTruth(lost, nil) })
 }

@@ -15,6 +15,8 @@ import (
 // server" row computes the same from the stored counts). A worker without a
 // final account (it died at the end) is left out; one that restarted is
 // not compared (its slot counts cover the last process only), and says so.
+// A resumed run's server is the one started by the resume: the bytes read
+// since then are compared with its counts, and the event says so.
 func (c *controller) checkWire(server []store.ServerWire) {
 	var dials []store.SlotDials
 	restarts := map[string]int{}
@@ -28,6 +30,7 @@ func (c *controller) checkWire(server []store.ServerWire) {
 		}
 	}
 	for _, w := range measure.CheckWire(server, dials) {
+		w.From = c.resumedAt
 		detail := w.String()
 		if n := restarts[w.Lib]; n > 0 {
 			detail = measure.Restarted(n)

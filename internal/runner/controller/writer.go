@@ -102,7 +102,7 @@ func (l *Lifecycle) writer() {
 					}
 					l.o.Log.Error("writes still failing at the end: data lost", "batches", ep.dropped,
 						"seconds", ep.lostRange(), "err", ep.lastErr)
-					l.written <- fmt.Errorf("write batch: %d batches not written (%s): %w", ep.dropped, ep.lostRange(), ep.lastErr)
+					l.written <- fmt.Errorf("%d batches not written (%s), their rows lost: %w", ep.dropped, ep.lostRange(), ep.lastErr)
 					return
 				}
 				l.written <- nil
@@ -132,7 +132,7 @@ func (ep *writeEpisode) drop(b *store.Batch) {
 		ep.lostTo = max(ep.lostTo, s.Sec)
 		ep.lostRows++
 	}
-	ep.lostOther += len(b.StreamSamples) + len(b.Events) + len(b.Host)
+	ep.lostOther += len(b.StreamSamples) + len(b.Events) + len(b.Host) + len(b.Dials) + len(b.Gaps)
 }
 
 func (ep *writeEpisode) lostRange() string {

@@ -79,8 +79,10 @@ func PrintVerdicts(w io.Writer, vs []store.Verdict) error {
 	return ThresholdError{len(broken)}
 }
 
-// State returns the record of the run in the database at dbPath (status
-// "running" while it goes on, or after a crash) and its stored verdicts.
+// State returns the record of the run in the database at dbPath, its
+// status as a reader should see it (store.ShownStatus: "running" while a
+// process writes it, store.StatusNoEnd once none does and it never recorded
+// its end), and its stored verdicts.
 func State(dbPath string) (store.Run, []store.Verdict, error) {
 	db, err := store.OpenReadOnly(dbPath)
 	if err != nil {
@@ -91,6 +93,7 @@ func State(dbPath string) (store.Run, []store.Verdict, error) {
 	if err != nil {
 		return store.Run{}, nil, err
 	}
+	r.Status = db.ShownStatus(r)
 	vs, err := db.Verdicts()
 	return r, vs, err
 }

@@ -7,8 +7,9 @@ import "slices"
 const maxGaps = 64
 
 // gapSet is the ids one subscription lost, as coalesced inclusive ranges in
-// the order they were found (ascending: ids only move forward). It is owned
-// by the slot's read goroutine and read after it ended; it never allocates.
+// the order they were found (ascending: ids only move forward). The slot's
+// read goroutine writes it and the reporter reads it, under the
+// subscription's lock (sub.gmu); it never allocates.
 //
 // Each range says whether its ids were lost across a reconnect (found at the
 // subscription's first message on a new connection) or while a connection

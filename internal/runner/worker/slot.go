@@ -59,10 +59,14 @@ type slot struct {
 	// Set before the read loop starts.
 	clock *transport.ReadClock
 
-	// dial accounting, slot goroutine only; read after it ended
+	// dial accounting: written by the slot goroutine, read by the reporter
+	// (sent whenever it changed, so the controller holds it to the second),
+	// under amu; acctN counts its changes.
+	amu              sync.Mutex
 	dials, dialFails int64
 	statuses         map[string]int64 // failKey (handshake status, "accept") → count
 	unrepairable     bool             // the rule fired at least once
+	acctN            atomic.Int64
 
 	// state of the current connection, read goroutine only
 	gotFirst   bool
@@ -123,7 +127,11 @@ func (s *slot) run(ctx context.Context) {
 		wait = retryAfter(err, w.plan.BackoffMax)
 		if !given && (w.plan.UnrepairableDial > 0 && fails >= w.plan.UnrepairableDial ||
 			w.plan.UnrepairableFor > 0 && time.Since(failingSince) >= w.plan.UnrepairableFor) {
-			given, s.unrepairable = true, true
+			given = true
+			s.amu.Lock()
+			s.unrepairable = true
+			s.amu.Unlock()
+			s.acctN.Add(1)
 			w.emit(wire.Event{Kind: wire.EventUnrepairable, Slot: s.Slot.ID, Group: s.Slot.Group,
 				Detail: fmt.Sprintf("%d failed dials (or connections ended before data) in a row over %s; still retrying",
 					fails, time.Since(failingSince).Round(time.Millisecond))})
@@ -198,9 +206,13 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 	if err != nil && ctx.Err() != nil {
 		return err // the run ended during the dial: not a failure of the dial
 	}
+	s.amu.Lock()
 	s.dials++
+	s.amu.Unlock()
+	s.acctN.Add(1)
 	if err != nil {
 		code, cause, detail := classify(err, false, nil)
+		s.amu.Lock()
 		s.dialFails++
 		if key := failKey(code, cause); key != "" {
 			if s.statuses == nil {
@@ -208,6 +220,8 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 			}
 			s.statuses[key]++
 		}
+		s.amu.Unlock()
+		s.acctN.Add(1)
 		if cause == causeHandshake {
 			if d := retryAfter(err, w.plan.BackoffMax); d > 0 {
 				detail += fmt.Sprintf("; retry after %s", d)

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"bytes"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,11 +30,43 @@ type sub struct {
 	n, nb, seen             int64            // read goroutine only: msgs, bytes, lastSeen
 	dirty                   bool             // read goroutine only: counted since the latest publish
 	seq                     binance.SeqState // read goroutine only
-	gaps                    gapSet           // read goroutine only; read after it ended
 	fresh                   bool             // read goroutine only: no message yet on the current connection
 	stalled                 bool             // reporter only
 	stalledAt               int64            // reporter only
 	stalls                  int64            // reporter only
+
+	// gaps is written by the read goroutine and read by the reporter, under
+	// gmu: a gap is rare, so the lock is off the per-message path. gapsN
+	// counts its changes (an id found lost and another found late in one
+	// second change the ranges, not the count).
+	gmu   sync.Mutex
+	gaps  gapSet
+	gapsN atomic.Int64
+	// sent is what the reporter last sent of the loss accounts (reporter only).
+	sent lossAccount
+}
+
+// lossAccount is what a subscription has lost and how: the part of its
+// state that a subs frame carries as soon as it changes, so that the
+// controller holds it to the second (a resume continues from it).
+type lossAccount struct {
+	lost, across, dup, ooo, regress, gapsN, stalls int64
+	stalled                                        bool
+}
+
+// account is the subscription's loss account now (reporter only).
+func (sb *sub) account() lossAccount {
+	return lossAccount{lost: sb.lost.Load(), across: sb.lostAcross.Load(), dup: sb.dup.Load(), ooo: sb.ooo.Load(),
+		regress: sb.regress.Load(), gapsN: sb.gapsN.Load(), stalls: sb.stalls, stalled: sb.stalled}
+}
+
+// ranges returns the ids the subscription lost so far (gapSet.ranges) and
+// the overflows.
+func (sb *sub) ranges() (r [][2]int64, across []bool, overflow, overflowAcross int64) {
+	sb.gmu.Lock()
+	defer sb.gmu.Unlock()
+	r, across = sb.gaps.ranges()
+	return r, across, sb.gaps.overflow, sb.gaps.overflowAcross
 }
 
 // latBatch is how many latencies the read goroutine holds before it records
@@ -189,12 +222,19 @@ func (s *slot) onMessage(text bool, p []byte) {
 			// across the reconnect; any other gap, while the connection was up.
 			switch {
 			case c.Lost > 0: // every rule's gap starts right after the highest id seen before
+				sb.gmu.Lock()
 				sb.gaps.add(prev+1, prev+c.Lost, sb.fresh)
+				sb.gmu.Unlock()
+				inc(&sb.gapsN, 1)
 				if sb.fresh {
 					inc(&sb.lostAcross, c.Lost)
 				}
 			case c.Lost < 0: // a late id that was counted lost when it was skipped
-				if sb.gaps.remove(f.Last) {
+				sb.gmu.Lock()
+				across := sb.gaps.remove(f.Last)
+				sb.gmu.Unlock()
+				inc(&sb.gapsN, 1)
+				if across {
 					inc(&sb.lostAcross, c.Lost)
 				}
 			}

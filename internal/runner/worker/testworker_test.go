@@ -5,7 +5,9 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+	"time"
 
+	"github.com/wssoak/wssoak/internal/replay"
 	"github.com/wssoak/wssoak/internal/transport"
 	"github.com/wssoak/wssoak/internal/wire"
 )
@@ -55,4 +57,30 @@ func (tw *testWorker) stop(t *testing.T) {
 	if err := <-tw.readDone; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// listenReplay starts a replay server on a loopback port, closed when the
+// test ends.
+func listenReplay(t *testing.T, cfg replay.Config) *replay.Server {
+	t.Helper()
+	srv, err := replay.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Listen("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// localPlan is a plan of one library against a local server at target,
+// starting now for a minute, with quick reconnects and no stall within
+// the test; the test adds its slots.
+func localPlan(run, lib, target string) *wire.Plan {
+	now := time.Now()
+	return &wire.Plan{Version: wire.PlanVersion, RunID: run, Lib: lib, Target: target, Local: true, TimeUnit: "MICROSECOND",
+		Start: now, End: now.Add(time.Minute), PingInterval: time.Minute, PongTimeout: time.Minute,
+		BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond, HandshakeTimeout: 2 * time.Second,
+		ReadLimit: 1 << 20, StallFactor: 10, StallMin: 3 * time.Second, StallRealTime: time.Minute, UnrepairableDial: 20, SubsEvery: 10}
 }

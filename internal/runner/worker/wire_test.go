@@ -26,22 +26,11 @@ func TestWireBytesEqualServer(t *testing.T) {
 		for _, mode := range []wire.Compression{wire.CompressionOff, wire.CompressionOn, wire.CompressionNoContextTakeover} {
 			t.Run(tr.Name()+"/"+mode.String(), func(t *testing.T) {
 				t.Parallel()
-				cfg := replay.Config{Replay: wire.Replay{Seed: 1, Start: time.Now().Add(time.Hour), Symbols: []string{"btcusdt"},
-					Compression: wire.CompressionOn}, MaxControlPerSec: 1000}
-				srv, err := replay.New(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := srv.Listen("127.0.0.1:0"); err != nil {
-					t.Fatal(err)
-				}
-				defer srv.Close()
-				now := time.Now()
-				plan := &wire.Plan{Version: wire.PlanVersion, RunID: "wire", Lib: tr.Name(), Target: srv.URL(), Local: true, TimeUnit: "MICROSECOND",
-					Start: now, End: now.Add(time.Minute), PingInterval: time.Minute, PongTimeout: time.Minute,
-					BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond, HandshakeTimeout: 2 * time.Second,
-					ReadLimit: 1 << 20, StallFactor: 10, StallMin: 3 * time.Second, StallRealTime: time.Minute, UnrepairableDial: 20, SubsEvery: 10,
-					Compression: mode, Slots: []wire.Slot{{ID: 0, Group: "g", Subscribe: "url", Streams: []string{"btcusdt@trade"}}}}
+				srv := listenReplay(t, replay.Config{Replay: wire.Replay{Seed: 1, Start: time.Now().Add(time.Hour), Symbols: []string{"btcusdt"},
+					Compression: wire.CompressionOn}, MaxControlPerSec: 1000})
+				plan := localPlan("wire", tr.Name(), srv.URL())
+				plan.Compression = mode
+				plan.Slots = []wire.Slot{{ID: 0, Group: "g", Subscribe: "url", Streams: []string{"btcusdt@trade"}}}
 				if mode == wire.CompressionOn {
 					plan.Encoding = "msgpack" // the trades below are sent as text: read as JSON all the same
 				}

@@ -195,12 +195,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	close(w.events)
 	<-evDone
 	// The slots' goroutines have ended: their gaps and dial counts are final.
-	subs := w.subStats(time.Now())
+	subs := w.subStats(time.Now(), nil)
 	i := 0
 	for _, s := range w.slots {
 		for _, sb := range s.subs {
-			subs[i].Gaps, subs[i].GapAcross = sb.gaps.ranges()
-			subs[i].GapOverflow, subs[i].GapOverflowAcross = sb.gaps.overflow, sb.gaps.overflowAcross
+			withRanges(&subs[i], sb)
 			i++
 		}
 	}
@@ -230,9 +229,14 @@ func (w *Worker) emit(ev wire.Event) {
 	}
 }
 
-// report sends a sec frame at every second boundary after the plan's start.
+// report sends a sec frame at every second boundary after the plan's start,
+// then a subs frame when the loss accounts of a subscription or the dial
+// account of a slot changed during the second (those only), and every
+// plan.SubsEvery seconds (every subscription's totals). The controller thus
+// holds every account to the second: a resume after it died continues from
+// its last recorded second.
 func (w *Worker) report(ctx context.Context) {
-	var prevMsgs, prevBytes, prevWire int64
+	var prevMsgs, prevBytes, prevWire, sentAcct int64
 	k := int64(1)
 	if now := w.sec(time.Now()); now >= 1 {
 		k = now + 1
@@ -275,8 +279,17 @@ func (w *Worker) report(ctx context.Context) {
 		if err := w.fw.Send(&wire.Frame{Type: wire.FrameSec, Sec: k, Stat: st}); err != nil {
 			w.log.Error("send sec frame", "err", err)
 		}
+		changed := func(sb *sub) bool { return sb.account() != sb.sent }
 		if k%max(w.plan.SubsEvery, 1) == 0 {
-			if err := w.fw.Send(&wire.Frame{Type: wire.FrameSubs, Sec: k, Subs: w.subStats(now)}); err != nil {
+			changed = nil // every subscription
+		}
+		subs := w.subStats(now, changed)
+		var slots []wire.SlotStat
+		if n := w.acctChanges(); n != sentAcct {
+			slots, sentAcct = w.slotStats(), n
+		}
+		if len(subs) > 0 || slots != nil {
+			if err := w.fw.Send(&wire.Frame{Type: wire.FrameSubs, Sec: k, Subs: subs, Slots: slots}); err != nil {
 				w.log.Error("send subs frame", "err", err)
 			}
 		}
@@ -287,24 +300,45 @@ func (w *Worker) report(ctx context.Context) {
 	}
 }
 
-// slotStats are the dial accounts of the slots; only after they ended.
+// slotStats are the dial accounts of the slots as of now.
 func (w *Worker) slotStats() []wire.SlotStat {
 	out := make([]wire.SlotStat, 0, len(w.slots))
 	for _, s := range w.slots {
-		st := wire.SlotStat{Slot: s.Slot.ID, Group: s.Slot.Group, Dials: s.dials, DialFails: s.dialFails, Unrepairable: s.unrepairable,
-			WireBytes: s.wireBytes()}
+		s.amu.Lock()
+		st := wire.SlotStat{Slot: s.Slot.ID, Group: s.Slot.Group, Dials: s.dials, DialFails: s.dialFails, Unrepairable: s.unrepairable}
 		for key, n := range s.statuses {
 			if st.Statuses == nil {
 				st.Statuses = map[string]int64{}
 			}
 			st.Statuses[key] = n
 		}
+		s.amu.Unlock()
+		st.WireBytes = s.wireBytes()
 		out = append(out, st)
 	}
 	return out
 }
 
-func (w *Worker) subStats(now time.Time) []wire.SubStat {
+// acctChanges is how often the slots' dial accounts changed so far.
+func (w *Worker) acctChanges() int64 {
+	var n int64
+	for _, s := range w.slots {
+		n += s.acctN.Load()
+	}
+	return n
+}
+
+// withRanges adds the subscription's lost ranges to st and marks its loss
+// account sent (reporter only, or after the slots ended).
+func withRanges(st *wire.SubStat, sb *sub) {
+	st.Gaps, st.GapAcross, st.GapOverflow, st.GapOverflowAcross = sb.ranges()
+	sb.sent = sb.account()
+}
+
+// subStats are the totals of the subscriptions that pick selects (nil:
+// every one). A subscription whose loss account changed since it was last
+// sent carries its lost ranges (withRanges), and is then marked sent.
+func (w *Worker) subStats(now time.Time, pick func(*sub) bool) []wire.SubStat {
 	mono := int64(now.Sub(w.epoch))
 	if end := int64(w.plan.End.Sub(w.plan.Start)); mono > end && end > 0 {
 		mono = end // silence is measured inside the window
@@ -312,6 +346,9 @@ func (w *Worker) subStats(now time.Time) []wire.SubStat {
 	var out []wire.SubStat
 	for _, s := range w.slots {
 		for _, sb := range s.subs {
+			if pick != nil && !pick(sb) {
+				continue
+			}
 			ms := sb.maxSilence.Load()
 			if open := mono - max(sb.lastSeen.Load(), w.from); open > ms {
 				ms = open
@@ -322,6 +359,9 @@ func (w *Worker) subStats(now time.Time) []wire.SubStat {
 				Lost: sb.lost.Load(), LostAcross: sb.lostAcross.Load(), Dup: sb.dup.Load(), OOO: sb.ooo.Load(), Regress: sb.regress.Load(),
 				MaxSilenceMs: ms / 1e6, LastSeq: sb.lastSeq.Load(), Stalls: sb.stalls, Stalled: sb.stalled,
 			})
+			if sb.account() != sb.sent {
+				withRanges(&out[len(out)-1], sb)
+			}
 		}
 	}
 	return out
