@@ -672,9 +672,11 @@ func TestKilledOwnerLeavesNothing(t *testing.T) {
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	deadline := time.Now().Add(10 * time.Second)
+	killed := time.Now()
+	deadline := killed.Add(10 * time.Second)
 	for {
 		if _, err := net.InterfaceByName(host); err != nil {
+			t.Logf("%s gone %s after its owner was killed", host, time.Since(killed).Round(time.Millisecond))
 			break
 		}
 		if time.Now().After(deadline) {
