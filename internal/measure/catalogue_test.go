@@ -50,8 +50,11 @@ func TestCatalogueComplete(t *testing.T) {
 			t.Errorf("ByTitle(%q) = %v", m.Title, ByTitle(m.Title))
 		}
 	}
-	if n := len(Table()); n != 22 {
-		t.Errorf("%d rows in the end table, want 22", n)
+	// Every run's rows; the findings of what only some runs do are shown
+	// when measured (the blackhole's three).
+	always := slices.DeleteFunc(Table(), func(m *Measure) bool { return m.WhenMeasured })
+	if n := len(always); n != 22 {
+		t.Errorf("%d rows in every end table, want 22", n)
 	}
 }
 

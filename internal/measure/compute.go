@@ -122,6 +122,8 @@ type column struct {
 	dialSlots                        int
 	dials, dialFails                 int64
 	statuses                         map[string]int64
+
+	net netFinding // the blackholes of a linked run (network.go)
 }
 
 // Compute reads the run in db in one pass — the samples and events streamed
@@ -352,6 +354,7 @@ func (c *column) stream(s *store.StreamSample) {
 
 func (c *column) event(e *store.Event) {
 	c.events++
+	c.net.event(e)
 	switch e.Kind {
 	case wire.EventDisconnected:
 		c.reconnects[e.Group]++

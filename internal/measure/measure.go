@@ -54,6 +54,10 @@ type Measure struct {
 	// Hidden measures are not rows of the end table: thresholds and the live
 	// view need them.
 	Hidden bool
+	// WhenMeasured rows are in the end table only of a run that measured
+	// them for some column: findings of what not every run does (a
+	// blackhole on a link).
+	WhenMeasured bool
 	// Retired marks a row of earlier end tables that a newer pair of rows
 	// replaced: hidden, but a table stored with it still finds it by title.
 	Retired bool

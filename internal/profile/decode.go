@@ -888,6 +888,7 @@ func (d *decoder) validate(p *Profile) error {
 			}
 		}
 	}
+	d.validateLink(p, add)
 	d.validateSide(p, add)
 	d.validateFaults(p, add)
 	if len(errs) == 0 {

@@ -130,6 +130,8 @@ func (d *decoder) value(s spec, name string, fv, parent reflect.Value) func(*yam
 		return d.duration(name, (*Duration)(p), sg)
 	case *ByteSize:
 		return d.size(name, p, sg, s.max)
+	case *wire.BitRate:
+		return d.bitRate(name, p, sg)
 	case *float64:
 		return d.float(name, p, sg)
 	case *int64:

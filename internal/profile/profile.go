@@ -84,6 +84,11 @@ type Profile struct {
 	// Warnings are problems that do not stop the run, as "<path>:<line>: <text>":
 	// e.g. a stream Binance retired, which will be reported as stalled.
 	Warnings []string `yaml:"-"`
+
+	// Link puts the replay server in a network namespace of its own, behind
+	// a link that shapes, loses and faults packets (link.go; target local,
+	// side client, root). Link.On says the profile has link:.
+	Link wire.Link `yaml:"link"`
 }
 
 // Runtime is the Go runtime every worker sets at its start, the same for

@@ -49,6 +49,10 @@ type Plan struct {
 	// names: json, msgpack, packed), by its subprotocol; "" is json.
 	Encoding    string      `json:"encoding,omitempty"`
 	Compression Compression `json:"compression"` // permessage-deflate every library asks for, as far as it can
+	// LocalAddr is the address the worker's connections leave from (set
+	// per worker): behind a link each column has its own, which the link
+	// shapes and faults by. "": the kernel's choice.
+	LocalAddr string `json:"local_addr,omitempty"`
 }
 
 // Runtime is the Go runtime a worker sets at its start, the same for every

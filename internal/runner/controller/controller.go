@@ -117,6 +117,8 @@ type controller struct {
 	faultPoll  bool                // a poll is in flight
 	faultsSeen int                 // entries of the server's fault log already recorded
 	rejects    []pendingReject     // its reject faults, recorded per library as they hit
+
+	net *netLink // the replay server's link (link:), nil without one
 }
 
 // Run performs one soak run: it starts the replay server (local target), one
@@ -145,7 +147,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		o.Profile, db, dir, runID, lock = rs.profile, rs.db, o.Resume, rs.run.ID, rs.lock
 	}
 	p := o.Profile
-	if err := preflight(ctx, p.Target, p.Proxy); err != nil {
+	err = preflight(ctx, p.Target, p.Proxy)
+	if err == nil {
+		err = preflightLink(p)
+	}
+	if err != nil {
 		if db != nil {
 			db.Close()
 		}
@@ -197,6 +203,10 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 	target := p.Target
 	var caFile string
 	if local {
+		if err := c.reserveLink(); err != nil {
+			return nil, err
+		}
+		defer c.closeLink() // after the server stopped
 		if p.Replay.TLS {
 			if caFile, err = c.makeCA(end); err != nil {
 				return nil, err
@@ -240,7 +250,9 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 		"slots", len(plan.Slots), "start", start.Format(time.RFC3339), "end", end.Format(time.RFC3339), "duration", end.Sub(start),
 		"resumed", c.resumed != nil)
 
+	c.playNetFaults()
 	err = c.loop(ctx, end)
+	c.stopNetFaults()
 	res := &Result{}
 	for _, w := range c.workers {
 		res.Workers = append(res.Workers, w.res)

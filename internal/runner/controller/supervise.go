@@ -80,6 +80,7 @@ type workerProc struct {
 func (c *controller) startWorker(w *workerProc) error {
 	pl := *c.plan
 	pl.Lib = w.lib
+	pl.LocalAddr = c.columnAddr(w.lib)
 	if m, ok := wire.MonoNow(); ok {
 		pl.StartMono = m + int64(time.Until(c.epoch))
 	}
@@ -201,6 +202,8 @@ func (c *controller) loop(ctx context.Context, end time.Time) error {
 		case log := <-c.faultLogs:
 			c.faultPoll = false
 			c.recordFaults(log, false)
+		case p := <-c.netPlayed():
+			c.recordNetFault(p)
 		case <-serverDone:
 			serverDone = nil
 			if !stopping {

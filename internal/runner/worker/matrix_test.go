@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/wssoak/wssoak/internal/codec"
+	"github.com/wssoak/wssoak/internal/link"
 	"github.com/wssoak/wssoak/internal/replay"
 	"github.com/wssoak/wssoak/internal/transport"
 	"github.com/wssoak/wssoak/internal/wire"
@@ -93,6 +94,11 @@ var matrixScenarios = []matrixScenario{
 	{"inject-reject-418", func(p *wire.Plan) { p.BackoffMax = 600 * time.Millisecond }, mxInjectReject418, true},
 	{"inject-invalid-utf8", nil, mxInjectInvalidUTF8, true},
 	{"inject-drip", nil, mxInjectDrip, false},
+	// The network's faults, played by the kernel on a link (matrix_link_test.go).
+	{"net-blackhole", behindLink(keepaliveFast), mxNetBlackhole, true},
+	{"net-rst", behindLink(nil), mxNetRST, true},
+	{"net-syn-drop", behindLink(func(p *wire.Plan) { p.HandshakeTimeout = 500 * time.Millisecond }), mxNetSynDrop, true},
+	{"net-throttle", behindLink(nil), mxNetThrottle, true},
 }
 
 // encoding sets the plan's encoding.
@@ -202,7 +208,8 @@ type matrixEnv struct {
 	expected int64 // messages the test expects the stream to receive in total
 	stopped  bool
 	live     bool
-	checked  bool // the scenario compared the final totals itself
+	checked  bool       // the scenario compared the final totals itself
+	lnk      *link.Link // the link the server is behind (a network scenario), nil if none
 }
 
 func newMatrixEnv(t *testing.T, tr transport.Transport, adjust func(*wire.Plan), live bool) *matrixEnv {
@@ -232,6 +239,9 @@ func newMatrixEnv(t *testing.T, tr transport.Transport, adjust func(*wire.Plan),
 		Slots: []wire.Slot{{ID: 0, Group: "g", Subscribe: "url", Streams: streams}}}
 	if adjust != nil {
 		adjust(plan)
+	}
+	if plan.LocalAddr == linkMarker {
+		m.attachLink(plan)
 	}
 	pr, pw := io.Pipe()
 	m.pw = pw

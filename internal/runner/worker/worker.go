@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/netip"
 	"os"
 	"runtime"
 	"strings"
@@ -122,6 +124,13 @@ func New(plan *wire.Plan, tr transport.Transport, out io.Writer, log *slog.Logge
 		}
 	}
 	w.dialer = &transport.Dialer{RcvBuf: plan.RcvBuf, Timeout: plan.HandshakeTimeout}
+	if plan.LocalAddr != "" {
+		ip, err := netip.ParseAddr(plan.LocalAddr)
+		if err != nil {
+			return nil, fmt.Errorf("plan: local address: %w", err)
+		}
+		w.dialer.LocalAddr = &net.TCPAddr{IP: ip.AsSlice()}
+	}
 	if plan.Proxy != "" {
 		if w.dialer.Proxy, err = endpoint.ParseProxy(plan.Proxy); err != nil {
 			return nil, err
