@@ -103,7 +103,8 @@ type Batch struct {
 	StreamSamples []StreamSample
 	Events        []Event
 	Host          []HostSample
-	Clock         []ClockSample // the clock's sync state, once a minute
+	Clock         []ClockSample   // the clock's sync state, once a minute
+	Digests       []LatencyDigest // the workers' latency, once a minute per worker
 }
 
 // nullable returns v, or NULL when the half it belongs to is missing.
@@ -156,6 +157,9 @@ func (s *DB) Write(b *Batch) error {
 				h.CPUPct, h.StealPct, h.IOWaitPct, h.MemUsed, h.MemAvail); err != nil {
 				return fmt.Errorf("host sample %d: %w", h.Sec, err)
 			}
+		}
+		if err := writeDigests(tx, b.Digests); err != nil {
+			return err
 		}
 		return writeClock(tx, b.Clock)
 	})

@@ -151,7 +151,7 @@ func (l *Lifecycle) AddSample(rows ...store.Sample) {
 // starts a new one.
 func (l *Lifecycle) Flush() {
 	b := l.batch
-	if len(b.Samples)+len(b.StreamSamples)+len(b.Events)+len(b.Host)+len(b.Clock) == 0 {
+	if len(b.Samples)+len(b.StreamSamples)+len(b.Events)+len(b.Host)+len(b.Clock)+len(b.Digests) == 0 {
 		return
 	}
 	l.batch = new(store.Batch)
