@@ -1,0 +1,160 @@
+package ranking
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/measure"
+	"github.com/wssoak/wssoak/internal/stats"
+)
+
+// Line is one dimension of the summary.
+type Line struct {
+	Dim  measure.Dimension
+	Text string
+}
+
+// Summary is the summary's line for each ranked dimension (CPU, memory,
+// latency, resilience; correctness is the checks'): the measures whose
+// leader earned a ★, each with the leader's difference from the column
+// nearest to it and its interval; else why nothing was called and, when
+// the spread allows, an estimate of the run that would call the
+// dimension's first measure's floor.
+func (r *Ranking) Summary() []Line {
+	var out []Line
+	for _, dim := range measure.Dimensions {
+		var of []*Stat
+		for _, s := range r.Stats {
+			if s.Measure.Rank.Dim == dim {
+				of = append(of, s)
+			}
+		}
+		if len(of) == 0 {
+			continue
+		}
+		var called []string
+		for _, s := range of {
+			if c := s.Lead(); c.Star {
+				called = append(called, r.called(s, c))
+			}
+		}
+		text := strings.Join(called, "; ")
+		if len(called) == 0 {
+			text = r.noCall(of[0])
+		}
+		out = append(out, Line{Dim: dim, Text: text})
+	}
+	return out
+}
+
+// called is a ★ in words: "gobwas ★ mean of per-second CPU %: −0.81
+// points of one core against coder, the nearest [−1.02, −0.60]; 20
+// batches of 6 s".
+func (r *Ranking) called(s *Stat, c Call) string {
+	m := s.Measure
+	return fmt.Sprintf("%s ★ %s %s: %s against %s, the nearest %s; %s", r.Cols[c.Leader], direction(m.Better), m.Rank.Name,
+		signed(c.Pair.Diff, m.Unit), r.Cols[c.Closest], Interval(c.Pair.Lo, c.Pair.Hi, m.Unit), basis(c.Pair))
+}
+
+// noCall says why a dimension has no ★, by its first measure.
+func (r *Ranking) noCall(s *Stat) string {
+	m := s.Measure
+	c := s.Lead()
+	if c.Leader < 0 {
+		if m.Rank.Stat == measure.PerFault && c.Why == "fewer than two columns measured" {
+			return "no difference detectable in this run: no fault made two columns reconnect"
+		}
+		return "not ranked: " + c.Why
+	}
+	p := c.Pair
+	if p.Diff == 0 && p.SD == 0 {
+		return "no difference in this run: the columns' " + m.Rank.Name + " were equal"
+	}
+	text := "no difference detectable in this run"
+	if strings.HasPrefix(p.Note, "too ") || strings.HasPrefix(p.Note, "no fault") || strings.HasPrefix(p.Note, "latency") {
+		text += " (" + p.Note + ")"
+	}
+	switch est, enough := r.estimate(s, p); {
+	case enough:
+		text = fmt.Sprintf("no difference of %s or more in this run (%s: %s)", Amount(m.Rank.Floor, m.Unit), m.Rank.Name, est)
+	case est != "":
+		text += "; " + est
+	}
+	return text
+}
+
+// estimate is the run (or the faults) that would call the measure's floor
+// at the spread this run's pair p showed, labelled an estimate; enough
+// when this run was long enough already (the text then says so); "" when
+// the spread is unknown.
+func (r *Ranking) estimate(s *Stat, p Pair) (text string, enough bool) {
+	m := s.Measure
+	floor := Amount(m.Rank.Floor, m.Unit)
+	switch m.Rank.Stat {
+	case measure.BatchMeans, measure.SteadyLevel:
+		secs := stats.RunLength(p.SD, p.Span, m.Rank.Floor)
+		if math.IsNaN(secs) {
+			return "", false
+		}
+		if m.Rank.Stat == measure.SteadyLevel {
+			secs *= 2 // the level is the window's second half
+		}
+		if p.Callable() && secs <= float64(r.Window) {
+			return "a difference that large would likely have been called in this window", true
+		}
+		return fmt.Sprintf("estimate: a window of about %s would detect %s at the spread seen (%s)", duration(secs), floor, m.Rank.Name), false
+	case measure.PerFault:
+		n := stats.SamplesNeeded(p.SD, m.Rank.Floor, MinFaults)
+		switch {
+		case n == 0:
+			return "", false
+		case n < 0:
+			return fmt.Sprintf("estimate: more than a million faults would be needed to detect %s at the spread seen", floor), false
+		case p.Callable() && n <= p.N:
+			return "a difference that large would likely have been called on these faults", true
+		}
+		return fmt.Sprintf("estimate: about %d paired faults would detect %s at the spread seen (%s)", n, floor, m.Rank.Name), false
+	}
+	return "", false
+}
+
+func direction(b measure.Better) string {
+	if b == measure.Higher {
+		return "highest"
+	}
+	return "lowest"
+}
+
+// signed is a difference with its sign, in its unit.
+func signed(v float64, unit string) string {
+	a := Amount(v, unit)
+	if v > 0 {
+		return "+" + a
+	}
+	return a
+}
+
+// basis says what a pair rests on: "20 batches of 6 s" or "9 faults".
+func basis(p Pair) string {
+	if p.Span > 0 {
+		return fmt.Sprintf("%d batches of %s s", p.N, format(p.Span, 0))
+	}
+	return fmt.Sprintf("%d faults", p.N)
+}
+
+// duration is seconds in words, rounded up: "50 s", "14 min", "3.5 h",
+// "4 days".
+func duration(secs float64) string {
+	d := time.Duration(math.Ceil(secs)) * time.Second
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(math.Ceil(d.Minutes())))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%s h", format(math.Ceil(d.Hours()*2)/2, 1))
+	}
+	return fmt.Sprintf("%d days", int(math.Ceil(d.Hours()/24)))
+}
