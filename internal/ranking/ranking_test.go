@@ -278,7 +278,7 @@ func TestAmount(t *testing.T) {
 			t.Errorf("Amount(%v, %q) = %q, want %q", tc.v, tc.unit, got, tc.want)
 		}
 	}
-	if got := signed(-0.8123, "%"); got != "−0.81 points of one core" {
+	if got := Signed(-0.8123, "%"); got != "−0.81 points of one core" {
 		t.Errorf("signed: %q", got)
 	}
 	for secs, want := range map[float64]string{50: "50 s", 61: "2 min", 3600 * 3.2: "3.5 h", 86400 * 3: "3 days"} {

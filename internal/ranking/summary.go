@@ -49,13 +49,47 @@ func (r *Ranking) Summary() []Line {
 	return out
 }
 
+// SummaryVersus is the summary against column base: for each ranked
+// dimension, the columns called better or worse than the baseline (after
+// Holm's correction, past the floor), each with its difference and
+// interval; that none was, when none was.
+func (r *Ranking) SummaryVersus(base int) []Line {
+	var out []Line
+	for _, dim := range measure.Dimensions {
+		var parts []string
+		ranked := false
+		for _, s := range r.Stats {
+			m := s.Measure
+			if m.Rank.Dim != dim {
+				continue
+			}
+			ranked = true
+			for j, mk := range s.Versus(base) {
+				if mk.Kind == Better || mk.Kind == Worse {
+					parts = append(parts, fmt.Sprintf("%s %s on %s: %s %s", r.Cols[j], mk.Kind, m.Rank.Name, Signed(mk.Pair.Diff, m.Unit),
+						Interval(mk.Pair.Lo, mk.Pair.Hi, m.Unit)))
+				}
+			}
+		}
+		if !ranked {
+			continue
+		}
+		text := strings.Join(parts, "; ")
+		if len(parts) == 0 {
+			text = "no column called better or worse than " + r.Cols[base]
+		}
+		out = append(out, Line{Dim: dim, Text: text})
+	}
+	return out
+}
+
 // called is a ★ in words: "gobwas ★ mean of per-second CPU %: −0.81
 // points of one core against coder, the nearest [−1.02, −0.60]; 20
 // batches of 6 s".
 func (r *Ranking) called(s *Stat, c Call) string {
 	m := s.Measure
 	return fmt.Sprintf("%s ★ %s %s: %s against %s, the nearest %s; %s", r.Cols[c.Leader], direction(m.Better), m.Rank.Name,
-		signed(c.Pair.Diff, m.Unit), r.Cols[c.Closest], Interval(c.Pair.Lo, c.Pair.Hi, m.Unit), basis(c.Pair))
+		Signed(c.Pair.Diff, m.Unit), r.Cols[c.Closest], Interval(c.Pair.Lo, c.Pair.Hi, m.Unit), basis(c.Pair))
 }
 
 // noCall says why a dimension has no ★, by its first measure.
@@ -64,7 +98,7 @@ func (r *Ranking) noCall(s *Stat) string {
 	c := s.Lead()
 	if c.Leader < 0 {
 		if m.Rank.Stat == measure.PerFault && c.Why == "fewer than two columns measured" {
-			return "no difference detectable in this run: no fault made two columns reconnect"
+			return "no difference detectable in this run: fewer than two columns reconnected after a fault"
 		}
 		return "not ranked: " + c.Why
 	}
@@ -127,8 +161,8 @@ func direction(b measure.Better) string {
 	return "lowest"
 }
 
-// signed is a difference with its sign, in its unit.
-func signed(v float64, unit string) string {
+// Signed is a difference with its sign, in its unit.
+func Signed(v float64, unit string) string {
 	a := Amount(v, unit)
 	if v > 0 {
 		return "+" + a

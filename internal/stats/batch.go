@@ -70,7 +70,7 @@ func BatchMeans(d []float64, trend bool) Batches {
 	n := len(d)
 	k := min(MaxBatches, n/MinBatchSeconds)
 	if k < MinBatches {
-		return Batches{Short: fmt.Sprintf("too short to call: %d s make %d batches of ≥ %d s, %d needed", n, max(k, 0), MinBatchSeconds, MinBatches)}
+		return Batches{Short: fmt.Sprintf("too short to call: %d s make %s of ≥ %d s, %d needed", n, batches(max(k, 0)), MinBatchSeconds, MinBatches)}
 	}
 	for {
 		b := Batches{Len: float64(n) / float64(k)}
@@ -90,6 +90,14 @@ func BatchMeans(d []float64, trend bool) Batches {
 		}
 		k /= 2
 	}
+}
+
+// batches is "1 batch", "8 batches".
+func batches(n int) string {
+	if n == 1 {
+		return "1 batch"
+	}
+	return fmt.Sprintf("%d batches", n)
 }
 
 // residuals are ys about the Theil–Sen line through (xs, ys) when trend,
