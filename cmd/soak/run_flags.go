@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,6 +30,7 @@ profile, 4 when the run was interrupted (Ctrl-C).`,
 // runArgs are the flags of soak run.
 type runArgs struct {
 	profile, duration, out, libs, resume, http *string
+	baseline                                   *string
 	workerTimeout                              *time.Duration
 	verbose, httpPublic                        *bool
 	backlog                                    *int
@@ -46,6 +48,7 @@ func runFlags(fs *flagSet) *runArgs {
 		resume:        fs.String("resume", "", "continue the crashed run in `RUN_DIR` (same database) up to its original end"),
 		http:          fs.String("http", "", "serve the live view (the report at /, Prometheus /metrics) on `HOST:PORT`, e.g. 127.0.0.1:8080"),
 		httpPublic:    fs.Bool("http-public", false, "allow -http on an address other than loopback (the live view has no authentication)"),
+		baseline:      fs.String("baseline", "", "mark every column better, worse or = against `COLUMN` (a library of the run) instead of the leader's ★"),
 	}
 }
 
@@ -89,6 +92,9 @@ func runProfile(fs *flagSet, a *runArgs) (*profile.Profile, error) {
 		if err := p.SetLibraries(strings.Split(*a.libs, ",")); err != nil {
 			return nil, usageError{fmt.Errorf("flag -libs: %w", err)}
 		}
+	}
+	if *a.baseline != "" && p != nil && !slices.Contains(p.Libraries, *a.baseline) {
+		return nil, usageError{fmt.Errorf("flag -baseline: %s is not a column of the run (%s)", *a.baseline, strings.Join(p.Libraries, ", "))}
 	}
 	if *a.workerTimeout < 2*time.Second {
 		return nil, usageError{fmt.Errorf("flag -worker-timeout: %s is too short: workers report every second; want at least 2s", *a.workerTimeout)}
