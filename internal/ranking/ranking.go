@@ -339,3 +339,30 @@ func FromRows(cols []string, window int64, rows []store.RankRow) *Ranking {
 	}
 	return r
 }
+
+// Samples are, per ranked measure (by id) and column, what a comparison of
+// two runs tests when each side is one run: the column's own batch means
+// over the window (over its second half for a steady level), or its values
+// per fault; none for a growth rate, one value a run. They show only the
+// noise within a run: two runs of one profile differ by more.
+func Samples(res *measure.Results) map[string][][]float64 {
+	out := map[string][][]float64{}
+	for _, m := range measure.Catalogue {
+		if m.Rank.Kind != measure.Ranked {
+			continue
+		}
+		per := make([][]float64, len(res.Series))
+		for i, s := range res.Series {
+			switch m.Rank.Stat {
+			case measure.BatchMeans:
+				per[i] = stats.BatchMeans(s.Of(m.Rank.Of), false).Means
+			case measure.SteadyLevel:
+				per[i] = stats.BatchMeans(measure.SecondHalf(s.Of(m.Rank.Of)), false).Means
+			case measure.PerFault:
+				per[i] = finite(perFault(m.Rank.Of, s, faults(res.Series)))
+			}
+		}
+		out[m.ID] = per
+	}
+	return out
+}
