@@ -20,8 +20,12 @@ the runs (within-run noise only), or, with 3 or more runs a side (A… -- B…),
 		{"soak compare out/20261201-100000-local out/20261201-233000-local", "the later run beside the earlier one"},
 		{"soak compare out/a1 out/a2 out/a3 out/a4 -- out/b1 out/b2 out/b3 out/b4", "four runs of one setting against four of another, runs as the unit"},
 	},
-	args: 2,
+	args: maxCompared,
 }
+
+// maxCompared is the most runs soak compare reads at once (each side's
+// measures are computed from its samples).
+const maxCompared = 100
 
 // compareCmd prints two runs' end tables side by side with their
 // differences, or two benches' cells (median msgs/s and CPU µs/msg).
@@ -93,6 +97,9 @@ func compareCmd(_ context.Context, args []string, stdout, stderr io.Writer) erro
 // ranked measures per column, runs as the unit when each side has 3 or
 // more (compare.RunsAreUnit).
 func compareSets(left, right []string, stdout, stderr io.Writer) error {
+	if len(left)+len(right) > maxCompared {
+		return usageError{fmt.Errorf("compare: %d runs: at most %d", len(left)+len(right), maxCompared)}
+	}
 	var sides [2][]compare.Side
 	for k, args := range [2][]string{left, right} {
 		pos, err := parseInterspersed(newFlagSet("compare", stdout, stderr), args)

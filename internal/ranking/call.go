@@ -63,6 +63,9 @@ func (s *Stat) Lead() Call {
 	if measured < 2 {
 		c.Leader = -1
 		c.Why = "fewer than two columns measured"
+		if len(s.Levels) < 2 {
+			c.Why = "the run has one column"
+		}
 		return c
 	}
 	c.Star = true

@@ -24,6 +24,9 @@ type Line struct {
 // dimension's first measure's floor.
 func (r *Ranking) Summary() []Line {
 	var out []Line
+	if len(r.Cols) < 2 {
+		return []Line{{Dim: "Ranking", Text: "none: the run has one column, nothing to compare it with"}}
+	}
 	for _, dim := range measure.Dimensions {
 		var of []*Stat
 		for _, s := range r.Stats {

@@ -73,6 +73,8 @@ func bestRows(f Findings) []bestRow {
 					br.Why = strings.Join(c.Failed, "; ")
 				}
 			}
+		case m != nil && m.Rank.Kind == measure.Ranked && len(r.Cells) < 2:
+			// one column: nothing to rank, nothing to mark
 		case m != nil && m.Rank.Kind == measure.Ranked && f.Ranking != nil && f.Ranking.Stat(m.ID) != nil:
 			br.Better = string(m.Better)
 			markRanked(&br, f.Ranking, f.Ranking.Stat(m.ID), base)
