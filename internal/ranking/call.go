@@ -172,6 +172,9 @@ func Amount(v float64, unit string) string {
 	case "%":
 		return format(v, 2) + " points of one core"
 	case "ms":
+		if math.Abs(v) >= 10 {
+			return format(v, 0) + " ms"
+		}
 		return format(v, 2) + " ms"
 	case "MB/h":
 		return format(v, 1) + " MB/h"

@@ -95,7 +95,10 @@ func (r *Ranking) called(s *Stat, c Call) string {
 		Signed(c.Pair.Diff, m.Unit), r.Cols[c.Closest], Interval(c.Pair.Lo, c.Pair.Hi, m.Unit), basis(c.Pair))
 }
 
-// noCall says why a dimension has no ★, by its first measure.
+// noCall says why a dimension has no ★, by its first measure: the
+// leader's first pair that failed says whether the run could not call a
+// difference (too short, too few faults, an unsynchronised clock), found
+// none it could tell from noise, or found one under the floor.
 func (r *Ranking) noCall(s *Stat) string {
 	m := s.Measure
 	c := s.Lead()
@@ -105,21 +108,30 @@ func (r *Ranking) noCall(s *Stat) string {
 		}
 		return "not ranked: " + c.Why
 	}
-	p := c.Pair
+	p := c.Pair // the leader against its nearest: the spread of the estimate
 	if p.Diff == 0 && p.SD == 0 {
 		return "no difference in this run: the columns' " + m.Rank.Name + " were equal"
 	}
-	text := "no difference detectable in this run"
-	if strings.HasPrefix(p.Note, "too ") || strings.HasPrefix(p.Note, "no fault") || strings.HasPrefix(p.Note, "latency") {
-		text += " (" + p.Note + ")"
-	}
-	switch est, enough := r.estimate(s, p); {
+	floor := Amount(m.Rank.Floor, m.Unit)
+	est, enough := r.estimate(s, p)
+	switch {
+	case strings.Contains(c.Why, "under the floor"):
+		return fmt.Sprintf("no difference of %s or more in this run (%s: %s)", floor, m.Rank.Name, c.Why)
+	case !strings.Contains(c.Why, "includes 0"): // the run could not call it
+		text := c.Why // "too short to call: …", "too few faults to call: …"
+		if !strings.HasPrefix(text, "too ") {
+			text = "no call: " + text
+		}
+		if est != "" && !enough {
+			text += "; " + est
+		}
+		return text
 	case enough:
-		text = fmt.Sprintf("no difference of %s or more in this run (%s: %s)", Amount(m.Rank.Floor, m.Unit), m.Rank.Name, est)
+		return fmt.Sprintf("no difference of %s or more in this run (%s: %s)", floor, m.Rank.Name, est)
 	case est != "":
-		text += "; " + est
+		return "no difference detectable in this run; " + est
 	}
-	return text
+	return "no difference detectable in this run"
 }
 
 // estimate is the run (or the faults) that would call the measure's floor

@@ -23,10 +23,10 @@ import (
 // and the summary are made from it without reading the samples again.
 const schemaRanking = `
 CREATE TABLE latency_digests (
-	lib    TEXT NOT NULL CHECK (lib <> ''),
 	sec    INTEGER NOT NULL,
+	lib    TEXT NOT NULL CHECK (lib <> ''),
 	digest BLOB NOT NULL,
-	PRIMARY KEY (lib, sec)
+	PRIMARY KEY (sec, lib)
 ) WITHOUT ROWID;
 
 CREATE TABLE ranking (
@@ -61,20 +61,20 @@ type LatencyDigest struct {
 // the same library and second replaces the first).
 func writeDigests(tx *sql.Tx, ds []LatencyDigest) error {
 	for _, d := range ds {
-		if _, err := tx.Exec(`INSERT OR REPLACE INTO latency_digests (lib, sec, digest) VALUES (?, ?, ?)`, d.Lib, d.Sec, d.Digest); err != nil {
+		if _, err := tx.Exec(`INSERT OR REPLACE INTO latency_digests (sec, lib, digest) VALUES (?, ?, ?)`, d.Sec, d.Lib, d.Digest); err != nil {
 			return fmt.Errorf("latency digest %s/%d: %w", d.Lib, d.Sec, err)
 		}
 	}
 	return nil
 }
 
-// EachLatencyDigest calls fn for every stored digest, ordered by library,
-// then second; none in a database before schemaRanking.
+// EachLatencyDigest calls fn for every stored digest, ordered by second,
+// then library (the key's order); none in a database before schemaRanking.
 func (s *DB) EachLatencyDigest(fn func(*LatencyDigest) error) error {
 	if s.readOnly && s.version < rankingVersion {
 		return nil
 	}
-	rows, err := s.db.Query(`SELECT lib, sec, digest FROM latency_digests ORDER BY lib, sec`)
+	rows, err := s.db.Query(`SELECT lib, sec, digest FROM latency_digests ORDER BY sec, lib`)
 	if err != nil {
 		return fmt.Errorf("read latency digests: %w", err)
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // TestLatencyDigests: digests written with the batches come back by
-// library and second; the same library and second again replaces the row.
+// second and library; the same library and second again replaces the row.
 func TestLatencyDigests(t *testing.T) {
 	db, path := open(t)
 	b := &Batch{Digests: []LatencyDigest{{Lib: "gws", Sec: 120, Digest: []byte{1, 2}}, {Lib: "coder", Sec: 60, Digest: []byte{3}},
@@ -33,7 +33,7 @@ func TestLatencyDigests(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	want := []LatencyDigest{{"coder", 60, []byte{3}}, {"gws", 60, []byte{4}}, {"gws", 120, []byte{5, 6, 7}}}
+	want := []LatencyDigest{{"coder", 60, []byte{3}}, {"gws", 60, []byte{4}}, {"gws", 120, []byte{5, 6, 7}}} // by second, then library
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
