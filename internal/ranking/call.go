@@ -22,8 +22,10 @@ type Call struct {
 	// summary shows (-1 without a leader).
 	Closest int
 	Pair    Pair
-	// Why says why there is no ★ ("" with one).
-	Why string
+	// Why says why there is no ★ ("" with one), and Failed is the column
+	// whose pair with the leader said it (-1 when none did).
+	Why    string
+	Failed int
 }
 
 // better says whether a is better than b in direction dir.
@@ -49,7 +51,7 @@ func favours(dir measure.Better, p Pair) bool {
 // union: each test at 5 %, no correction needed, since the ★ needs all).
 func (s *Stat) Lead() Call {
 	m := s.Measure
-	c := Call{Leader: -1, Closest: -1}
+	c := Call{Leader: -1, Closest: -1, Failed: -1}
 	measured := 0
 	for i, lv := range s.Levels {
 		if math.IsNaN(lv.Value) {
@@ -87,7 +89,7 @@ func (s *Stat) Lead() Call {
 			why = "the difference from " + s.colName(j) + " is under the floor of " + Amount(m.Rank.Floor, m.Unit)
 		}
 		if why != "" && c.Star {
-			c.Star, c.Why = false, why
+			c.Star, c.Why, c.Failed = false, why, j
 		}
 	}
 	return c

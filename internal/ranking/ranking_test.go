@@ -135,7 +135,10 @@ func TestIdenticalColumnsEqual(t *testing.T) {
 			t.Errorf("%s: %s", l.Dim, l.Text)
 		}
 	}
-	if got := r.Summary()[0].Text; !strings.HasPrefix(got, "no difference of 0.25 points of one core or more in this run") {
+	// the columns differ by noise of 0.05 points: certain, perhaps, but
+	// under the floor; or not told apart at all
+	if got := r.Summary()[0].Text; !strings.HasPrefix(got, "no call: ") && !strings.HasPrefix(got, "no difference detectable in this run between the leader") ||
+		!strings.Contains(got, "0.25 points of one core") {
 		t.Errorf("CPU: %q", got)
 	}
 }

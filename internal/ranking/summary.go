@@ -97,8 +97,9 @@ func (r *Ranking) called(s *Stat, c Call) string {
 
 // noCall says why a dimension has no ★, by its first measure: the
 // leader's first pair that failed says whether the run could not call a
-// difference (too short, too few faults, an unsynchronised clock), found
-// none it could tell from noise, or found one under the floor.
+// difference (too short, too few faults, an unsynchronised clock), could
+// not tell the leader from a column, or found it ahead by less than the
+// floor.
 func (r *Ranking) noCall(s *Stat) string {
 	m := s.Measure
 	c := s.Lead()
@@ -108,30 +109,31 @@ func (r *Ranking) noCall(s *Stat) string {
 		}
 		return "not ranked: " + c.Why
 	}
-	p := c.Pair // the leader against its nearest: the spread of the estimate
-	if p.Diff == 0 && p.SD == 0 {
+	if p := c.Pair; p.Diff == 0 && p.SD == 0 {
 		return "no difference in this run: the columns' " + m.Rank.Name + " were equal"
 	}
-	floor := Amount(m.Rank.Floor, m.Unit)
-	est, enough := r.estimate(s, p)
+	p := s.Pair(c.Leader, c.Failed)
+	pair := fmt.Sprintf("%s %s %s", m.Rank.Name, Signed(p.Diff, m.Unit), Interval(p.Lo, p.Hi, m.Unit))
+	est, enough := r.estimate(s, c.Pair)
 	switch {
 	case strings.Contains(c.Why, "under the floor"):
-		return fmt.Sprintf("no difference of %s or more in this run (%s: %s)", floor, m.Rank.Name, c.Why)
-	case !strings.Contains(c.Why, "includes 0"): // the run could not call it
-		text := c.Why // "too short to call: …", "too few faults to call: …"
-		if !strings.HasPrefix(text, "too ") {
-			text = "no call: " + text
-		}
-		if est != "" && !enough {
+		return fmt.Sprintf("no call: %s leads %s by less than the floor of %s (%s)", r.Cols[c.Leader], r.Cols[c.Failed],
+			Amount(m.Rank.Floor, m.Unit), pair)
+	case strings.Contains(c.Why, "includes 0"):
+		text := fmt.Sprintf("no difference detectable in this run between the leader %s and %s (%s)", r.Cols[c.Leader], r.Cols[c.Failed], pair)
+		if est != "" {
 			text += "; " + est
 		}
 		return text
-	case enough:
-		return fmt.Sprintf("no difference of %s or more in this run (%s: %s)", floor, m.Rank.Name, est)
-	case est != "":
-		return "no difference detectable in this run; " + est
 	}
-	return "no difference detectable in this run"
+	text := c.Why // "too short to call: …", "too few faults to call: …"
+	if !strings.HasPrefix(text, "too ") {
+		text = "no call: " + text
+	}
+	if est != "" && !enough {
+		text += "; " + est
+	}
+	return text
 }
 
 // estimate is the run (or the faults) that would call the measure's floor
@@ -143,15 +145,20 @@ func (r *Ranking) estimate(s *Stat, p Pair) (text string, enough bool) {
 	floor := Amount(m.Rank.Floor, m.Unit)
 	switch m.Rank.Stat {
 	case measure.BatchMeans, measure.SteadyLevel:
+		if strings.Contains(p.Note, "autocorrelated") {
+			return "", false // the spread of dependent batches says nothing of longer ones
+		}
 		secs := stats.RunLength(p.SD, p.Span, m.Rank.Floor)
 		if math.IsNaN(secs) {
 			return "", false
 		}
+		// No window shorter than the batch rules allow can call anything.
+		secs = max(secs, float64(stats.MinBatches*stats.MinBatchSeconds))
 		if m.Rank.Stat == measure.SteadyLevel {
 			secs *= 2 // the level is the window's second half
 		}
 		if p.Callable() && secs <= float64(r.Window) {
-			return "a difference that large would likely have been called in this window", true
+			return "one of " + floor + " would likely have been called in this window", true
 		}
 		return fmt.Sprintf("estimate: a window of about %s would detect %s at the spread seen (%s)", duration(secs), floor, m.Rank.Name), false
 	case measure.PerFault:
@@ -162,7 +169,7 @@ func (r *Ranking) estimate(s *Stat, p Pair) (text string, enough bool) {
 		case n < 0:
 			return fmt.Sprintf("estimate: more than a million faults would be needed to detect %s at the spread seen", floor), false
 		case p.Callable() && n <= p.N:
-			return "a difference that large would likely have been called on these faults", true
+			return "one of " + floor + " would likely have been called on these faults", true
 		}
 		return fmt.Sprintf("estimate: about %d paired faults would detect %s at the spread seen (%s)", n, floor, m.Rank.Name), false
 	}
