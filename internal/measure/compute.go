@@ -155,7 +155,7 @@ func Compute(db *store.DB) (*Results, error) {
 	cols := map[string]*column{}
 	for _, w := range workers {
 		cols[w.Lib] = &column{run: ri, worker: w, reconnects: map[string]int{}, unrepairSlots: map[int]bool{},
-			statuses: map[string]int64{}, series: &Series{LatSuspect: ri.latencySuspect}}
+			statuses: map[string]int64{}, series: newSeries(ri.seconds, ri.latencySuspect)}
 		res.Cols = append(res.Cols, Dims{Lib: w.Lib})
 	}
 	slices.SortStableFunc(res.Cols, func(a, b Dims) int { return Rank(a.Lib) - Rank(b.Lib) })

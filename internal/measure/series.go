@@ -73,6 +73,16 @@ func (s *Series) Of(id SeriesID) []float64 {
 	return nil
 }
 
+// newSeries makes the series of a window of n seconds (0: open-ended),
+// room made for all of it at once: a day's are 86,400 values each.
+func newSeries(n int64, latSuspect bool) *Series {
+	s := &Series{LatSuspect: latSuspect}
+	if n > 0 {
+		s.CPU, s.Heap, s.RSS, s.LatP99 = make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
+	}
+	return s
+}
+
 // put sets second sec of *xs to v, growing it with NaN as needed.
 func put(xs *[]float64, sec int64, v float64) {
 	for int64(len(*xs)) < sec {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -120,7 +121,9 @@ func (d *Digest) Encode() []byte {
 // AddEncoded adds the digest encoded in b (Encode's form) to d. A bad
 // encoding is an error and leaves d as it was.
 func (d *Digest) AddEncoded(b []byte) error {
-	counts, neg, first, err := decodeDigest(b)
+	f := inflaters.Get().(*inflater)
+	defer inflaters.Put(f)
+	counts, neg, first, err := f.decode(b)
 	if err != nil {
 		return err
 	}
@@ -140,7 +143,25 @@ func DecodeDigest(b []byte) (*Digest, error) {
 	return d, nil
 }
 
-func decodeDigest(b []byte) (counts []int64, neg int64, first int, err error) {
+// inflater is a reusable decompressor for decodeDigest: a flate reader
+// allocates its 32 KB window and tables, and a day's report merges 7,200
+// digests.
+type inflater struct {
+	zr     io.ReadCloser // a flate.Resetter
+	br     *bufio.Reader
+	r      bytes.Reader
+	counts []int64 // the decoded counts, reused
+}
+
+var inflaters = sync.Pool{New: func() any {
+	f := &inflater{}
+	f.zr = flate.NewReader(&f.r)
+	f.br = bufio.NewReaderSize(f.zr, 512)
+	return f
+}}
+
+// decode decodes b into f.counts (valid until f's next use).
+func (f *inflater) decode(b []byte) (counts []int64, neg int64, first int, err error) {
 	if len(b) == 0 || b[0] != digestVersion {
 		return nil, 0, 0, errors.New("decode digest: unknown encoding")
 	}
@@ -161,8 +182,16 @@ func decodeDigest(b []byte) (counts []int64, neg int64, first int, err error) {
 		}
 		return nil, 0, first, nil
 	}
-	zr := bufio.NewReader(flate.NewReader(r))
-	counts = make([]int64, n)
+	f.r.Reset(b[len(b)-r.Len():])
+	if err := f.zr.(flate.Resetter).Reset(&f.r, nil); err != nil {
+		return nil, 0, 0, fmt.Errorf("decode digest: %w", err)
+	}
+	f.br.Reset(f.zr)
+	zr := f.br
+	if cap(f.counts) < n {
+		f.counts = make([]int64, digestLen)
+	}
+	counts = f.counts[:n]
 	var prev, total int64
 	for i := range counts {
 		delta, err := binary.ReadVarint(zr)
