@@ -13,30 +13,10 @@ import (
 func within1(got, want int64) bool { return got >= want && float64(got-want) <= float64(want)/100+1 }
 
 // TestDigestSummary: the percentiles of a digest are those of the values
-// recorded, within 1 %; negatives are carried.
+// recorded, within 1 % (the cases of TestLatencyPercentiles); negatives are
+// carried.
 func TestDigestSummary(t *testing.T) {
-	tests := []struct {
-		name   string
-		values func(*Latency)
-		want   LatencySnap
-	}{
-		{"empty", func(*Latency) {}, LatencySnap{}},
-		{"uniform 1..100000", func(l *Latency) {
-			for v := int64(1); v <= 100000; v++ {
-				l.Record(v)
-			}
-		}, LatencySnap{Count: 100000, P50: 50000, P90: 90000, P99: 99000, P999: 99900, Max: 100000}},
-		{"one outlier in 1000", func(l *Latency) {
-			for range 999 {
-				l.Record(250)
-			}
-			l.Record(4_000_000)
-		}, LatencySnap{Count: 1000, P50: 250, P90: 250, P99: 250, P999: 250, Max: 4_000_000}},
-		{"negatives", func(l *Latency) {
-			l.Record(-5)
-			l.Record(700)
-		}, LatencySnap{Count: 2, Negative: 1, P50: 1, P90: 700, P99: 700, P999: 700, Max: 700}},
-	}
+	tests := percentileCases
 	for _, tc := range tests {
 		l := NewLatency()
 		tc.values(l)
