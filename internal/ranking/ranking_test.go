@@ -190,6 +190,11 @@ func TestVersusBaseline(t *testing.T) {
 	if marks[2].Why == "" {
 		t.Error("an = without a reason")
 	}
+	cpu := r.SummaryVersus(r.Col("gorilla"))[0]
+	if cpu.Dim != measure.DimCPU || !strings.HasPrefix(cpu.Text, "gobwas better on mean of per-second CPU %: −1.") ||
+		!strings.Contains(cpu.Text, "; gws worse on mean of per-second CPU %: +1.") || strings.Contains(cpu.Text, "coder") {
+		t.Errorf("summary against gorilla: %q", cpu.Text)
+	}
 }
 
 // TestPerFault: eight faults hit both columns; a reconnects in 100 ms and

@@ -60,7 +60,7 @@ func (r *Ranking) SummaryVersus(base int) []Line {
 	var out []Line
 	for _, dim := range measure.Dimensions {
 		var parts []string
-		ranked := false
+		ranked, why := false, ""
 		for _, s := range r.Stats {
 			m := s.Measure
 			if m.Rank.Dim != dim {
@@ -68,6 +68,9 @@ func (r *Ranking) SummaryVersus(base int) []Line {
 			}
 			ranked = true
 			for j, mk := range s.Versus(base) {
+				if why == "" && strings.HasPrefix(mk.Why, "too ") {
+					why = mk.Why // the dimension's first measure that could not be called, and why
+				}
 				if mk.Kind == Better || mk.Kind == Worse {
 					parts = append(parts, fmt.Sprintf("%s %s on %s: %s %s", r.Cols[j], mk.Kind, m.Rank.Name, Signed(mk.Pair.Diff, m.Unit),
 						Interval(mk.Pair.Lo, mk.Pair.Hi, m.Unit)))
@@ -80,6 +83,9 @@ func (r *Ranking) SummaryVersus(base int) []Line {
 		text := strings.Join(parts, "; ")
 		if len(parts) == 0 {
 			text = "no column called better or worse than " + r.Cols[base]
+			if why != "" {
+				text += " (" + why + ")"
+			}
 		}
 		out = append(out, Line{Dim: dim, Text: text})
 	}
