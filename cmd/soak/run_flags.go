@@ -13,7 +13,7 @@ import (
 
 // runHelp is what soak run -h prints.
 var runHelp = help{
-	synopsis: "soak run [-profile FILE] [-duration DURATION] [-libs LIBS] [-out DIR] [-http HOST:PORT] | -resume RUN_DIR",
+	synopsis: "soak run [-profile FILE] [-duration DURATION] [-libs LIBS] [-out DIR] [-http HOST:PORT] [-baseline COLUMN] | -resume RUN_DIR",
 	about: `Run a soak: every library of the profile in its own worker process on the same streams,
 one row per worker per second into DIR/<run-id>/soak.db. Prints the comparison table and
 writes report.html beside the database. Exit code 3 when a library broke a threshold of the
@@ -23,6 +23,7 @@ profile, 4 when the run was interrupted (Ctrl-C).`,
 		{"soak run -duration 30s -libs gorilla,gws -out /tmp/runs", "30 seconds of two libraries, the run directory under /tmp/runs"},
 		{"soak run -profile profiles/binance-24h.yaml -http 127.0.0.1:8080", "a day on live Binance, the report and Prometheus /metrics served while it runs"},
 		{"soak run -resume out/20261201-233000-local", "continue a run whose controller died, in the same database, up to its original end"},
+		{"soak run -libs gorilla,gobwas,gws -baseline gorilla", "three libraries, each marked better, worse or = against gorilla"},
 	},
 	flags: func(fs *flagSet) any { return runFlags(fs) },
 }
