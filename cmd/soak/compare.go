@@ -100,16 +100,19 @@ func compareSets(left, right []string, stdout, stderr io.Writer) error {
 	if len(left)+len(right) > maxCompared {
 		return usageError{fmt.Errorf("compare: %d runs: at most %d", len(left)+len(right), maxCompared)}
 	}
-	var sides [2][]compare.Side
+	var pos [2][]string
 	for k, args := range [2][]string{left, right} {
-		pos, err := parseInterspersed(newFlagSet("compare", stdout, stderr), args)
-		if err != nil {
+		var err error
+		if pos[k], err = parseInterspersed(newFlagSet("compare", stdout, stderr), args); err != nil {
 			return err
 		}
-		if len(pos) == 0 {
+		if len(pos[k]) == 0 {
 			return usageError{fmt.Errorf("compare: no run %s \"--\" (A1 A2 … -- B1 B2 …)", [2]string{"before", "after"}[k])}
 		}
-		for _, arg := range pos {
+	}
+	var sides [2][]compare.Side
+	for k := range pos {
+		for _, arg := range pos[k] {
 			if arg == "" {
 				return usageError{fmt.Errorf("compare: a run is an empty name")}
 			}
