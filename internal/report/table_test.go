@@ -371,18 +371,6 @@ func TestFindingsKnownRun(t *testing.T) {
 		if !strings.HasPrefix(out, "✗ 3 checks failed: Events dropped by the worker (gws), Seconds missing (gorilla), threshold max_lost (gws)\n") {
 			t.Errorf("%s: the first line does not name every failed check:\n%s", tc.golden, out)
 		}
-		golden := filepath.Join("testdata", tc.golden)
-		if *update {
-			if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out != string(want) {
-			t.Errorf("%s differs (run with -update after checking):\n%s", golden, out)
-		}
+		checkGolden(t, tc.golden, buf.Bytes())
 	}
 }
