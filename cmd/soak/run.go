@@ -106,7 +106,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	interrupted := err == nil && ctx.Err() != nil
 	refresh.close()
 	// Whatever failed, the table is printed and the report attempted.
-	if err = outcome.End(stdout, res, retry, err); err == nil && interrupted {
+	if err = outcome.End(stdout, res, retry, err, *a.baseline); err == nil && interrupted {
 		id := ""
 		if res != nil {
 			id = res.RunID

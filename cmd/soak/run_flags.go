@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 
 // runHelp is what soak run -h prints.
 var runHelp = help{
-	synopsis: "soak run [-profile FILE] [-duration DURATION] [-libs LIBS] [-out DIR] [-http HOST:PORT] | -resume RUN_DIR",
+	synopsis: "soak run [-profile FILE] [-duration DURATION] [-libs LIBS] [-out DIR] [-http HOST:PORT] [-baseline COLUMN] | -resume RUN_DIR",
 	about: `Run a soak: every library of the profile in its own worker process on the same streams,
 one row per worker per second into DIR/<run-id>/soak.db. Prints the comparison table and
 writes report.html beside the database. Exit code 3 when a library broke a threshold of the
@@ -22,6 +23,7 @@ profile, 4 when the run was interrupted (Ctrl-C).`,
 		{"soak run -duration 30s -libs gorilla,gws -out /tmp/runs", "30 seconds of two libraries, the run directory under /tmp/runs"},
 		{"soak run -profile profiles/binance-24h.yaml -http 127.0.0.1:8080", "a day on live Binance, the report and Prometheus /metrics served while it runs"},
 		{"soak run -resume out/20261201-233000-local", "continue a run whose controller died, in the same database, up to its original end"},
+		{"soak run -libs gorilla,gobwas,gws -baseline gorilla", "three libraries, each marked better, worse or = against gorilla"},
 	},
 	flags: func(fs *flagSet) any { return runFlags(fs) },
 }
@@ -29,6 +31,7 @@ profile, 4 when the run was interrupted (Ctrl-C).`,
 // runArgs are the flags of soak run.
 type runArgs struct {
 	profile, duration, out, libs, resume, http *string
+	baseline                                   *string
 	workerTimeout                              *time.Duration
 	verbose, httpPublic                        *bool
 	backlog                                    *int
@@ -46,6 +49,7 @@ func runFlags(fs *flagSet) *runArgs {
 		resume:        fs.String("resume", "", "continue the crashed run in `RUN_DIR` (same database) up to its original end"),
 		http:          fs.String("http", "", "serve the live view (the report at /, Prometheus /metrics) on `HOST:PORT`, e.g. 127.0.0.1:8080"),
 		httpPublic:    fs.Bool("http-public", false, "allow -http on an address other than loopback (the live view has no authentication)"),
+		baseline:      fs.String("baseline", "", "mark every column better, worse or = against `COLUMN` (a library of the run) instead of the leader's ★"),
 	}
 }
 
@@ -95,6 +99,9 @@ func runProfile(fs *flagSet, a *runArgs) (*profile.Profile, error) {
 	}
 	if *a.backlog < 1 || *a.backlog > 86400 {
 		return nil, usageError{fmt.Errorf("flag -write-backlog: %d is not a number of seconds: want 1 to 86400 (about a second's rows each, kept in memory while the disk refuses them)", *a.backlog)}
+	}
+	if *a.baseline != "" && p != nil && !slices.Contains(p.Libraries, *a.baseline) {
+		return nil, usageError{fmt.Errorf("flag -baseline: %s is not a column of the run (%s)", *a.baseline, strings.Join(p.Libraries, ", "))}
 	}
 	if *a.workerTimeout < 2*time.Second {
 		return nil, usageError{fmt.Errorf("flag -worker-timeout: %s is too short: workers report every second; want at least 2s", *a.workerTimeout)}

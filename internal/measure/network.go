@@ -29,7 +29,7 @@ func init() {
 }
 
 var networkMeasures = []*Measure{
-	{ID: "blackhole_detect", Title: "Blackhole: detected after (median / max)", Unit: "s", Better: NoRank, WhenMeasured: true,
+	{ID: "blackhole_detect", Title: "Blackhole: detected after (median / max)", Unit: "s", Better: NoRank, Rank: never, WhenMeasured: true,
 		Value: blackhole(func(n *netFinding) Cell { // the slowest detection
 			if len(n.detectMs) == 0 {
 				return Cell{fmt.Sprintf("never (%d survived)", n.survived()), nan}
@@ -41,7 +41,7 @@ var networkMeasures = []*Measure{
 			}
 			return Cell{text, s[len(s)-1] / 1000}
 		})},
-	{ID: "blackhole_mechanism", Title: "Blackhole: detected by", Unit: "connections", Better: NoRank, WhenMeasured: true,
+	{ID: "blackhole_mechanism", Title: "Blackhole: detected by", Unit: "connections", Better: NoRank, Rank: never, WhenMeasured: true,
 		Value: blackhole(func(n *netFinding) Cell { // connections that noticed
 			if len(n.mechanisms) == 0 {
 				return Cell{"none", 0}
@@ -52,7 +52,7 @@ var networkMeasures = []*Measure{
 			}
 			return Cell{strings.Join(parts, ", "), float64(len(n.detectMs))}
 		})},
-	{ID: "blackhole_lost", Title: "Blackhole: ids lost", Unit: "ids", Better: NoRank, WhenMeasured: true,
+	{ID: "blackhole_lost", Title: "Blackhole: ids lost", Unit: "ids", Better: NoRank, Rank: never, WhenMeasured: true,
 		Value: blackhole(func(n *netFinding) Cell { // lost across the reconnects that followed the detections
 			text := fmt.Sprint(n.lost)
 			if n.awaiting() > 0 {
@@ -113,7 +113,7 @@ func (n *netFinding) event(e *store.Event) {
 	case wire.EventReconnect:
 		if n.back[e.Slot] {
 			delete(n.back, e.Slot)
-			n.lost += lostOf(e.Detail)
+			n.lost += blackholeLost(e.Detail)
 		}
 	}
 }
@@ -155,8 +155,8 @@ func openConns(detail string) int {
 	return n
 }
 
-// lostOf is the ids a reconnect event's detail counts lost across the outage.
-func lostOf(detail string) int64 {
+// blackholeLost is the ids a reconnect event's detail counts lost across the outage (0 when it says none).
+func blackholeLost(detail string) int64 {
 	m := lostRe.FindStringSubmatch(detail)
 	if m == nil {
 		return 0

@@ -54,6 +54,10 @@ type Worker struct {
 
 	runLat *sampler.Latency // whole run, reporter goroutine only
 	secLat *sampler.Latency // one second, reporter goroutine only
+	minLat *sampler.Latency // since the last hist frame, reporter goroutine only (then Run's, once it ended)
+	// lastSec is the second of the last sec frame: the reporter goroutine's,
+	// then Run's once it ended.
+	lastSec int64
 
 	tap func(slot int, p []byte) // tests only: sees every message as the library handed it over
 }
@@ -115,6 +119,7 @@ func New(plan *wire.Plan, tr transport.Transport, out io.Writer, log *slog.Logge
 		events: make(chan wire.Event, 4096),
 		runLat: sampler.NewLatency(),
 		secLat: sampler.NewLatency(),
+		minLat: sampler.NewLatency(),
 	}
 	w.monoOff = transport.MonoOrigin(w.epoch)
 	var err error
@@ -192,6 +197,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	<-ctx.Done()
 	wg.Wait()
 	<-repDone
+	w.sendMinute(w.lastSec) // the part minute since the last hist frame
 	close(w.events)
 	<-evDone
 	// The slots' goroutines have ended: their gaps and dial counts are final.
@@ -265,6 +271,7 @@ func (w *Worker) report(ctx context.Context) {
 			}
 		}
 		w.runLat.Merge(w.secLat)
+		w.minLat.Merge(w.secLat)
 		snap := w.secLat.Snapshot()
 		runtime.ReadMemStats(&ms)
 		st := &wire.SecStat{
@@ -279,6 +286,7 @@ func (w *Worker) report(ctx context.Context) {
 		if err := w.fw.Send(&wire.Frame{Type: wire.FrameSec, Sec: k, Stat: st}); err != nil {
 			w.log.Error("send sec frame", "err", err)
 		}
+		w.lastSec = k
 		changed := func(sb *sub) bool { return sb.account() != sb.sent }
 		if k%max(w.plan.SubsEvery, 1) == 0 {
 			changed = nil // every subscription
@@ -293,10 +301,34 @@ func (w *Worker) report(ctx context.Context) {
 				w.log.Error("send subs frame", "err", err)
 			}
 		}
+		if k%digestEvery == 0 {
+			w.sendMinute(k)
+		}
 		k++
 		if late := w.sec(time.Now()); late >= k { // skipped seconds (suspended process): say so by the gap
 			k = late + 1
 		}
+	}
+}
+
+// digestEvery is the seconds between two hist frames: a minute, so that a
+// day's latency is stored in 1,440 digests per library and a report can
+// merge any stretch of the run from them.
+const digestEvery = 60
+
+// sendMinute sends the latency recorded since the last hist frame as a
+// digest stamped with second sec, and starts the next; nothing when no
+// latency was recorded. It allocates (the digest): once a minute, off the
+// per-message path.
+func (w *Worker) sendMinute(sec int64) {
+	if w.minLat.Snapshot().Count == 0 { // negative values are counted too (as 1 µs)
+		return
+	}
+	d := sampler.NewDigest()
+	d.AddLatency(w.minLat)
+	w.minLat.Reset()
+	if err := w.fw.Send(&wire.Frame{Type: wire.FrameHist, Sec: sec, Hist: d.Encode()}); err != nil {
+		w.log.Error("send hist frame", "err", err)
 	}
 }
 
