@@ -39,7 +39,7 @@ func runFlags(fs *flagSet) *runArgs {
 		profile:       fs.String("profile", "", "YAML profile `FILE` (default "+defaultProfile+", or the built-in default when that file is absent)"),
 		duration:      fs.String("duration", "", "measured `DURATION`, overrides the profile (e.g. 30s, 2m, 24h)"),
 		out:           fs.String("out", "out", "make the run directory in `DIR`"),
-		libs:          fs.String("libs", "", "comma-separated `LIBS`, overrides the profile"),
+		libs:          fs.String("libs", "", "comma-separated `LIBS` to run, overrides the profile: libraries, or the names of the profile's variants"),
 		workerTimeout: fs.Duration("worker-timeout", 30*time.Second, "kill and restart a worker that sent nothing for this `DURATION`"),
 		verbose:       fs.Bool("v", false, "log debug details"),
 		backlog:       fs.Int("write-backlog", 600, "`SECONDS` of data kept in memory while database writes fail (disk full); beyond that the oldest are dropped and recorded as missing"),
@@ -52,8 +52,8 @@ func runFlags(fs *flagSet) *runArgs {
 const defaultProfile = "profiles/local.yaml"
 
 // runProfile checks the flags of soak run and returns the profile they
-// make: the file (or the built-in one) with -duration and -libs laid over
-// it; nil with -resume, which keeps the run's own.
+// make: the file (or the built-in one) with -duration and -libs (the
+// columns kept) laid over it; nil with -resume, which keeps the run's own.
 func runProfile(fs *flagSet, a *runArgs) (*profile.Profile, error) {
 	if *a.http != "" {
 		if err := httpFlag.check(*a.http, *a.httpPublic); err != nil {
@@ -89,7 +89,7 @@ func runProfile(fs *flagSet, a *runArgs) (*profile.Profile, error) {
 		p.Duration = profile.Duration(d)
 	}
 	if *a.libs != "" || given(fs, "libs") { // an empty -libs is refused, not the profile's list used
-		if err := p.SetLibraries(strings.Split(*a.libs, ",")); err != nil {
+		if err := p.SelectColumns(strings.Split(*a.libs, ",")); err != nil {
 			return nil, usageError{fmt.Errorf("flag -libs: %w", err)}
 		}
 	}

@@ -218,6 +218,14 @@ func (d *decoder) custom(s spec, name string, fv, parent reflect.Value) func(*ya
 		return func(v *yaml.Node) error { return d.perConnection(v, name, fv.Addr().Interface().(*int)) }
 	case "libraries":
 		return func(v *yaml.Node) error { return d.names(v, name, "library", wire.Libraries, nil, false, list()) }
+	case "column_libraries": // a soak's: empty with variants (validateVariants)
+		return func(v *yaml.Node) error { return d.names(v, name, "library", wire.Libraries, nil, true, list()) }
+	case "library":
+		return str(func(v *yaml.Node, dst *string) error { return d.library(v, name, dst) })
+	case "column_name":
+		return str(func(v *yaml.Node, dst *string) error { return d.columnName(v, name, dst) })
+	case "variants":
+		return func(v *yaml.Node) error { return d.variants(v, fv.Addr().Interface().(*[]Variant)) }
 	case "symbols":
 		return func(v *yaml.Node) error { return d.symbols(v, name, list()) }
 	case "symbols_or_top": // and its sibling Top
