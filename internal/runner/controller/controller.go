@@ -92,7 +92,7 @@ func (r *Result) Release() {
 
 // WorkerResult is one column's process account.
 type WorkerResult struct {
-	Lib                   string // the column's name
+	Lib                   string  // the column's name
 	SampledCPU, RusageCPU float64 // seconds: last gopsutil sample vs the kernel's rusage at exit
 	Restarts              int
 	Err                   error

@@ -59,4 +59,3 @@ func TestCalibrationCostIsCPU(t *testing.T) {
 	}
 	t.Fatalf("the cost added %.3f of n×c, want 1 ± %.2f", ratio, costTolerance)
 }
-
