@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -202,4 +203,16 @@ func WidestCompression(run Compression, cols []Column) Compression {
 		}
 	}
 	return w
+}
+
+// StoredColumns returns the columns of a plan stored as JSON (a run's "plan"
+// setting): nil for a plan stored before plans listed them, or for none.
+func StoredColumns(planJSON string) []Column {
+	var p struct {
+		Columns []Column `json:"columns"`
+	}
+	if json.Unmarshal([]byte(planJSON), &p) != nil {
+		return nil
+	}
+	return p.Columns
 }

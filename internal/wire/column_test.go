@@ -151,6 +151,12 @@ func TestPlanFor(t *testing.T) {
 		t.Errorf("plan JSON %s", b)
 	}
 	// A plan stored before columns (a resumed old run) reads with none.
+	if got := StoredColumns(string(b)); !reflect.DeepEqual(got, cols) {
+		t.Errorf("StoredColumns = %+v", got)
+	}
+	if StoredColumns(`{"v":1}`) != nil || StoredColumns("not json") != nil {
+		t.Error("StoredColumns of a plan without columns, or of no plan: want nil")
+	}
 	var old Plan
 	if err := json.Unmarshal([]byte(`{"v":1,"run_id":"r","lib":"","slots":[]}`), &old); err != nil || old.Columns != nil {
 		t.Errorf("old plan: %+v, %v", old.Columns, err)
