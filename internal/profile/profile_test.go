@@ -746,7 +746,7 @@ func TestSuggest(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"local.yaml", "faults.yaml", "server-soak.yaml"} {
+	for _, name := range []string{"local.yaml", "faults.yaml", "server-soak.yaml", "calibration.yaml"} {
 		if data, err := os.ReadFile("../../profiles/" + name); err == nil {
 			f.Add(data)
 		}
@@ -780,6 +780,17 @@ func FuzzParse(f *testing.F) {
 		}
 		if _, err := p.Expand(); err != nil {
 			t.Fatalf("parsed but Expand fails: %v", err)
+		}
+		// Its columns are ones a worker runs, each name once.
+		names := map[string]bool{}
+		for _, c := range p.Columns() {
+			if err := c.Check(); err != nil || names[c.Name] {
+				t.Fatalf("parsed but column %+v is not one a worker runs (%v) or is named twice", c, err)
+			}
+			names[c.Name] = true
+		}
+		if len(names) == 0 {
+			t.Fatal("parsed with no column")
 		}
 		// and its faults must be accepted by the replay server
 		for _, sf := range p.ScheduledFaults() {
