@@ -23,6 +23,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -128,7 +129,13 @@ type runResult struct {
 	costOver   int      // A/A columns the cost column was called higher than on CPU
 	gcCalledOn []string // memory measures GOGC low and high were called different on
 	rssDiffs   []float64
+	levels     map[string]level // every column's, for the descriptive table
 }
+
+// level is what a column's samples say, whatever the ranking calls: its
+// mean CPU over the window, its median Go heap over the window and its RSS
+// level (the median of the window's second half); NaN where not measured.
+type level struct{ cpu, heap, rss float64 }
 
 func (r runResult) line() string {
 	return fmt.Sprintf("%s: %s; A/A %d of %d called %v, ★ %v; cost higher than %d A/A columns; GOGC different on %v",
@@ -148,9 +155,10 @@ func readRun(dir string, cols columns) (runResult, error) {
 		return r, fmt.Errorf("%s: %w", dir, err)
 	}
 	r.status = run.Status
-	if r.rssDiffs, err = rssDiffs(db, run, cols.aa); err != nil {
+	if r.levels, err = levels(db, run); err != nil {
 		return r, fmt.Errorf("%s: %w", dir, err)
 	}
+	r.rssDiffs = rssDiffs(r.levels, cols.aa)
 	rows, err := readRanking(path)
 	if err != nil {
 		return r, fmt.Errorf("%s: %w", dir, err)
@@ -160,41 +168,72 @@ func readRun(dir string, cols columns) (runResult, error) {
 	return r, nil
 }
 
-// rssDiffs are |level(a) − level(b)| in bytes for every pair of cols, a
-// column's level being the median of its RSS over the window's second half.
-func rssDiffs(db *store.DB, run store.Run, cols []string) ([]float64, error) {
+// levels reads every column's level from its samples: the window is
+// seconds 1 … N (the drain after it left out); CPU over 2 … N, as the end
+// table's, the first second holding the connections' start.
+func levels(db *store.DB, run store.Run) (map[string]level, error) {
 	window := int64(run.Planned.Seconds())
-	level := map[string]float64{}
-	for _, c := range cols {
-		ss, err := db.Samples(c)
-		if err != nil {
-			return nil, err
-		}
-		var rss []float64
-		for _, s := range ss {
-			if s.HasProc && s.Sec > window/2 && s.Sec <= window {
-				rss = append(rss, float64(s.RSS))
-			}
-		}
-		if len(rss) == 0 {
-			continue // not measured: no pair with it
-		}
-		level[c] = median(rss)
+	ss, err := db.Samples("")
+	if err != nil {
+		return nil, err
 	}
-	var out []float64
-	for i, a := range cols {
-		for _, b := range cols[i+1:] {
-			la, oka := level[a]
-			lb, okb := level[b]
-			if oka && okb {
-				out = append(out, math.Abs(la-lb))
-			}
+	type series struct{ cpu, heap, rss []float64 }
+	by := map[string]*series{}
+	for _, s := range ss {
+		if s.Sec < 1 || s.Sec > window {
+			continue
 		}
+		x := by[s.Lib]
+		if x == nil {
+			x = &series{}
+			by[s.Lib] = x
+		}
+		if s.HasProc && s.Sec >= 2 {
+			x.cpu = append(x.cpu, s.CPUPct)
+		}
+		if s.HasProc && s.Sec > window/2 {
+			x.rss = append(x.rss, float64(s.RSS))
+		}
+		if s.HasWorker {
+			x.heap = append(x.heap, float64(s.HeapBytes))
+		}
+	}
+	out := map[string]level{}
+	for c, x := range by {
+		out[c] = level{cpu: mean(x.cpu), heap: median(x.heap), rss: median(x.rss)}
 	}
 	return out, nil
 }
 
+// rssDiffs are |level(a) − level(b)| in bytes of RSS for every pair of cols
+// both measured.
+func rssDiffs(lv map[string]level, cols []string) []float64 {
+	var out []float64
+	for i, a := range cols {
+		for _, b := range cols[i+1:] {
+			if d := math.Abs(lv[a].rss - lv[b].rss); lv[a] != (level{}) && lv[b] != (level{}) && !math.IsNaN(d) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	var t float64
+	for _, x := range xs {
+		t += x
+	}
+	return t / float64(len(xs))
+}
+
 func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
 	s := slices.Sorted(slices.Values(xs))
 	n := len(s)
 	if n%2 == 1 {
@@ -223,6 +262,8 @@ type tally struct {
 	gcOn            map[string]int
 	rss             []float64
 	unfinished      []string
+	levels          map[string][]level // per column, a level per run
+	order           []string           // columns as first seen
 }
 
 func (t *tally) add(r runResult) {
@@ -231,6 +272,15 @@ func (t *tally) add(r runResult) {
 		t.unfinished = append(t.unfinished, filepath.Base(r.dir)+" ("+r.status+")")
 	}
 	t.rss = append(t.rss, r.rssDiffs...)
+	if t.levels == nil {
+		t.levels = map[string][]level{}
+	}
+	for _, c := range slices.Sorted(maps.Keys(r.levels)) {
+		if _, ok := t.levels[c]; !ok {
+			t.order = append(t.order, c)
+		}
+		t.levels[c] = append(t.levels[c], r.levels[c])
+	}
 	if !r.ranked {
 		return
 	}
@@ -272,6 +322,16 @@ func (t *tally) print(out io.Writer, cols columns) {
 		}
 		fmt.Fprintf(out, "A/B %s vs %s: called different on %s: %d of %d runs (want ≥ 19 of 20; %s)\n",
 			cols.gc[0], cols.gc[1], strings.Join(cols.memory, " or "), t.gcRuns, t.ranked, strings.Join(on, ", "))
+	}
+	if len(t.order) > 0 {
+		fmt.Fprintln(out, "levels, the mean over the runs (from the samples, not the ranking): CPU % of one core over the window, Go heap median, RSS median of the second half")
+		for _, c := range t.order {
+			var cpu, heap, rss []float64
+			for _, l := range t.levels[c] {
+				cpu, heap, rss = append(cpu, l.cpu), append(heap, l.heap), append(rss, l.rss)
+			}
+			fmt.Fprintf(out, "  %-20s CPU %6.2f %%   heap %6.2f MB   RSS %6.2f MB\n", c, mean(cpu), mean(heap)/1e6, mean(rss)/1e6)
+		}
 	}
 	fmt.Fprintf(out, "RSS steady level |Δ| between A/A columns (median of the window's second half), %d pairs: p50 %.2f MB, p95 %.2f MB, max %.2f MB\n",
 		len(t.rss), percentile(t.rss, 50)/1e6, percentile(t.rss, 95)/1e6, percentile(t.rss, 100)/1e6)

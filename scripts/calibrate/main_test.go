@@ -130,7 +130,7 @@ func TestReadRun(t *testing.T) {
 	if err := run([]string{"-aa", "a1,a2,a3", "-cost", "cost", "-gc", "gc25,gc400", dir}, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"runs: 1\n", "(measure, pair) differences called: 0 of 1", "3 pairs: p50 1.00 MB, p95 2.00 MB"} {
+	for _, want := range []string{"runs: 1\n", "(measure, pair) differences called: 0 of 1", "3 pairs: p50 1.00 MB, p95 2.00 MB", "a3 ", "RSS  22.00 MB"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
