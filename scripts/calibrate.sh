@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Calibration of the ranking (docs/measures.md "Calibration"): RUNS runs of
+# Calibration of the ranking (docs/calibration.md): RUNS runs of
 # profiles/calibration.yaml (five gorilla columns alike, one burning 5 µs a
 # message, GOGC 25 and 400), one after the other, then what the ranking
 # called in them, counted by scripts/calibrate. Not part of `go test ./...`:
