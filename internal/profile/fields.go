@@ -114,6 +114,21 @@ func (d *decoder) fields(v reflect.Value, prefix string) []field {
 	return fs
 }
 
+// listItem decodes n, one mapping item of a list (a fault, a variant), into the
+// struct v points at, recording the line of each key it sets in lines: the
+// item's own checks name the line of the key at fault. what names the item
+// in messages ("fault"), and begins its keys' names ("fault at").
+func (d *decoder) listItem(n *yaml.Node, v reflect.Value, what string, lines map[string]int) error {
+	fs := d.fields(v, what+" ")
+	for i, fd := range fs {
+		fs[i].decode = func(x *yaml.Node) error {
+			lines[fd.key] = d.at(deref(x).Line)
+			return fd.decode(x)
+		}
+	}
+	return d.mapping(n, what, fs)
+}
+
 // value decodes into fv, field s of the struct parent, named name in messages.
 func (d *decoder) value(s spec, name string, fv, parent reflect.Value) func(*yaml.Node) error {
 	if s.kind != "" {

@@ -140,14 +140,7 @@ func (d *decoder) variants(v *yaml.Node, dst *[]Variant) error {
 // variant decodes one item of variants into x.
 func (d *decoder) variant(vn *yaml.Node, x *Variant) error {
 	x.Line, x.lines = d.at(deref(vn).Line), map[string]int{}
-	fs := d.fields(reflect.ValueOf(x), "variant ")
-	for i, fd := range fs {
-		fs[i].decode = func(v *yaml.Node) error {
-			x.lines[fd.key] = d.at(deref(v).Line)
-			return fd.decode(v)
-		}
-	}
-	if err := d.mapping(vn, "variant", fs); err != nil {
+	if err := d.listItem(vn, reflect.ValueOf(x), "variant", x.lines); err != nil {
 		return err
 	}
 	switch {
