@@ -42,12 +42,11 @@ func main() {
 
 // columns names the calibration profile's columns by their part.
 type columns struct {
-	aa       []string // alike
-	cost     string   // the calibration cost's
-	gc       []string // GOGC low, GOGC high
-	cpu      string   // the ranked measure the cost must be called on
-	memory   []string // those GOGC must be called different on (any)
-	minPairs int      // A/A pairs a run must have to count
+	aa     []string // alike
+	cost   string   // the calibration cost's
+	gc     []string // GOGC low, GOGC high
+	cpu    string   // the ranked measure the cost must be called on
+	memory []string // those GOGC must be called different on (any)
 }
 
 func run(args []string, out io.Writer) error {
