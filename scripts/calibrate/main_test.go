@@ -103,7 +103,7 @@ func TestReadRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
-		`CREATE TABLE ranking (stat TEXT NOT NULL, a TEXT NOT NULL, b TEXT NOT NULL, n INTEGER NOT NULL, est REAL, lo REAL, hi REAL,
+		`CREATE TABLE IF NOT EXISTS ranking (stat TEXT NOT NULL, a TEXT NOT NULL, b TEXT NOT NULL, n INTEGER NOT NULL, est REAL, lo REAL, hi REAL,
 			p REAL, sd REAL, span REAL, note TEXT NOT NULL, PRIMARY KEY (stat, a, b))`,
 		`INSERT INTO ranking VALUES ('cpu_avg', 'a1', '', 12, 6.3, 6.1, 6.5, NULL, NULL, 10, '')`,
 		`INSERT INTO ranking VALUES ('cpu_avg', 'a1', 'a2', 12, 0.1, -0.1, 0.3, 0.3, 0.2, 10, '')`,
