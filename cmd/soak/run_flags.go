@@ -15,8 +15,8 @@ var runHelp = help{
 	synopsis: "soak run [-profile FILE] [-duration DURATION] [-libs LIBS] [-out DIR] [-http HOST:PORT] | -resume RUN_DIR",
 	about: `Run a soak: every column of the profile (a library, or a variant of one) in its own
 worker process on the same streams, one row per worker per second into DIR/<run-id>/soak.db.
-Prints the comparison table and writes report.html beside the database. Exit code 3 when a library broke a threshold of the
-profile, 4 when the run was interrupted (Ctrl-C).`,
+Prints the comparison table and writes report.html beside the database. Exit code 3 when a
+column broke a threshold of the profile, 4 when the run was interrupted (Ctrl-C).`,
 	examples: []example{
 		{"soak run", "2 minutes of the five libraries against the embedded replay server (profiles/local.yaml)"},
 		{"soak run -duration 30s -libs gorilla,gws -out /tmp/runs", "30 seconds of two libraries, the run directory under /tmp/runs"},
