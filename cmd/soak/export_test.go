@@ -73,6 +73,9 @@ func TestExportRealRun(t *testing.T) {
 		}
 		recs := readCSVFile(t, path)
 		n, err := db.Count(table)
+		if table == "columns" { // the plan's columns: a row per worker here
+			n, err = db.Count("workers")
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -71,7 +71,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if src == "" {
 			src = "built-in (as profiles/local.yaml)"
 		}
-		fmt.Fprintf(stdout, "soak run: profile %s, %s, libraries %s\n", src, time.Duration(p.Duration), strings.Join(p.Libraries, ", "))
+		fmt.Fprintf(stdout, "soak run: profile %s, %s, libraries %s\n", src, time.Duration(p.Duration), strings.Join(p.ColumnNames(), ", "))
 		every = p.Report.Every
 	} else {
 		fmt.Fprintf(stdout, "soak run: resuming %s\n", *a.resume)

@@ -9,15 +9,16 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/profile"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // runHelp is what soak run -h prints.
 var runHelp = help{
 	synopsis: "soak run [-profile FILE] [-duration DURATION] [-libs LIBS] [-out DIR] [-http HOST:PORT] [-baseline COLUMN] | -resume RUN_DIR",
-	about: `Run a soak: every library of the profile in its own worker process on the same streams,
-one row per worker per second into DIR/<run-id>/soak.db. Prints the comparison table and
-writes report.html beside the database. Exit code 3 when a library broke a threshold of the
-profile, 4 when the run was interrupted (Ctrl-C).`,
+	about: `Run a soak: every column of the profile (a library, or a variant of one) in its own
+worker process on the same streams, one row per worker per second into DIR/<run-id>/soak.db.
+Prints the comparison table and writes report.html beside the database. Exit code 3 when a
+column broke a threshold of the profile, 4 when the run was interrupted (Ctrl-C).`,
 	examples: []example{
 		{"soak run", "2 minutes of the five libraries against the embedded replay server (profiles/local.yaml)"},
 		{"soak run -duration 30s -libs gorilla,gws -out /tmp/runs", "30 seconds of two libraries, the run directory under /tmp/runs"},
@@ -42,7 +43,7 @@ func runFlags(fs *flagSet) *runArgs {
 		profile:       fs.String("profile", "", "YAML profile `FILE` (default "+defaultProfile+", or the built-in default when that file is absent)"),
 		duration:      fs.String("duration", "", "measured `DURATION`, overrides the profile (e.g. 30s, 2m, 24h)"),
 		out:           fs.String("out", "out", "make the run directory in `DIR`"),
-		libs:          fs.String("libs", "", "comma-separated `LIBS`, overrides the profile"),
+		libs:          fs.String("libs", "", "comma-separated `LIBS` to run, overrides the profile: libraries, or the names of the profile's variants"),
 		workerTimeout: fs.Duration("worker-timeout", 30*time.Second, "kill and restart a worker that sent nothing for this `DURATION`"),
 		verbose:       fs.Bool("v", false, "log debug details"),
 		backlog:       fs.Int("write-backlog", 600, "`SECONDS` of data kept in memory while database writes fail (disk full); beyond that the oldest are dropped and recorded as missing"),
@@ -56,8 +57,8 @@ func runFlags(fs *flagSet) *runArgs {
 const defaultProfile = "profiles/local.yaml"
 
 // runProfile checks the flags of soak run and returns the profile they
-// make: the file (or the built-in one) with -duration and -libs laid over
-// it; nil with -resume, which keeps the run's own.
+// make: the file (or the built-in one) with -duration and -libs (the
+// columns kept) laid over it; nil with -resume, which keeps the run's own.
 func runProfile(fs *flagSet, a *runArgs) (*profile.Profile, error) {
 	if *a.http != "" {
 		if err := httpFlag.check(*a.http, *a.httpPublic); err != nil {
@@ -93,15 +94,17 @@ func runProfile(fs *flagSet, a *runArgs) (*profile.Profile, error) {
 		p.Duration = profile.Duration(d)
 	}
 	if *a.libs != "" || given(fs, "libs") { // an empty -libs is refused, not the profile's list used
-		if err := p.SetLibraries(strings.Split(*a.libs, ",")); err != nil {
+		if err := p.SelectColumns(strings.Split(*a.libs, ",")); err != nil {
 			return nil, usageError{fmt.Errorf("flag -libs: %w", err)}
 		}
 	}
 	if *a.backlog < 1 || *a.backlog > 86400 {
 		return nil, usageError{fmt.Errorf("flag -write-backlog: %d is not a number of seconds: want 1 to 86400 (about a second's rows each, kept in memory while the disk refuses them)", *a.backlog)}
 	}
-	if *a.baseline != "" && p != nil && !slices.Contains(p.Libraries, *a.baseline) {
-		return nil, usageError{fmt.Errorf("flag -baseline: %s is not a column of the run (%s)", *a.baseline, strings.Join(p.Libraries, ", "))}
+	if *a.baseline != "" && p != nil {
+		if cols := wire.Names(p.Columns()); !slices.Contains(cols, *a.baseline) {
+			return nil, usageError{fmt.Errorf("flag -baseline: %s is not a column of the run (%s)", *a.baseline, strings.Join(cols, ", "))}
+		}
 	}
 	if *a.workerTimeout < 2*time.Second {
 		return nil, usageError{fmt.Errorf("flag -worker-timeout: %s is too short: workers report every second; want at least 2s", *a.workerTimeout)}

@@ -44,7 +44,7 @@ func CheckSent(server []store.ServerCount, streams []store.StreamSample) map[str
 		if err != nil || c.Stream == "" {
 			continue
 		}
-		sent[key{t.Lib, t.Slot, c.Stream}] += c.Sent
+		sent[key{t.Column, t.Slot, c.Stream}] += c.Sent
 	}
 	out := map[string]*SentCheck{}
 	for _, s := range streams {

@@ -54,14 +54,7 @@ func (d *decoder) faults(v *yaml.Node, dst *[]Fault) error {
 // fault decodes one item of faults into f.
 func (d *decoder) fault(fn *yaml.Node, f *Fault) error {
 	f.Line, f.lines = d.at(deref(fn).Line), map[string]int{}
-	fs := d.fields(reflect.ValueOf(f), "fault ")
-	for i, fd := range fs {
-		fs[i].decode = func(v *yaml.Node) error {
-			f.lines[fd.key] = d.at(deref(v).Line)
-			return fd.decode(v)
-		}
-	}
-	if err := d.mapping(fn, "fault", fs); err != nil {
+	if err := d.listItem(fn, reflect.ValueOf(f), "fault", f.lines); err != nil {
 		return err
 	}
 	switch {

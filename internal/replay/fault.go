@@ -74,7 +74,7 @@ func (s *Server) Faults() []wire.Applied {
 }
 
 func libMatch(libs []string, tag string) bool {
-	return len(libs) == 0 || slices.Contains(libs, wire.LibOf(tag))
+	return len(libs) == 0 || slices.Contains(libs, wire.ColumnOf(tag))
 }
 
 // label names a connection in the fault log: its tag, or #id when untagged.

@@ -125,7 +125,7 @@ var FaultCloseCodes = []int{1000, 1001, 1008, 1011}
 type Fault struct {
 	Kind       FaultKind     `json:"kind"`
 	Streams    []string      `json:"streams,omitempty"` // empty = every connection; else the connections carrying one of them
-	Libs       []string      `json:"libs,omitempty"`    // only connections whose X-Soak-Conn tag names one of these libraries; empty = all
+	Libs       []string      `json:"libs,omitempty"`    // only connections whose X-Soak-Conn tag names one of these columns (libraries or variants); empty = all
 	Code       int           `json:"code,omitempty"`
 	Reason     string        `json:"reason,omitempty"`
 	N          int           `json:"n,omitempty"`
@@ -146,7 +146,7 @@ type ScheduledFault struct {
 }
 
 // Applied says what an injected fault hit: when, and which connections (their
-// X-Soak-Conn tags "lib/slot/attempt"; "#<id>" for an untagged one). For a
+// X-Soak-Conn tags "column/slot/attempt"; "#<id>" for an untagged one). For a
 // reject fault Conns fills in as handshakes are rejected.
 type Applied struct {
 	Fault  Fault     `json:"fault"`

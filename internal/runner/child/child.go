@@ -30,6 +30,9 @@ type Options struct {
 	Name string   // what errors call it: "worker gorilla", "replay server"
 	Exe  string   // the program
 	Args []string // its arguments
+	// Env is added to this process's environment for the child (a later
+	// entry wins over an earlier one of the same name).
+	Env []string
 	// Spec, when not nil, is written on stdin as one JSON line before Start
 	// returns.
 	Spec any
@@ -80,6 +83,9 @@ type Process struct {
 func Start(o Options) (*Process, error) {
 	p := &Process{o: o, done: make(chan struct{})}
 	cmd := exec.Command(o.Exe, o.Args...)
+	if len(o.Env) > 0 {
+		cmd.Env = append(os.Environ(), o.Env...)
+	}
 	cmd.SysProcAttr = sysProcAttr()
 	// A grandchild that keeps stderr open must not hold up the reaping.
 	cmd.WaitDelay = 5 * time.Second

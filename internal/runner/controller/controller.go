@@ -90,9 +90,9 @@ func (r *Result) Release() {
 	}
 }
 
-// WorkerResult is one library's process account.
+// WorkerResult is one column's process account.
 type WorkerResult struct {
-	Lib                   string
+	Lib                   string  // the column's name
 	SampledCPU, RusageCPU float64 // seconds: last gopsutil sample vs the kernel's rusage at exit
 	Restarts              int
 	Err                   error
@@ -122,7 +122,7 @@ type controller struct {
 }
 
 // Run performs one soak run: it starts the replay server (local target), one
-// worker per library, samples them every second, and records everything in
+// worker per column (a library, or a variant of one), samples them every second, and records everything in
 // <OutDir>/<run-id>/soak.db. ctx cancellation stops the run gracefully. A
 // side: server profile is package serverside's to run; resuming one is
 // refused.
@@ -234,8 +234,16 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 		return nil, err
 	}
 	plan := c.plan
-	for _, lib := range p.Libraries {
-		w := &workerProc{lib: lib, secs: map[int64]*wire.SecStat{}, procs: map[int64]ProcAt{}, res: WorkerResult{Lib: lib}}
+	if len(plan.Columns) == 0 { // a resumed run planned before columns
+		plan.Columns = p.Columns()
+	}
+	for _, col := range plan.Columns {
+		if err := col.Check(); err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+	}
+	for _, col := range plan.Columns {
+		w := &workerProc{lib: col.Name, col: col, secs: map[int64]*wire.SecStat{}, procs: map[int64]ProcAt{}, res: WorkerResult{Lib: col.Name}}
 		if c.resumed != nil {
 			c.resumed.carry(w)
 		}
@@ -246,7 +254,7 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 		c.workers = append(c.workers, w)
 	}
 	// The run's window, also when resumed: its start and end instants as planned.
-	c.o.Log.Info("run started", "run", runID, "dir", c.dir, "target", endpoint.Mask(target), "proxy", endpoint.Mask(plan.Proxy), "libraries", p.Libraries,
+	c.o.Log.Info("run started", "run", runID, "dir", c.dir, "target", endpoint.Mask(target), "proxy", endpoint.Mask(plan.Proxy), "columns", wire.Names(plan.Columns),
 		"slots", len(plan.Slots), "start", start.Format(time.RFC3339), "end", end.Format(time.RFC3339), "duration", end.Sub(start),
 		"resumed", c.resumed != nil)
 

@@ -76,7 +76,12 @@ func (c *controller) closeLink() {
 }
 
 // columnNames are the run's columns, in the order of their link addresses.
-func (c *controller) columnNames() []string { return c.o.Profile.Libraries }
+func (c *controller) columnNames() []string {
+	if c.plan != nil && len(c.plan.Columns) > 0 {
+		return wire.Names(c.plan.Columns)
+	}
+	return wire.Names(c.o.Profile.Columns())
+}
 
 // columnAddr is the address the worker of lib dials from: its column's on
 // the link; "" without one.

@@ -31,7 +31,7 @@ func TestHistFrames(t *testing.T) {
 	}
 	defer srv.Close()
 	start := time.Now().Add(-57 * time.Second)
-	plan := &wire.Plan{Version: wire.PlanVersion, RunID: "hist", Lib: "gorilla", Target: srv.URL(), Local: true, TimeUnit: "MICROSECOND",
+	plan := &wire.Plan{Version: wire.PlanVersion, RunID: "hist", Column: wire.LibraryColumn("gorilla"), Target: srv.URL(), Local: true, TimeUnit: "MICROSECOND",
 		Start: start, End: start.Add(2 * time.Minute), PingInterval: time.Minute, PongTimeout: time.Minute,
 		BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond, HandshakeTimeout: 2 * time.Second,
 		ReadLimit: 1 << 20, StallFactor: 10, StallMin: 3 * time.Second, StallRealTime: time.Minute, UnrepairableDial: 20, SubsEvery: 10,

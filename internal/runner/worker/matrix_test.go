@@ -116,7 +116,7 @@ func encoded(e codec.Encoding, run func(m *matrixEnv) error) func(m *matrixEnv) 
 		}
 		n := 0
 		for _, c := range m.srv.Stats().Conns {
-			if wire.LibOf(c.Tag) != m.lib {
+			if wire.ColumnOf(c.Tag) != m.lib {
 				continue
 			}
 			n++
@@ -232,7 +232,7 @@ func newMatrixEnv(t *testing.T, tr transport.Transport, adjust func(*wire.Plan),
 	m := &matrixEnv{t: t, lib: tr.Name(), srv: srv, runErr: make(chan error, 1), read: make(chan error, 1), t0: time.Now()}
 	m.proxy = newTCPProxy(t, srv.Addr())
 	now := time.Now()
-	plan := &wire.Plan{Version: wire.PlanVersion, RunID: "matrix", Lib: tr.Name(), Target: "ws://" + m.proxy.addr(), Local: true, TimeUnit: "MICROSECOND",
+	plan := &wire.Plan{Version: wire.PlanVersion, RunID: "matrix", Column: wire.LibraryColumn(tr.Name()), Target: "ws://" + m.proxy.addr(), Local: true, TimeUnit: "MICROSECOND",
 		Start: now, End: now.Add(time.Minute), PingInterval: time.Second, PongTimeout: 10 * time.Second,
 		BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond, HandshakeTimeout: 2 * time.Second,
 		ReadLimit: 1 << 20, StallFactor: 10, StallMin: 3 * time.Second, StallRealTime: time.Minute, UnrepairableDial: 20, SubsEvery: 10,
@@ -896,7 +896,7 @@ func (m *matrixEnv) checkServerTruth(dup, ooo int64) error {
 	}
 	byStream := map[string][]connStat{}
 	for _, c := range m.srv.Stats().Conns {
-		if wire.LibOf(c.Tag) != m.lib {
+		if wire.ColumnOf(c.Tag) != m.lib {
 			continue
 		}
 		for name, st := range c.Streams {

@@ -6,6 +6,7 @@ package worker
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -28,13 +29,16 @@ import (
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
-// Worker runs one library's connections for a plan.
+// Worker runs one column's connections for a plan: its library's, with the
+// column's settings.
 type Worker struct {
 	plan   *wire.Plan
+	name   string // the column's (the library's when the plan names none)
 	tr     transport.Transport
 	dialer *transport.Dialer // one per worker: socket options, proxy
 	tls    *tls.Config       // trust for a wss target and an https proxy
 	enc    codec.Encoding    // the plan's: asked for by subprotocol
+	cost   burner            // the column's calibration cost per message
 	fw     *wire.FrameWriter
 	log    *slog.Logger
 	epoch  time.Time // plan.Start on this process's monotonic clock
@@ -63,7 +67,7 @@ type Worker struct {
 }
 
 // Run is the worker process (soak child worker): it runs the connections of
-// plan.Lib as plan says, and writes frames to out until it reads "stop" or
+// plan.Column as plan says, and writes frames to out until it reads "stop" or
 // EOF on stdin (the rest of stdin after the plan: see child.ReadSpec).
 // After stopping it sends the final frame and returns when stdin reaches EOF
 // (the controller samples the process in between).
@@ -71,7 +75,7 @@ func Run(ctx context.Context, plan *wire.Plan, stdin io.Reader, out io.Writer, l
 	if plan.Version != wire.PlanVersion {
 		return fmt.Errorf("plan version %d, want %d", plan.Version, wire.PlanVersion)
 	}
-	tr, err := transport.Lookup(plan.Lib)
+	tr, err := transport.Lookup(plan.Column.Lib)
 	if err != nil {
 		return err
 	}
@@ -110,11 +114,13 @@ func Run(ctx context.Context, plan *wire.Plan, stdin io.Reader, out io.Writer, l
 
 // New prepares a worker; Run starts it.
 func New(plan *wire.Plan, tr transport.Transport, out io.Writer, log *slog.Logger) (*Worker, error) {
+	name := cmp.Or(plan.Column.Name, tr.Name())
 	w := &Worker{
 		plan:   plan,
+		name:   name,
 		tr:     tr,
 		fw:     wire.NewFrameWriter(out),
-		log:    log.With("lib", tr.Name()),
+		log:    log.With("lib", name),
 		epoch:  plan.Epoch(),
 		events: make(chan wire.Event, 4096),
 		runLat: sampler.NewLatency(),
@@ -128,6 +134,7 @@ func New(plan *wire.Plan, tr transport.Transport, out io.Writer, log *slog.Logge
 			return nil, fmt.Errorf("plan: %w", err)
 		}
 	}
+	w.cost = newBurner(plan.Column.Settings.CalibrationCost) // calibrated before the first connection
 	w.dialer = &transport.Dialer{RcvBuf: plan.RcvBuf, Timeout: plan.HandshakeTimeout}
 	if plan.LocalAddr != "" {
 		ip, err := netip.ParseAddr(plan.LocalAddr)
@@ -146,7 +153,7 @@ func New(plan *wire.Plan, tr transport.Transport, out io.Writer, log *slog.Logge
 	}
 	w.dialer.ProxyTLS = w.tls
 	for _, ps := range plan.Slots {
-		s := &slot{w: w, Slot: ps, byName: make(map[string]*sub, len(ps.Streams)), lat: sampler.NewLatency()}
+		s := &slot{w: w, Slot: ps, byName: make(map[string]*sub, len(ps.Streams)), lat: sampler.NewLatency(), cost: w.cost}
 		for _, name := range ps.Streams {
 			st, err := binance.ParseStream(name)
 			if err != nil {
