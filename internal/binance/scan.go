@@ -501,22 +501,7 @@ func (c *cursor) intValue() (v int64, isInt, ok bool) {
 		i++
 	}
 	digits := i
-	var u uint64
-	p := c.p
-	for ; i+8 <= len(p); i += 8 { // eight digits at a time (E and ids have 13 to 16)
-		w := binary.LittleEndian.Uint64(p[i:])
-		if w&0xF0F0F0F0F0F0F0F0 != 0x3030303030303030 || (w+0x0606060606060606)&0xF0F0F0F0F0F0F0F0 != 0x3030303030303030 {
-			break
-		}
-		u = u*1e8 + eightDigits(w) // wraps past 19 digits: overflow below catches it
-	}
-	for ; i < len(p); i++ {
-		d := p[i] - '0' // bytes below '0' wrap above 9
-		if d > 9 {
-			break
-		}
-		u = u*10 + uint64(d) // wraps past 19 digits: overflow below catches it
-	}
+	u, i := DigitRun(c.p, i) // wraps past 19 digits: overflow below catches it
 	n := i - digits
 	overflow := n > 19 || n == 19 && u > 1<<63
 	plain := n > 0 && !(n > 1 && c.p[digits] == '0') && !overflow &&
@@ -531,6 +516,27 @@ func (c *cursor) intValue() (v int64, isInt, ok bool) {
 		return int64(-u), true, true // -u wraps to MinInt64 for u == 1<<63
 	}
 	return int64(u), true, true
+}
+
+// DigitRun returns the value of the run of ASCII digits at p[i:] and the
+// index after it; the value wraps past 19 digits. It reads eight digits at a
+// time where eight follow (event times and ids have 13 to 16).
+func DigitRun(p []byte, i int) (u uint64, end int) {
+	for ; i+8 <= len(p); i += 8 {
+		w := binary.LittleEndian.Uint64(p[i:])
+		if w&0xF0F0F0F0F0F0F0F0 != 0x3030303030303030 || (w+0x0606060606060606)&0xF0F0F0F0F0F0F0F0 != 0x3030303030303030 {
+			break
+		}
+		u = u*1e8 + eightDigits(w)
+	}
+	for ; i < len(p); i++ {
+		d := p[i] - '0' // bytes below '0' wrap above 9
+		if d > 9 {
+			break
+		}
+		u = u*10 + uint64(d)
+	}
+	return u, i
 }
 
 // eightDigits is the value of eight ASCII digits loaded little-endian (the

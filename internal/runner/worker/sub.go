@@ -21,6 +21,7 @@ type sub struct {
 	stall  time.Duration
 	prefix []byte // binance.CombinedPrefix of the stream
 	mpref  []byte // binance.MsgpackPrefix of the stream (binary messages)
+	shape  shape  // read goroutine only: the layout of its text messages
 
 	msgs, bytes             atomic.Int64
 	lastSeen, maxSilence    atomic.Int64 // ns on the worker's monotonic clock since epoch
@@ -194,7 +195,7 @@ func (s *slot) onMessage(text bool, p []byte) {
 	var f binance.Fields
 	var scanned bool
 	if text {
-		scanned = binance.Scan(data, sb.st.Kind, &f)
+		scanned = sb.shape.scanData(data, sb.st.Kind, &f)
 	} else {
 		scanned = binance.ScanMsgpack(data, sb.st.Kind, &f)
 	}

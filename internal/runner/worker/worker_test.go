@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/binance"
 	"github.com/wssoak/wssoak/internal/codec"
 	"github.com/wssoak/wssoak/internal/transport"
 	"github.com/wssoak/wssoak/internal/wire"
@@ -195,29 +196,15 @@ func BenchmarkOnMessageOnePerRead(b *testing.B) { benchOnMessage(b, 1) }
 func benchOnMessage(b *testing.B, perRead int) {
 	s := hotSlot(b)
 	s.hook(new(transport.ReadClock))
-	// A library hands over its (reused, cache-warm) read buffer; a small ring
-	// of messages keeps them warm likewise. Before a message's turn comes
-	// again, its id ("a") goes up by the ring's size, in place: every id is
-	// the next one, as from a server that loses nothing.
-	const ring = 64
-	const first = 1e12 // room for 10¹² messages
-	msgs := aggTradesFrom(ring, first)
-	at := make([]int, ring) // index of the last digit of "a"'s value
-	for i, m := range msgs {
-		at[i] = bytes.Index(m, []byte(`"a":`)) + len(`"a":`) + len("1000000000000") - 1
-	}
+	r := newAggRing()
 	b.ReportAllocs()
-	b.SetBytes(int64(len(msgs[0])))
+	b.SetBytes(int64(len(r.msgs[0])))
 	for i := 0; b.Loop(); i++ {
 		if i%perRead == 0 {
 			s.flush() // the read clock's BeforeRead hook, as before a socket read
 			s.clock.Stamp(time.Now())
 		}
-		m := msgs[i%ring]
-		if i >= ring {
-			addDecimal(m[:at[i%ring]+1], ring)
-		}
-		s.OnMessage(true, m)
+		s.OnMessage(true, r.next(i))
 	}
 	b.StopTimer()
 	s.flush()
@@ -225,6 +212,60 @@ func benchOnMessage(b *testing.B, perRead int) {
 	if sb.lost.Load()+sb.dup.Load()+sb.ooo.Load() != 0 || sb.msgs.Load() != int64(b.N) {
 		b.Fatalf("msgs %d of %d, lost %d, dup %d, out of order %d", sb.msgs.Load(), b.N, sb.lost.Load(), sb.dup.Load(), sb.ooo.Load())
 	}
+}
+
+// BenchmarkScanOnly is the floor under BenchmarkOnMessage: the same
+// messages, only scanned for what the accounting needs (the stream, by the
+// same prefix comparison, and the id and event time, by the same scan),
+// without the accounting. OnMessage's cost over it is the harness's own.
+func BenchmarkScanOnly(b *testing.B) {
+	s := hotSlot(b)
+	sb := s.byName["btcusdt@aggTrade"]
+	r := newAggRing()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(r.msgs[0])))
+	var sum int64
+	var f binance.Fields
+	for i := 0; b.Loop(); i++ {
+		data, ok := binance.SplitPrefixed(r.next(i), sb.prefix)
+		if !ok || !sb.shape.scanData(data, sb.st.Kind, &f) {
+			b.Fatal("not scanned")
+		}
+		sum += f.E + f.Last
+	}
+	if sum == 0 {
+		b.Fatal("nothing scanned")
+	}
+}
+
+// aggRing is the benchmarks' messages. A library hands over its (reused,
+// cache-warm) read buffer; a small ring of messages keeps them warm
+// likewise. Before a message's turn comes again, its id ("a") goes up by
+// the ring's size, in place: every id is the next one, as from a server
+// that loses nothing.
+type aggRing struct {
+	msgs [][]byte
+	at   []int // index of the last digit of "a"'s value
+}
+
+const aggRingSize = 64
+
+func newAggRing() *aggRing {
+	const first = 1e12 // room for 10¹² messages
+	r := &aggRing{msgs: aggTradesFrom(aggRingSize, first), at: make([]int, aggRingSize)}
+	for i, m := range r.msgs {
+		r.at[i] = bytes.Index(m, []byte(`"a":`)) + len(`"a":`) + len("1000000000000") - 1
+	}
+	return r
+}
+
+// next is the i-th message (i counting from 0 without gaps).
+func (r *aggRing) next(i int) []byte {
+	m := r.msgs[i%aggRingSize]
+	if i >= aggRingSize {
+		addDecimal(m[:r.at[i%aggRingSize]+1], aggRingSize)
+	}
+	return m
 }
 
 // addDecimal adds d to the decimal number at the end of p, in place; the
