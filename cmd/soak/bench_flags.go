@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/wssoak/wssoak/internal/chat"
 )
@@ -11,7 +12,7 @@ import (
 // benchHelp is what soak bench -h prints.
 var benchHelp = help{
 	synopsis: "soak bench [-side client] [-profile FILE] [-scenarios LIST] [-libs LIBS] [-paths LIST] [-runs N] [-n N] [-rcvbuf SIZE] [-sweep RANGE] [-cpus LISTS] [-format table|gobench] [-out DIR]\n" +
-		"       soak bench -side server [-libs LIBS] [-clients LIST] [-runs N] [-deliveries N] [-per-round N] [-queue N] [-cpus LISTS] [-out DIR]",
+		"       soak bench -side server [-libs LIBS] [-clients LIST] [-runs N] [-deliveries N] [-per-round N] [-queue N] [-strategies LIST] [-cpus LISTS] [-out DIR]",
 	about: `Measure the libraries on one -side of a connection: client (the default) or server. A flag
 of one side only is refused with the other.
 
@@ -29,7 +30,9 @@ own process (the room protocol of Bun's chat bench: ready when N are in, every m
 broadcast to all N), and a load process of N connections that runs rounds (each client sends,
 a round ends when every client has every broadcast). Per library and N: deliveries/s median
 (min–max), server CPU µs per delivery, peak RSS, p50/p99 broadcast latency, the load client's
-CPU and which side was the limit. Every run's deliveries equal the server's own count of
+CPU and which side was the limit; each server under each write -strategies (plain: one frame
+per write with the library's ordinary API; best: its own facility, where it has one), plain
+compared with plain and best with best. Every run's deliveries equal the server's own count of
 writes, exactly, or the run is invalid. Writes results.json and table.txt into
 DIR/bench-chat-<time>/.`,
 	examples: []example{
@@ -67,7 +70,7 @@ func (s *side) Set(v string) error {
 // refuses them (-libs, -runs, -cpus and -out are both sides').
 var sideFlags = map[side][]string{
 	sideClient: {"profile", "scenarios", "paths", "sweep", "n", "rcvbuf", "encodings", "compression", "format"},
-	sideServer: {"clients", "deliveries", "per-round", "queue"},
+	sideServer: {"clients", "deliveries", "per-round", "queue", "strategies"},
 }
 
 // benchArgs are the flags of soak bench, both sides in one set.
@@ -77,7 +80,7 @@ type benchArgs struct {
 	runs                                                                     *int
 	profile, format, scenarios, paths, rcvbuf, sweep, compression, encodings *string
 	n                                                                        *int
-	clients                                                                  *string
+	clients, strategies                                                      *string
 	deliveries                                                               *int64
 	perRound, queue                                                          *int
 }
@@ -102,6 +105,7 @@ func benchFlags(fs *flagSet, def side) *benchArgs {
 	a.clients = fs.String("clients", "16,32,64", "-side server: comma-separated room sizes `LIST`, N clients per room")
 	a.deliveries = fs.Int64("deliveries", 100_000, "-side server: `N` deliveries per run (whole load rounds of N×N×per-round)")
 	a.perRound = fs.Int("per-round", 1, "-side server: `N` messages each client sends per load round")
+	a.strategies = fs.String("strategies", strings.Join(chat.Strategies, ","), "-side server: comma-separated write strategies `LIST`, each a row per server: plain (one frame per write), best (the library's own facility; libraries without one run plain only)")
 	a.queue = fs.Int("queue", chat.DefaultQueue, "-side server: `N` messages a connection may have queued; a client past it is dropped with close 1008")
 	return a
 }

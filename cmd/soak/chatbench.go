@@ -43,7 +43,7 @@ func benchServer(ctx context.Context, fs *flagSet, a *benchArgs, stdout, stderr 
 // what its header says of it (no reference row, where it is pinned).
 func chatConfig(fs *flagSet, a *benchArgs) (bench.ChatConfig, []string, error) {
 	cfg := bench.ChatConfig{Runs: *a.runs, Deliveries: *a.deliveries, PerRound: *a.perRound, Queue: *a.queue}
-	for _, name := range []string{"libs", "clients", "cpus"} {
+	for _, name := range []string{"libs", "clients", "cpus", "strategies"} {
 		if given(fs, name) && strings.TrimSpace(fs.Lookup(name).Value.String()) == "" {
 			return cfg, nil, usageError{fmt.Errorf("flag -%s: no value: leave the flag out for its default", name)}
 		}
@@ -88,6 +88,15 @@ func chatConfig(fs *flagSet, a *benchArgs) (bench.ChatConfig, []string, error) {
 	}
 	if len(cfg.Clients) == 0 {
 		return cfg, nil, usageError{errors.New("flag -clients: no room size: want sizes such as 16,32,64")}
+	}
+	for _, s := range splitList(*a.strategies) {
+		if !slices.Contains(chat.Strategies, s) || slices.Contains(cfg.Strategies, s) {
+			return cfg, nil, usageError{fmt.Errorf("flag -strategies: %q: want each of %s at most once", s, strings.Join(chat.Strategies, ", "))}
+		}
+		cfg.Strategies = append(cfg.Strategies, s)
+	}
+	if len(cfg.Strategies) == 0 {
+		return cfg, nil, usageError{errors.New("flag -strategies: no strategy: want plain, best or both")}
 	}
 	switch {
 	case cfg.Runs < 1 || cfg.Runs > 1000:

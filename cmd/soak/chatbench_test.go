@@ -39,12 +39,14 @@ func TestChatBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n, rounds = 4, 7 // ⌈100 / (4×4)⌉ rounds of 16 deliveries
-	if len(rec.Results) != 2*len(chat.Libs) {
-		t.Fatalf("%d results, want %d (a warm-up and a counted run per library)", len(rec.Results), 2*len(chat.Libs))
+	// Each library plain, and best where it has one.
+	servers := len(chat.Libs) + len(chat.HasBest(chat.Libs))
+	if len(rec.Results) != 2*servers {
+		t.Fatalf("%d results, want %d (a warm-up and a counted run per server)", len(rec.Results), 2*servers)
 	}
 	seen := map[string]int{}
 	for _, r := range rec.Results {
-		seen[r.Lib]++
+		seen[r.Lib+"/"+r.Strategy]++
 		want := int64(n * n * rounds)
 		if !r.Valid || r.Client.Deliveries != want || r.ServerDeliveries != want || r.Drops != 0 {
 			t.Errorf("%s round %d: valid %v (%s), clients %d, server %d deliveries, %d drops; want valid, %d, %d, 0",
@@ -56,8 +58,11 @@ func TestChatBench(t *testing.T) {
 		}
 	}
 	for _, lib := range chat.Libs {
-		if seen[lib] != 2 {
-			t.Errorf("%s: %d runs, want 2", lib, seen[lib])
+		for _, st := range chat.Strategies {
+			_, has := chat.Best(lib)
+			if want := map[bool]int{true: 2}[st == chat.StrategyPlain || has]; seen[lib+"/"+st] != want {
+				t.Errorf("%s %s: %d runs, want %d", lib, st, seen[lib+"/"+st], want)
+			}
 		}
 		if !strings.Contains(stdout, "4  "+lib+" ") {
 			t.Errorf("table lacks the row of %s:\n%s", lib, stdout)
@@ -69,8 +74,8 @@ func TestChatBench(t *testing.T) {
 		t.Fatalf("soak report %s: %v\n%s", dir, err, stderr)
 	}
 	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
-	if err != nil || !strings.Contains(string(page), "chat N=4: ") {
-		t.Errorf("report.html: %v; want the bench page with the chart of chat N=4", err)
+	if err != nil || !strings.Contains(string(page), "chat N=4 plain: ") || !strings.Contains(string(page), "chat N=4 best: ") {
+		t.Errorf("report.html: %v; want the bench page with the charts of chat N=4, plain and best", err)
 	}
 	for _, w := range []string{"deliveries/s", "server CPU µs/delivery", "p99", "limit", "host: "} {
 		if !strings.Contains(stdout, w) {

@@ -15,7 +15,7 @@ import (
 
 // chatServerHelp is what soak chatserver -h prints.
 var chatServerHelp = help{
-	synopsis: "soak chatserver [-lib LIB] [-n N] [-addr HOST:PORT] [-queue N]",
+	synopsis: "soak chatserver [-lib LIB] [-strategy STRATEGY] [-n N] [-addr HOST:PORT] [-queue N]",
 	about: `Run one library's chat server until Ctrl-C: clients connect to / with ?name=NAME; when N
 are in, every one gets "ready"; every text message m from x is sent as "x: m" to all N, x
 included. A client whose queue of unsent messages passes -queue is dropped with close 1008.
@@ -37,6 +37,7 @@ type chatServerArgs struct {
 	lib, addr  *string
 	addrPublic *bool
 	n, queue   *int
+	strategy   *string
 }
 
 func chatServerFlags(fs *flagSet) *chatServerArgs {
@@ -45,6 +46,7 @@ func chatServerFlags(fs *flagSet) *chatServerArgs {
 		addr:       fs.String("addr", "127.0.0.1:0", "listen on `HOST:PORT` (loopback, port 0: a free one; see -addr-public)"),
 		addrPublic: fs.Bool("addr-public", false, "allow -addr on an address other than loopback (the chat server has no authentication)"),
 		n:          fs.Int("n", 32, "`N` clients in the room: \"ready\" is sent when N are in"),
+		strategy:   fs.String("strategy", chat.StrategyPlain, "the write `STRATEGY`: plain (one frame per write with the library's ordinary API) or best (its own facility for a broadcast, where it has one)"),
 		queue:      fs.Int("queue", chat.DefaultQueue, "`N` messages a connection may have queued; a client past it is dropped with close 1008"),
 	}
 }
@@ -69,7 +71,10 @@ func chatServerCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if *a.queue < 1 || *a.queue > 1<<20 {
 		return usageError{fmt.Errorf("flag -queue: %d is not a queue length: want 1 to %d", *a.queue, 1<<20)}
 	}
-	srv, err := chat.New(chat.Config{Lib: *a.lib, N: *a.n, Queue: *a.queue})
+	if err := chat.CheckStrategy(*a.lib, *a.strategy); err != nil {
+		return usageError{fmt.Errorf("flag -strategy: %w", err)}
+	}
+	srv, err := chat.New(chat.Config{Lib: *a.lib, N: *a.n, Queue: *a.queue, Strategy: *a.strategy})
 	if err != nil {
 		return usageError{fmt.Errorf("flag -lib: %w", err)}
 	}
@@ -78,7 +83,7 @@ func chatServerCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	defer srv.Close()
 	fmt.Fprintln(stdout, srv.Addr())
-	fmt.Fprintf(stdout, "chat server %s: room of %d on %s?name=NAME ; stats http://%s%s\n", *a.lib, *a.n, srv.URL(), srv.Addr(), chat.StatsPath)
+	fmt.Fprintf(stdout, "chat server %s (%s): room of %d on %s?name=NAME ; stats http://%s%s\n", *a.lib, *a.strategy, *a.n, srv.URL(), srv.Addr(), chat.StatsPath)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	<-ctx.Done()

@@ -56,6 +56,8 @@ var meanings = map[string]struct{ arg, meaning string }{
 	"deliveries":     {"N", "how many deliveries per chat bench run"},
 	"per-round":      {"N", "how many messages each chat client sends per round"},
 	"queue":          {"N", "how many messages a chat connection may have queued"},
+	"strategy":       {"STRATEGY", "a chat server's write strategy"},
+	"strategies":     {"LIST", "the chat servers' write strategies"},
 	"compression":    {"COMPRESSION", "permessage-deflate: off, on or no_context_takeover (soak bench: a comma-separated list, each scenario run under each)"},
 }
 

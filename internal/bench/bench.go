@@ -86,7 +86,7 @@ const LinkSeconds = 10
 // Order is the library order of a round: as given in even rounds, reversed
 // in odd ones (ABCDE, EDCBA, ABCDE, …), so that no library always runs
 // first or last after the others warmed the machine.
-func Order(libs []string, round int) []string {
+func Order[T any](libs []T, round int) []T {
 	out := slices.Clone(libs)
 	if round%2 == 1 {
 		slices.Reverse(out)

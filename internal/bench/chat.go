@@ -18,6 +18,11 @@ import (
 type ChatConfig struct {
 	Exe  string   `json:"-"` // the soak binary: run as "chatserver" and "child chatload"
 	Libs []string // of chat.Libs, and chat.NodeLib
+	// Strategies are the servers' write strategies (chat.Strategies), each
+	// a row of its own; a library without a best strategy (and the Node
+	// reference) runs plain only. None: each server as it writes by default,
+	// no strategy column (a bench recorded before strategies).
+	Strategies []string
 	// Node and NodeScript run the chat.NodeLib server (chat.NodeServer).
 	Node, NodeScript string
 	Clients          []int // room sizes N
@@ -40,7 +45,8 @@ func (c *ChatConfig) RoundsFor(n int) int {
 
 // ChatResult is one load run against one server.
 type ChatResult struct {
-	Lib    string          `json:"lib"`
+	Lib      string `json:"lib"`
+	Strategy string `json:"strategy,omitempty"` // the server's write strategy ("" before strategies)
 	N      int             `json:"n"`
 	Round  int             `json:"round"` // 0: the warm-up, not counted
 	Client chat.LoadResult `json:"client"`
@@ -106,11 +112,42 @@ type chatServer struct {
 	statsURL string
 }
 
-// startChatServer starts `soak chatserver` of lib (or the Node reference
-// server) for a room of n; it ends on SIGTERM.
-func startChatServer(ctx context.Context, cfg ChatConfig, lib string, n int) (*chatServer, error) {
-	o := child.Options{Name: "chat server " + lib, Exe: cfg.Exe, CPUs: cfg.ServerCPUs, StopSignal: syscall.SIGTERM,
+// chatColumn is one server of the bench: a library under a write strategy.
+type chatColumn struct{ lib, strategy string }
+
+func (c chatColumn) String() string {
+	if c.strategy == "" {
+		return c.lib
+	}
+	return c.lib + "/" + c.strategy
+}
+
+// columns are the servers cfg runs, in table order: per library, each
+// strategy it has (the Node reference plain only).
+func (cfg *ChatConfig) columns() []chatColumn {
+	var out []chatColumn
+	for _, lib := range cfg.Libs {
+		if len(cfg.Strategies) == 0 {
+			out = append(out, chatColumn{lib: lib})
+		}
+		for _, s := range cfg.Strategies {
+			if s == chat.StrategyPlain || lib != chat.NodeLib && chat.CheckStrategy(lib, s) == nil {
+				out = append(out, chatColumn{lib, s})
+			}
+		}
+	}
+	return out
+}
+
+// startChatServer starts `soak chatserver` of col's library (or the Node
+// reference server) for a room of n; it ends on SIGTERM.
+func startChatServer(ctx context.Context, cfg ChatConfig, col chatColumn, n int) (*chatServer, error) {
+	lib := col.lib
+	o := child.Options{Name: "chat server " + col.String(), Exe: cfg.Exe, CPUs: cfg.ServerCPUs, StopSignal: syscall.SIGTERM,
 		Args: []string{"chatserver", "-lib", lib, "-n", strconv.Itoa(n), "-queue", strconv.Itoa(max(cfg.Queue, 1)), "-addr", "127.0.0.1:0"}}
+	if col.strategy != "" {
+		o.Args = append(o.Args, "-strategy", col.strategy)
+	}
 	if lib == chat.NodeLib {
 		o.Exe, o.Args = cfg.Node, []string{cfg.NodeScript, "-n", strconv.Itoa(n), "-queue", strconv.Itoa(max(cfg.Queue, 1)), "-addr", "127.0.0.1:0"}
 	}
@@ -161,33 +198,34 @@ func runChatN(ctx context.Context, cfg ChatConfig, n int) ([]ChatResult, error) 
 			s.Stop(5 * time.Second)
 		}
 	}()
-	servers := map[string]*chatServer{}
-	for _, lib := range cfg.Libs {
-		s, err := startChatServer(ctx, cfg, lib, n)
+	servers := map[chatColumn]*chatServer{}
+	cols := cfg.columns()
+	for _, col := range cols {
+		s, err := startChatServer(ctx, cfg, col, n)
 		if err != nil {
 			return nil, err
 		}
 		started = append(started, s)
-		servers[lib] = s
+		servers[col] = s
 	}
 	var out []ChatResult
 	rounds := cfg.RoundsFor(n)
 	for round := 0; round <= cfg.Runs; round++ {
-		for _, lib := range Order(cfg.Libs, round) {
+		for _, col := range Order(cols, round) {
 			if err := ctx.Err(); err != nil {
 				return out, err
 			}
-			s := servers[lib]
+			s, lib := servers[col], col.lib
 			lc := chat.LoadConfig{URL: "ws://" + s.addr + "/", N: n, Rounds: rounds, PerRound: max(cfg.PerRound, 1),
 				RoundTimeout: 30 * time.Second, StatsURL: s.statsURL}
 			r := runChatLoad(ctx, cfg, lc)
-			r.Lib, r.N, r.Round = lib, n, round
+			r.Lib, r.Strategy, r.N, r.Round = lib, col.strategy, n, round
 			checkChat(&r)
 			out = append(out, r)
 			if cfg.Progress != nil {
 				warm, state := progressTags(round, r.Valid, r.Invalid)
 				fmt.Fprintf(cfg.Progress, "round %d%s N=%d %s: %d deliveries in %.3f s, %.0f/s, server %.3f CPU µs/delivery (%.0f %%), client %.0f %%, p50 %.0f µs, p99 %.0f µs; %s\n",
-					round, warm, n, lib, r.Client.Deliveries, float64(r.Client.WallNS)/1e9, r.Rate(), r.ServerCPUPerDelivery(),
+					round, warm, n, col, r.Client.Deliveries, float64(r.Client.WallNS)/1e9, r.Rate(), r.ServerCPUPerDelivery(),
 					r.ServerCPUPct(), r.Client.CPUPct(), r.Client.P50us, r.Client.P99us, state)
 			}
 		}
@@ -217,6 +255,8 @@ func checkChat(r *ChatResult) {
 		r.Invalid = r.Err
 	case c.ServerStart == nil || c.ServerEnd == nil:
 		r.Invalid = "no server stats"
+	case r.Strategy != "" && c.ServerEnd.Lib != chat.NodeLib && c.ServerEnd.Strategy != r.Strategy:
+		r.Invalid = fmt.Sprintf("the server wrote %q, not %q", c.ServerEnd.Strategy, r.Strategy)
 	default:
 		a, b := c.ServerStart, c.ServerEnd
 		r.ServerDeliveries = b.Deliveries - a.Deliveries

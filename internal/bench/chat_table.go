@@ -4,7 +4,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strings"
 	"text/tabwriter"
+
+	"github.com/wssoak/wssoak/internal/chat"
 
 	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/store"
@@ -14,7 +18,7 @@ import (
 // Row is the load run as the store records it.
 func (r ChatResult) Row() store.ChatResult {
 	c := r.Client
-	return store.ChatResult{Lib: r.Lib, Clients: r.N, Round: r.Round, Valid: r.Valid, Reason: r.Invalid, Err: r.Err,
+	return store.ChatResult{Lib: r.Lib, Strategy: r.Strategy, Clients: r.N, Round: r.Round, Valid: r.Valid, Reason: r.Invalid, Err: r.Err,
 		Rounds: c.Rounds, PerRound: c.PerRound, Sent: c.Sent, Deliveries: c.Deliveries, ServerDeliveries: r.ServerDeliveries,
 		WallNS: c.WallNS, ServerUserNS: r.ServerUserNS, ServerSysNS: r.ServerSysNS, ServerMaxRSSKiB: r.ServerMaxRSSKiB,
 		ServerWrites: r.ServerWrites, Drops: r.Drops, ClientUserNS: c.UserNS, ClientSysNS: c.SysNS, ClientMaxRSSKiB: c.MaxRSSKiB,
@@ -55,44 +59,93 @@ func Limit(c *measure.BenchCell) string {
 	return "server"
 }
 
-// chatCell is the cell of lib at room size n.
-func chatCell(a *measure.Agg, lib string, n int) *measure.BenchCell {
-	return a.Cell(measure.Dims{Side: measure.SideServer, Scenario: measure.ChatScenario, Clients: n, Lib: lib})
+// chatCell is the cell of col at room size n.
+func chatCell(a *measure.Agg, col chatColumn, n int) *measure.BenchCell {
+	return a.Cell(measure.Dims{Side: measure.SideServer, Scenario: measure.ChatScenario, Clients: n, Strategy: col.strategy, Lib: col.lib})
 }
 
-// PrintChat writes the server bench's table of a: a row per N × library.
+// PrintChat writes the server bench's table of a: a row per N × strategy ×
+// library (without strategies, as a bench recorded before them: a row per
+// N × library), the verdict per N and strategy, plain against plain and
+// best against best, and why a library has no best row.
 func PrintChat(w io.Writer, cfg ChatConfig, a *measure.Agg, lines []string) {
 	header(w, lines)
 	rate := a.Set.Rate
+	strategies := cfg.Strategies
+	if len(strategies) == 0 {
+		strategies = []string{""}
+	}
+	cols := cfg.columns()
+	withStrategy := strategies[0] != ""
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "N\tlibrary\tdeliveries/s (min–max)\tserver CPU µs/delivery\tserver CPU\tpeak RSS\tp50\tp99\tclient CPU µs/delivery\tclient CPU\tlimit\tserver writes/delivery\tclient reads/delivery")
+	head := "N\tlibrary\tdeliveries/s (min–max)\tserver CPU µs/delivery\tserver CPU\tpeak RSS\tp50\tp99\tclient CPU µs/delivery\tclient CPU\tlimit\tserver writes/delivery\tclient reads/delivery"
+	if withStrategy {
+		head = strings.Replace(head, "library\t", "library\tstrategy\t", 1)
+	}
+	fmt.Fprintln(tw, head)
 	for _, n := range cfg.Clients {
-		for _, lib := range cfg.Libs {
-			c := chatCell(a, lib, n)
-			switch {
-			case c == nil:
-				continue
-			case c.Runs == 0:
-				fmt.Fprintf(tw, "%d\t%s\t%s\t\t\t\t\t\t\t\t\t\t\n", n, lib, invalidText(c))
-				continue
+		for _, st := range strategies {
+			for _, col := range cols {
+				if col.strategy != st {
+					continue
+				}
+				name := col.lib
+				if withStrategy {
+					name += "\t" + st
+				}
+				c := chatCell(a, col, n)
+				switch {
+				case c == nil:
+					continue
+				case c.Runs == 0:
+					fmt.Fprintf(tw, "%d\t%s\t%s\t\t\t\t\t\t\t\t\t\t\n", n, name, invalidText(c))
+					continue
+				}
+				med := func(id string) float64 { return c.Stat(id).Median }
+				r := c.Stat(rate)
+				fmt.Fprintf(tw, "%d\t%s\t%s %s–%s%s\t%.3f\t%.0f %%\t%.0f MiB\t%s\t%s\t%.3f\t%.0f %%\t%s\t%.3f\t%.3f\n", n, name,
+					unit.Rate(r.Median), unit.Rate(r.Min), unit.Rate(r.Max), invalidNote(c), med(a.Set.CPU), med("chat_server_cpu_pct"),
+					med("chat_server_peak_rss")/1024, unit.Micros(med("chat_latency_p50")), unit.Micros(med("chat_latency_p99")),
+					med("chat_client_cpu_per_delivery"), med("chat_client_cpu_pct"), Limit(c),
+					med("chat_server_writes_per_delivery"), med("chat_client_reads_per_delivery"))
 			}
-			med := func(id string) float64 { return c.Stat(id).Median }
-			r := c.Stat(rate)
-			fmt.Fprintf(tw, "%d\t%s\t%s %s–%s%s\t%.3f\t%.0f %%\t%.0f MiB\t%s\t%s\t%.3f\t%.0f %%\t%s\t%.3f\t%.3f\n", n, lib,
-				unit.Rate(r.Median), unit.Rate(r.Min), unit.Rate(r.Max), invalidNote(c), med(a.Set.CPU), med("chat_server_cpu_pct"),
-				med("chat_server_peak_rss")/1024, unit.Micros(med("chat_latency_p50")), unit.Micros(med("chat_latency_p99")),
-				med("chat_client_cpu_per_delivery"), med("chat_client_cpu_pct"), Limit(c),
-				med("chat_server_writes_per_delivery"), med("chat_client_reads_per_delivery"))
 		}
 	}
 	_ = tw.Flush()
-	fmt.Fprintln(w, "\nper N, the fastest server against the second (Mann-Whitney U, benchmath):")
+	if withStrategy {
+		fmt.Fprintln(w, "\nper N and strategy, the fastest server against the second (Mann-Whitney U, benchmath): plain against plain, best against best")
+	} else {
+		fmt.Fprintln(w, "\nper N, the fastest server against the second (Mann-Whitney U, benchmath):")
+	}
 	for _, n := range cfg.Clients {
-		var cells []*measure.BenchCell
-		for _, lib := range cfg.Libs {
-			cells = append(cells, chatCell(a, lib, n))
+		for _, st := range strategies {
+			var cells []*measure.BenchCell
+			for _, col := range cols {
+				if col.strategy == st {
+					cells = append(cells, chatCell(a, col, n))
+				}
+			}
+			label := fmt.Sprintf("N=%d", n)
+			if st != "" {
+				label += " " + st
+			}
+			fmt.Fprintf(w, "  %s: %s\n", label, verdict(cells, rate, "-"))
 		}
-		fmt.Fprintf(w, "  N=%d: %s\n", n, verdict(cells, rate, "-"))
+	}
+	if withStrategy && slices.Contains(strategies, chat.StrategyBest) {
+		fmt.Fprintln(w, "\nbest: each library's own facility for a broadcast; plain: one frame per write with the library's ordinary API")
+		for _, lib := range cfg.Libs {
+			if lib == chat.NodeLib {
+				fmt.Fprintf(w, "  %s: the reference, plain only\n", lib)
+				continue
+			}
+			what, ok := chat.Best(lib)
+			if ok {
+				fmt.Fprintf(w, "  %s: %s\n", lib, what)
+			} else {
+				fmt.Fprintf(w, "  %s: no best row: %s\n", lib, what)
+			}
+		}
 	}
 	fmt.Fprintln(w, "\ncells: medians over the counted runs; deliveries/s = broadcasts received by the clients per second of the timed part")
 	fmt.Fprintln(w, "(every client has \"ready\" → the last round's last delivery); CPU from each process's getrusage over that part,")

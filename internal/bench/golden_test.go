@@ -195,22 +195,33 @@ func chatFixture(cfg ChatConfig, rounds int, invalid map[string][]int) []ChatRes
 	i := 0
 	for _, n := range cfg.Clients {
 		for round := 0; round <= rounds; round++ {
-			for _, lib := range Order(cfg.Libs, round) {
+			for _, col := range Order(cfg.columns(), round) {
+				lib := col.lib
 				i++
 				per := int64(n * n)
 				deliveries := per * int64(cfg.RoundsFor(n))
 				serverCPU := cost[lib] * float64(n) / 4 * jitter(i) // µs per delivery
+				writes := deliveries
+				if col.strategy == "" { // a bench before strategies: fewer writes than deliveries
+					writes = deliveries / int64(1+n/8)
+				}
+				if col.strategy == chat.StrategyBest { // batching (gobwas's) writes less, framing once costs less
+					serverCPU *= 0.8
+					if lib == "gobwas" {
+						serverCPU, writes = serverCPU/4, deliveries/int64(1+n/8)
+					}
+				}
 				wall := int64(float64(deliveries) * serverCPU * 1e3 / busyShare[lib] * jitter(i+1))
 				client := int64(float64(wall) * clientShare[lib])
-				r := ChatResult{Lib: lib, N: n, Round: round,
+				r := ChatResult{Lib: lib, Strategy: col.strategy, N: n, Round: round,
 					Client: chat.LoadResult{N: n, Rounds: cfg.RoundsFor(n), PerRound: 1, Sent: int64(n * cfg.RoundsFor(n)), Deliveries: deliveries,
 						WallNS: wall, UserNS: client * 3 / 4, SysNS: client / 4, MaxRSSKiB: 12_000,
 						P50us: 40 * float64(n) * jitter(i+2), P99us: 230 * float64(n) * jitter(i+3), MaxUs: 900 * float64(n),
 						Reads: deliveries / 3},
 					ServerDeliveries: deliveries, ServerUserNS: int64(float64(deliveries)*serverCPU*1e3) * 2 / 3,
 					ServerSysNS: int64(float64(deliveries)*serverCPU*1e3) / 3, ServerMaxRSSKiB: int64(20_000 + 512*n),
-					ServerWrites: deliveries / int64(1+n/8), Valid: true}
-				for _, bad := range invalid[lib+"/"+strconv.Itoa(n)] {
+					ServerWrites: writes, Valid: true}
+				for _, bad := range invalid[col.String()+"/"+strconv.Itoa(n)] {
 					if bad == round {
 						r.Valid, r.Invalid = false, "clients received 10 deliveries, the server wrote 11"
 					}
@@ -231,6 +242,18 @@ func TestChatTableGolden(t *testing.T) {
 	var b bytes.Buffer
 	PrintChat(&b, cfg, AggregateChat(rs), goldenHeader)
 	checkGolden(t, "chat-table.golden", b.Bytes())
+}
+
+// TestChatStrategiesGolden: with write strategies, a row per room size,
+// strategy and library (coder plain only), the verdict of plain against
+// plain and best against best, and what each library's best is or why it
+// has none.
+func TestChatStrategiesGolden(t *testing.T) {
+	cfg := ChatConfig{Libs: []string{"gorilla", "gobwas", "gws", "coder"}, Strategies: chat.Strategies, Clients: []int{4, 64}, Runs: 5, Deliveries: 20_000, PerRound: 1}
+	rs := chatFixture(cfg, 5, map[string][]int{"gws/best/64": {3}})
+	var b bytes.Buffer
+	PrintChat(&b, cfg, AggregateChat(rs), goldenHeader)
+	checkGolden(t, "chat-strategies.golden", b.Bytes())
 }
 
 // mainTable reads testdata/main-<name>: the results.json and table.txt of

@@ -26,6 +26,14 @@ func newFasthttp(s *Server) *fasthttpServer {
 	// end (the server closing as the client leaves) writes to a closed
 	// connection, not to a recycled one (seen: a nil dereference).
 	f.srv = &fasthttp.Server{Handler: f.handle, Name: "soak-chat", ReadTimeout: 0, NoDefaultServerHeader: true, KeepHijackedConns: true}
+	if s.cfg.Strategy == StrategyBest {
+		s.room.prepare = func(b []byte) any { // framed once; refused: written plain
+			if pm, err := websocket.NewPreparedMessage(websocket.TextMessage, b); err == nil {
+				return pm
+			}
+			return nil
+		}
+	}
 	return f
 }
 
@@ -77,6 +85,9 @@ type fasthttpSink struct{ c *websocket.Conn }
 
 func (k fasthttpSink) write(b []byte) error { return k.c.WriteMessage(websocket.TextMessage, b) }
 func (k fasthttpSink) flush() error         { return nil }
+func (k fasthttpSink) writePrepared(p any) error {
+	return k.c.WritePreparedMessage(p.(*websocket.PreparedMessage))
+}
 func (k fasthttpSink) kill(code int, reason string) {
 	_ = k.c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
 	_ = k.c.Close()

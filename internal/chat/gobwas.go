@@ -18,8 +18,9 @@ import (
 // gobwasServer is the room on gobwas/ws's low-level API: wsutil.Reader over
 // the upgrade's buffered reader (control frames answered through the
 // connection's write lock), and a writer goroutine per connection that
-// writes frame headers and payloads into its own bufio.Writer and flushes
-// once per batch of what was queued.
+// writes frame headers and payloads into its own bufio.Writer: flushed after
+// each frame (plain: one write per delivery), or once per batch of what was
+// queued (best: the frame-level batching the library's API allows).
 type gobwasServer struct {
 	s   *Server
 	srv *http.Server
@@ -44,7 +45,7 @@ func (g *gobwasServer) handle(w http.ResponseWriter, r *http.Request) {
 		return // UpgradeHTTP answered
 	}
 	defer conn.Close()
-	k := &gobwasSink{conn: conn, bw: bufio.NewWriterSize(conn, gobwasWriteBuffer)}
+	k := &gobwasSink{conn: conn, bw: bufio.NewWriterSize(conn, gobwasWriteBuffer), batch: g.s.cfg.Strategy == StrategyBest}
 	m := g.s.room.newMember(name, k, nil)
 	if err := g.s.room.join(m); err != nil {
 		k.kill(closeOf(err))
@@ -144,9 +145,10 @@ func failRead(r *Room, m *member, err error) {
 // gobwasSink is a connection's write side: the writer goroutine's batches
 // and the read loop's control replies (through Write) share mu.
 type gobwasSink struct {
-	conn net.Conn
-	mu   sync.Mutex
-	bw   *bufio.Writer
+	conn  net.Conn
+	mu    sync.Mutex
+	bw    *bufio.Writer
+	batch bool // flush per batch (best), not per frame (plain)
 }
 
 func (k *gobwasSink) write(b []byte) error {
@@ -154,6 +156,9 @@ func (k *gobwasSink) write(b []byte) error {
 	err := ws.WriteHeader(k.bw, ws.Header{Fin: true, OpCode: ws.OpText, Length: int64(len(b))})
 	if err == nil {
 		_, err = k.bw.Write(b)
+	}
+	if err == nil && !k.batch {
+		err = k.bw.Flush() // the frame in one write
 	}
 	k.mu.Unlock()
 	return err

@@ -24,6 +24,14 @@ func newGorilla(s *Server) *gorillaServer {
 	g := &gorillaServer{s: s, up: websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 4096,
 		CheckOrigin: func(*http.Request) bool { return true }}}
 	g.srv = newHTTP(s, g.handle)
+	if s.cfg.Strategy == StrategyBest {
+		s.room.prepare = func(b []byte) any { // framed once; refused: written plain
+			if pm, err := websocket.NewPreparedMessage(websocket.TextMessage, b); err == nil {
+				return pm
+			}
+			return nil
+		}
+	}
 	return g
 }
 
@@ -65,6 +73,9 @@ type gorillaSink struct{ c *websocket.Conn }
 
 func (k gorillaSink) write(b []byte) error { return k.c.WriteMessage(websocket.TextMessage, b) }
 func (k gorillaSink) flush() error         { return nil }
+func (k gorillaSink) writePrepared(p any) error {
+	return k.c.WritePreparedMessage(p.(*websocket.PreparedMessage))
+}
 func (k gorillaSink) kill(code int, reason string) {
 	_ = k.c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
 	_ = k.c.Close()

@@ -27,6 +27,10 @@ func newGws(s *Server) *gwsServer {
 		NewSession:         func() gws.SessionStorage { return &memberSlot{} },
 	})
 	g.srv = newHTTP(s, g.handle)
+	if s.cfg.Strategy == StrategyBest {
+		s.room.prepare = func(b []byte) any { return gws.NewBroadcaster(gws.OpcodeText, b) }
+		s.room.unprepare = func(p any) { _ = p.(*gws.Broadcaster).Close() }
+	}
 	return g
 }
 
@@ -40,7 +44,12 @@ func (g *gwsServer) handle(w http.ResponseWriter, r *http.Request) {
 		return // the upgrader answered
 	}
 	k := gwsSink{c}
-	m := g.s.room.newMember(name, k, k)
+	var m *member
+	if g.s.cfg.Strategy == StrategyBest {
+		m = g.s.room.newMember(name, gwsHandSink{k}, nil)
+	} else {
+		m = g.s.room.newMember(name, k, k)
+	}
 	c.Session().(*memberSlot).m = m // before ReadLoop: its events read it without a lock
 	go g.readLoop(c)
 }
@@ -91,6 +100,20 @@ type gwsSink struct{ c *gws.Conn }
 func (k gwsSink) write(b []byte) error { return k.c.WriteMessage(gws.OpcodeText, b) }
 func (k gwsSink) flush() error         { return nil }
 func (k gwsSink) schedule(job func())  { k.c.Async(job) }
+
+// gwsHandSink is the best strategy's sink: each broadcast goes through its
+// Broadcaster (framed once), which queues the write on the connection's own
+// async queue; the room neither queues nor writes.
+type gwsHandSink struct{ gwsSink }
+
+func (k gwsHandSink) hand(x *msg) error {
+	if bc, ok := x.prep.(*gws.Broadcaster); ok {
+		return bc.Broadcast(k.c)
+	}
+	// Not a broadcast ("ready", which is never reused): queued as it is.
+	k.c.WriteAsync(gws.OpcodeText, x.b, nil)
+	return nil
+}
 
 // kill bounds a write stuck on a full socket, then sends the close (gws's
 // WriteClose also closes the connection).

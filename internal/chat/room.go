@@ -112,6 +112,10 @@ type msg struct {
 	refs    atomic.Int32
 	counted bool // a broadcast: a delivery when written (ready is not)
 	static  bool // never pooled
+	// prep is b framed once for every connection (Room.prepare: the best
+	// strategy's prepared message), undone by unprep with the last reference.
+	prep   any
+	unprep func(any)
 }
 
 var msgPool = sync.Pool{New: func() any { return &msg{b: make([]byte, 0, 256)} }}
@@ -121,6 +125,10 @@ func (x *msg) release() {
 		return
 	}
 	if x.refs.Add(-1) == 0 {
+		if x.prep != nil && x.unprep != nil {
+			x.unprep(x.prep)
+		}
+		x.prep, x.unprep = nil, nil
 		msgPool.Put(x)
 	}
 }
@@ -147,7 +155,9 @@ type member struct {
 	room  *Room
 	name  string
 	sink  sink
-	sched scheduler // nil: a writer goroutine
+	sched scheduler    // nil: a writer goroutine
+	psink preparedSink // the sink, when it writes prepared messages
+	hsink handSink     // the sink, when its library queues: no queue or writer of the room's
 	q     chan *msg
 	quit  chan struct{}
 	dead  atomic.Bool
@@ -176,6 +186,11 @@ type Room struct {
 	droppedMembers []*member
 
 	readyMsg *msg
+	// prepare, when set, frames a broadcast once for every connection (the
+	// best strategy's prepared message), and unprepare undoes it once every
+	// connection wrote it.
+	prepare   func(b []byte) any
+	unprepare func(any)
 
 	deliveries atomic.Int64 // broadcast messages written to a connection
 	inflight   atomic.Int64 // queued and not yet written or discarded
@@ -202,6 +217,8 @@ func (r *Room) newMember(name string, s sink, sched scheduler) *member {
 	if sched != nil {
 		m.job = m.flushJob
 	}
+	m.psink, _ = s.(preparedSink)
+	m.hsink, _ = s.(handSink)
 	return m
 }
 
@@ -230,7 +247,7 @@ func (r *Room) join(m *member) error {
 	}
 	r.members = append(r.members, m)
 	r.joined.Add(1)
-	if m.sched == nil {
+	if m.sched == nil && m.hsink == nil {
 		go m.writeLoop()
 	}
 	switch {
@@ -334,6 +351,9 @@ func (r *Room) Broadcast(from string, text []byte) {
 	x.b = append(append(append(x.b[:0], from...), ": "...), text...)
 	x.counted = true
 	x.refs.Store(1)
+	if r.prepare != nil {
+		x.prep, x.unprep = r.prepare(x.b), r.unprepare
+	}
 	var slow []*member
 	r.mu.RLock()
 	ms := r.members
@@ -371,8 +391,13 @@ func (r *Room) droppedDeliveries() int64 {
 	return n
 }
 
-// push queues x on m without blocking; false when the queue is full.
+// push queues x on m without blocking; false when the queue is full. A
+// member whose library queues (handSink) is handed x at once.
 func (m *member) push(x *msg) bool {
+	if m.hsink != nil {
+		m.handOver(x)
+		return true
+	}
 	select {
 	case m.q <- x:
 	default:
@@ -388,6 +413,28 @@ func (m *member) push(x *msg) bool {
 		m.sched.schedule(m.job)
 	}
 	return true
+}
+
+// handOver hands x to a library that queues and writes itself, counts it
+// delivered and lets it go. It runs under the room's lock (a broadcast's or
+// a join's), so a failed member leaves from another goroutine.
+func (m *member) handOver(x *msg) {
+	var err error
+	if !m.dead.Load() {
+		err = m.hsink.hand(x)
+		if err == nil && x.counted {
+			m.delivered.Add(1)
+			m.room.deliveries.Add(1)
+		}
+	}
+	x.release()
+	m.room.inflight.Add(-1)
+	if err != nil {
+		go func() {
+			m.room.leave(m)
+			m.sink.kill(CloseGoingAway, "write failed")
+		}()
+	}
 }
 
 // stop ends m's writer: the writer goroutine returns, the queue is emptied.
@@ -465,7 +512,11 @@ func (m *member) batch(x *msg) (n int, ok bool) {
 	var err error
 	for {
 		if err == nil {
-			err = m.sink.write(x.b)
+			if x.prep != nil && m.psink != nil {
+				err = m.psink.writePrepared(x.prep)
+			} else {
+				err = m.sink.write(x.b)
+			}
 		}
 		if x.counted {
 			counted++

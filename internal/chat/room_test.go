@@ -62,30 +62,63 @@ func fetchStats(t *testing.T, s addrer, settle string) Stats {
 // of writes, exactly.
 func TestRoom(t *testing.T) {
 	for _, lib := range Libs {
-		t.Run(lib, func(t *testing.T) {
-			const n, rounds, k = 8, 20, 3
-			s := start(t, Config{Lib: lib, N: n})
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			res, err := RunLoad(ctx, LoadConfig{URL: s.URL(), N: n, Rounds: rounds, PerRound: k, Payload: 40, RoundTimeout: 20 * time.Second})
-			if err != nil {
-				t.Fatal(err)
+		for _, strategy := range Strategies {
+			if CheckStrategy(lib, strategy) != nil {
+				continue // coder and nbio have no best
 			}
-			st := fetchStats(t, s, "5s")
-			want := int64(n * n * rounds * k)
-			if res.Deliveries != want || st.Deliveries != want || !st.Settled {
-				t.Errorf("deliveries: clients %d, server %d (settled %v); want %d", res.Deliveries, st.Deliveries, st.Settled, want)
-			}
-			if res.Sent != int64(n*rounds*k) || st.Broadcasts != res.Sent {
-				t.Errorf("sent %d, server broadcast %d; want %d", res.Sent, st.Broadcasts, n*rounds*k)
-			}
-			if st.Drops != 0 || st.Joined != n || st.Rejected != 0 {
-				t.Errorf("stats %+v: want no drop, %d joined, none rejected", st, n)
-			}
-			if res.P50us <= 0 || res.P99us < res.P50us {
-				t.Errorf("latency p50 %v µs, p99 %v µs: want 0 < p50 ≤ p99", res.P50us, res.P99us)
-			}
-		})
+			t.Run(lib+"/"+strategy, func(t *testing.T) { testRoom(t, lib, strategy) })
+		}
+	}
+}
+
+func testRoom(t *testing.T, lib, strategy string) {
+	const n, rounds, k = 8, 20, 3
+	s := start(t, Config{Lib: lib, N: n, Strategy: strategy})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := RunLoad(ctx, LoadConfig{URL: s.URL(), N: n, Rounds: rounds, PerRound: k, Payload: 40, RoundTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fetchStats(t, s, "5s")
+	want := int64(n * n * rounds * k)
+	if res.Deliveries != want || st.Deliveries != want || !st.Settled {
+		t.Errorf("deliveries: clients %d, server %d (settled %v); want %d", res.Deliveries, st.Deliveries, st.Settled, want)
+	}
+	if res.Sent != int64(n*rounds*k) || st.Broadcasts != res.Sent {
+		t.Errorf("sent %d, server broadcast %d; want %d", res.Sent, st.Broadcasts, n*rounds*k)
+	}
+	if st.Drops != 0 || st.Joined != n || st.Rejected != 0 {
+		t.Errorf("stats %+v: want no drop, %d joined, none rejected", st, n)
+	}
+	if res.P50us <= 0 || res.P99us < res.P50us {
+		t.Errorf("latency p50 %v µs, p99 %v µs: want 0 < p50 ≤ p99", res.P50us, res.P99us)
+	}
+	if st.Strategy != strategy {
+		t.Errorf("stats say strategy %q, want %q", st.Strategy, strategy)
+	}
+}
+
+// TestStrategies: best is refused where a library has none (saying why) and
+// an unknown strategy everywhere; every library runs plain.
+func TestStrategies(t *testing.T) {
+	for _, lib := range Libs {
+		what, ok := Best(lib)
+		if what == "" {
+			t.Errorf("%s: no word on its best strategy", lib)
+		}
+		if err := CheckStrategy(lib, StrategyBest); (err == nil) != ok {
+			t.Errorf("%s best: %v, has one %v", lib, err, ok)
+		}
+		if err := CheckStrategy(lib, StrategyPlain); err != nil {
+			t.Errorf("%s plain: %v", lib, err)
+		}
+		if _, err := New(Config{Lib: lib, N: 2, Strategy: "fastest"}); err == nil {
+			t.Errorf("%s: strategy fastest accepted", lib)
+		}
+	}
+	if got := HasBest(Libs); slices.Contains(got, "coder") || !slices.Contains(got, "gobwas") {
+		t.Errorf("HasBest = %v", got)
 	}
 }
 

@@ -27,13 +27,15 @@ type Config struct {
 	N         int    // clients in the room
 	Queue     int    // messages a connection may have queued; 0: DefaultQueue
 	ReadLimit int64  // largest message read from a client; 0: DefaultReadLimit
+	Strategy  string // write strategy (StrategyPlain, StrategyBest); "": plain
 }
 
 // Stats is a server's own counts.
 type Stats struct {
-	Lib   string `json:"lib"`
-	N     int    `json:"n"`
-	Queue int    `json:"queue"`
+	Lib      string `json:"lib"`
+	Strategy string `json:"strategy"` // the write strategy (StrategyPlain, StrategyBest)
+	N        int    `json:"n"`
+	Queue    int    `json:"queue"`
 	// Deliveries is the broadcast messages written to connections ("ready" not counted).
 	Deliveries int64 `json:"deliveries"`
 	// Broadcasts is the messages received from clients and broadcast.
@@ -83,6 +85,14 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.ReadLimit <= 0 {
 		cfg.ReadLimit = DefaultReadLimit
+	}
+	if cfg.Strategy == "" {
+		cfg.Strategy = StrategyPlain
+	}
+	if slices.Contains(Libs, cfg.Lib) {
+		if err := CheckStrategy(cfg.Lib, cfg.Strategy); err != nil {
+			return nil, err
+		}
 	}
 	s := &Server{cfg: cfg, room: NewRoom(cfg.N, cfg.Queue), done: make(chan error, 1)}
 	switch cfg.Lib {
@@ -147,7 +157,7 @@ func (s *Server) Stats(settle time.Duration) Stats {
 			settled = r.inflight.Load() == 0
 		}
 	}
-	st := Stats{Lib: s.cfg.Lib, N: s.cfg.N, Queue: s.cfg.Queue, Deliveries: r.deliveries.Load(),
+	st := Stats{Lib: s.cfg.Lib, Strategy: s.cfg.Strategy, N: s.cfg.N, Queue: s.cfg.Queue, Deliveries: r.deliveries.Load(),
 		Broadcasts: r.broadcasts.Load(), Inflight: r.inflight.Load(), Joined: r.joined.Load(), Left: r.left.Load(),
 		Rejected: r.rejected.Load(), Drops: r.drops.Load(), Settled: settled, Goroutines: runtime.NumGoroutine()}
 	r.mu.RLock()

@@ -182,7 +182,7 @@ func BenchDims(r store.BenchResult) Dims {
 
 // ChatDims is the column of a stored server bench run.
 func ChatDims(r store.ChatResult) Dims {
-	return Dims{Side: SideServer, Scenario: ChatScenario, Clients: r.Clients, Lib: r.Lib}
+	return Dims{Side: SideServer, Scenario: ChatScenario, Clients: r.Clients, Strategy: r.Strategy, Lib: r.Lib}
 }
 
 // compressionSuffix is what a compression setting adds to a row's name:
@@ -199,8 +199,8 @@ func compressionSuffix(c string) string {
 
 // Row is the name of the row a column's results show in: every dimension
 // but the path and the library, as
-// scenario[-encoding][+deflate|+deflate_nct][ N=clients]: aggTrade,
-// depth20-msgpack+deflate, chat N=16.
+// scenario[-encoding][+deflate|+deflate_nct][ N=clients][ strategy]:
+// aggTrade, depth20-msgpack+deflate, chat N=16 best.
 func (d Dims) Row() string {
 	s := d.Scenario
 	if d.Encoding != "" {
@@ -209,6 +209,9 @@ func (d Dims) Row() string {
 	s += compressionSuffix(d.Compression)
 	if d.Clients > 0 {
 		s += " N=" + strconv.Itoa(d.Clients)
+	}
+	if d.Strategy != "" {
+		s += " " + d.Strategy
 	}
 	return s
 }

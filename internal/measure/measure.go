@@ -167,6 +167,7 @@ type Dims struct {
 	Encoding    string // "" when the bench had no encoding dimension (json)
 	Compression string // wire.Compression's name
 	Clients     int    // the server bench's room size N
+	Strategy    string // the server bench's write strategy (plain, best); "" before servers had one
 	Side        string // SideClient or SideServer
 }
 

@@ -122,6 +122,7 @@ func (s *DB) BenchResults() ([]BenchResult, error) {
 // part, and the server's own counts over the same part.
 type ChatResult struct {
 	Lib              string
+	Strategy         string // the server's write strategy; "" recorded before strategies
 	Clients          int // the room size N
 	Round            int // 0: the warm-up
 	Valid            bool
@@ -152,8 +153,8 @@ type ChatResult struct {
 // WriteChatResults appends a server bench's results in one transaction.
 func (s *DB) WriteChatResults(rs []ChatResult) error {
 	return s.tx("write chat results", func(tx *sql.Tx) error {
-		st, err := tx.Prepare(`INSERT INTO chat_results (` + chatColumns + `)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		st, err := tx.Prepare(`INSERT INTO chat_results (` + chatColumns + `, strategy)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -164,7 +165,7 @@ func (s *DB) WriteChatResults(rs []ChatResult) error {
 			}
 			if _, err := st.Exec(r.Lib, r.Clients, r.Round, r.Valid, r.Reason, r.Err, r.Rounds, r.PerRound, r.Sent,
 				r.Deliveries, r.ServerDeliveries, r.WallNS, r.ServerUserNS, r.ServerSysNS, r.ServerMaxRSSKiB, r.ServerWrites,
-				r.Drops, r.ClientUserNS, r.ClientSysNS, r.ClientMaxRSSKiB, r.ClientReads, r.P50us, r.P99us, r.MaxUs); err != nil {
+				r.Drops, r.ClientUserNS, r.ClientSysNS, r.ClientMaxRSSKiB, r.ClientReads, r.P50us, r.P99us, r.MaxUs, r.Strategy); err != nil {
 				return err
 			}
 		}
@@ -179,9 +180,12 @@ func (s *DB) ChatResults() ([]ChatResult, error) {
 	if s.readOnly && s.version < benchVersion {
 		return nil, nil
 	}
-	query := `SELECT ` + chatColumns + ` FROM chat_results ORDER BY seq`
-	if s.readOnly && s.version < chatVersion {
-		query = chatFromSqueezed
+	query, strategy := `SELECT `+chatColumns+`, strategy FROM chat_results ORDER BY seq`, true
+	switch {
+	case s.readOnly && s.version < chatVersion:
+		query, strategy = chatFromSqueezed, false
+	case s.readOnly && s.version < chatStrategyVersion:
+		query, strategy = `SELECT `+chatColumns+` FROM chat_results ORDER BY seq`, false
 	}
 	rows, err := s.db.Query(query)
 	if err != nil {
@@ -192,9 +196,13 @@ func (s *DB) ChatResults() ([]ChatResult, error) {
 		var sent sql.NullInt64
 		var rounds, perRound, writes, drops, cu, cs, crss, reads sql.NullInt64
 		var p50, p99, pmax sql.NullFloat64
-		err := rows.Scan(&r.Lib, &r.Clients, &r.Round, &r.Valid, &r.Reason, &r.Err, &rounds, &perRound, &sent,
+		dst := []any{&r.Lib, &r.Clients, &r.Round, &r.Valid, &r.Reason, &r.Err, &rounds, &perRound, &sent,
 			&r.Deliveries, &r.ServerDeliveries, &r.WallNS, &r.ServerUserNS, &r.ServerSysNS, &r.ServerMaxRSSKiB, &writes,
-			&drops, &cu, &cs, &crss, &reads, &p50, &p99, &pmax)
+			&drops, &cu, &cs, &crss, &reads, &p50, &p99, &pmax}
+		if strategy {
+			dst = append(dst, &r.Strategy)
+		}
+		err := rows.Scan(dst...)
 		r.Partial = !sent.Valid
 		r.Rounds, r.PerRound, r.Sent = int(rounds.Int64), int(perRound.Int64), sent.Int64
 		r.ServerWrites, r.Drops, r.ClientUserNS, r.ClientSysNS = writes.Int64, drops.Int64, cu.Int64, cs.Int64

@@ -90,10 +90,10 @@ func TestChatRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []ChatResult{
-		{Lib: "gws", Clients: 16, Round: 0, Valid: true, Rounds: 4, PerRound: 1, Sent: 64, Deliveries: 1024, ServerDeliveries: 1024,
+		{Lib: "gws", Strategy: "best", Clients: 16, Round: 0, Valid: true, Rounds: 4, PerRound: 1, Sent: 64, Deliveries: 1024, ServerDeliveries: 1024,
 			WallNS: 3e6, ServerUserNS: 2e6, ServerSysNS: 5e5, ServerMaxRSSKiB: 22_000, ServerWrites: 1030, ClientUserNS: 1e6,
 			ClientSysNS: 4e5, ClientMaxRSSKiB: 9000, ClientReads: 700, P50us: 120.5, P99us: 980, MaxUs: 1500},
-		{Lib: "coder", Clients: 16, Round: 1, Reason: "the server dropped 1 client(s)", Err: "", Drops: 1, Deliveries: 1000, ServerDeliveries: 1000},
+		{Lib: "coder", Strategy: "plain", Clients: 16, Round: 1, Reason: "the server dropped 1 client(s)", Err: "", Drops: 1, Deliveries: 1000, ServerDeliveries: 1000},
 	}
 	if err := db.WriteChatResults(want); err != nil {
 		t.Fatal(err)

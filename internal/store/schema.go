@@ -4,7 +4,7 @@ import "slices"
 
 // migrations[i] brings a database from user_version i to i+1. Append only:
 // a released step is never edited.
-var migrations = []string{schemaV1, schemaV2, schemaStalls, schemaTruth, schemaVerdictSkip, schemaClock, schemaNotSampled, schemaSummaryID, schemaSignals, schemaRuntime, schemaBench, schemaWire, schemaDrops, schemaBenchDims, schemaChat, schemaResume, schemaRanking}
+var migrations = []string{schemaV1, schemaV2, schemaStalls, schemaTruth, schemaVerdictSkip, schemaClock, schemaNotSampled, schemaSummaryID, schemaSignals, schemaRuntime, schemaBench, schemaWire, schemaDrops, schemaBenchDims, schemaChat, schemaResume, schemaRanking, schemaChatStrategy}
 
 // schemaVersion is the user_version of a database created by this binary.
 var schemaVersion = len(migrations)
@@ -353,3 +353,12 @@ DELETE FROM bench_results WHERE ` + squeezedChat + `;
 
 // chatVersion is the first version with chat_results (by position).
 var chatVersion = slices.Index(migrations, schemaChat) + 1
+
+// schemaChatStrategy: a server bench run's write strategy (chat "plain" or
+// "best"); '' for the runs recorded before servers had strategies.
+const schemaChatStrategy = `
+ALTER TABLE chat_results ADD COLUMN strategy TEXT NOT NULL DEFAULT '';
+`
+
+// chatStrategyVersion is the first version with chat_results.strategy.
+var chatStrategyVersion = slices.Index(migrations, schemaChatStrategy) + 1
