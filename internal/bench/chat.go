@@ -45,11 +45,11 @@ func (c *ChatConfig) RoundsFor(n int) int {
 
 // ChatResult is one load run against one server.
 type ChatResult struct {
-	Lib      string `json:"lib"`
-	Strategy string `json:"strategy,omitempty"` // the server's write strategy ("" before strategies)
-	N      int             `json:"n"`
-	Round  int             `json:"round"` // 0: the warm-up, not counted
-	Client chat.LoadResult `json:"client"`
+	Lib      string          `json:"lib"`
+	Strategy string          `json:"strategy,omitempty"` // the server's write strategy ("" before strategies)
+	N        int             `json:"n"`
+	Round    int             `json:"round"` // 0: the warm-up, not counted
+	Client   chat.LoadResult `json:"client"`
 	// From the server's /_stats at the start and the end of the timed part.
 	ServerDeliveries int64  `json:"server_deliveries"`
 	ServerUserNS     int64  `json:"server_user_ns"`

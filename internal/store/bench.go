@@ -123,8 +123,8 @@ func (s *DB) BenchResults() ([]BenchResult, error) {
 type ChatResult struct {
 	Lib              string
 	Strategy         string // the server's write strategy; "" recorded before strategies
-	Clients          int // the room size N
-	Round            int // 0: the warm-up
+	Clients          int    // the room size N
+	Round            int    // 0: the warm-up
 	Valid            bool
 	Reason, Err      string // why not valid; the load process's own error
 	Rounds, PerRound int    // load rounds of Clients × Clients × PerRound deliveries

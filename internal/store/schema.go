@@ -355,7 +355,7 @@ DELETE FROM bench_results WHERE ` + squeezedChat + `;
 var chatVersion = slices.Index(migrations, schemaChat) + 1
 
 // schemaChatStrategy: a server bench run's write strategy (chat "plain" or
-// "best"); '' for the runs recorded before servers had strategies.
+// "best"); ” for the runs recorded before servers had strategies.
 const schemaChatStrategy = `
 ALTER TABLE chat_results ADD COLUMN strategy TEXT NOT NULL DEFAULT '';
 `
