@@ -24,7 +24,7 @@ var errInflatedLimit = errors.New("inflated message over the read limit")
 // run records what the server answered (Conn.Extensions).
 func Capability(lib string, c wire.Compression) wire.Compression {
 	switch {
-	case c == wire.CompressionOn && (lib == "gorilla" || lib == "fasthttp" || lib == "gobwas"):
+	case c == wire.CompressionOn && (lib == "gorilla" || lib == "fasthttp" || lib == "gobwas" || lib == "nbio"):
 		return wire.CompressionNoContextTakeover
 	}
 	return c

@@ -77,7 +77,7 @@ func TestTLSConfig(t *testing.T) {
 }
 
 func TestRegistry(t *testing.T) {
-	want := []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}
+	want := []string{"gorilla", "gobwas", "coder", "gws", "fasthttp", "nbio"}
 	if got := transport.Names(); !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}

@@ -18,6 +18,7 @@ import (
 // TestNoGoroutineLeak dials, runs and closes every adapter many times, and also runs
 // rejected and timed-out handshakes; afterwards no goroutine may be left.
 func TestNoGoroutineLeak(t *testing.T) {
+	mustOK(t, transport.StartNbio()) // the process's event loop, not a connection's
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
 	srv, err := newWSServer()

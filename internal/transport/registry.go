@@ -7,7 +7,7 @@ import (
 
 // All returns one Transport per library, in a fixed order.
 func All() []Transport {
-	return []Transport{Gorilla{}, Gobwas{}, Coder{}, Gws{}, Fasthttp{}}
+	return []Transport{Gorilla{}, Gobwas{}, Coder{}, Gws{}, Fasthttp{}, Nbio{}}
 }
 
 // Names returns the library names in the order of All.

@@ -5,4 +5,4 @@ package wire
 // these, or variants of them (Column). transport.All holds one
 // Transport per name, in this order (a test checks it); chat.Libs, the chat
 // servers, is this list.
-var Libraries = []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}
+var Libraries = []string{"gorilla", "gobwas", "coder", "gws", "fasthttp", "nbio"}

@@ -27,7 +27,7 @@ func TestReadLimitBacksOff(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives real connections")
 	}
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, eventLoops...)
 	for _, tr := range transport.All() {
 		t.Run(tr.Name(), func(t *testing.T) {
 			t.Parallel()
@@ -146,7 +146,7 @@ func TestEstablishedConnectionBackoff(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives real connections")
 	}
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, eventLoops...)
 	for _, tr := range transport.All() {
 		t.Run(tr.Name(), func(t *testing.T) {
 			t.Parallel()

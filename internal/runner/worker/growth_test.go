@@ -50,7 +50,7 @@ func TestNoGrowth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reconnects 2,500 times")
 	}
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, eventLoops...)
 	for _, tr := range transport.All() {
 		t.Run(tr.Name(), func(t *testing.T) {
 			gBase, fBase := runtime.NumGoroutine(), openFDs(t)

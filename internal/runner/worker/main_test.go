@@ -6,8 +6,20 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/wssoak/wssoak/internal/link"
 )
+
+// eventLoops are the goroutines nbio keeps for the process's life, which a
+// test's leak check leaves aside: the task pools of its package's default
+// engine, started when the package is loaded, and the pollers of the nbio
+// adapter's event loop, started at its first connection (one per process,
+// by design: every connection of a worker shares it).
+var eventLoops = []goleak.Option{
+	goleak.IgnoreAnyFunction("github.com/lesismal/nbio/taskpool.New.func3"),
+	goleak.IgnoreAnyFunction("github.com/lesismal/nbio.(*poller).start"),
+}
 
 // TestMain runs the tests, then checks that the failure matrix's network
 // scenarios left no link behind (no pair, nft table or namespace), and fails

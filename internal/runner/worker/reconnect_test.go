@@ -26,7 +26,7 @@ func TestWorkerReconnects(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives real connections for several seconds")
 	}
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, eventLoops...)
 	for _, tr := range transport.All() {
 		t.Run(tr.Name(), func(t *testing.T) {
 			t.Parallel()

@@ -22,7 +22,7 @@ import (
 // is the real longest gap: from the worker's start to the first message, or
 // between two messages (100 ms apart), or after the last one.
 func TestWorkerStartedMidWindow(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, eventLoops...)
 	tr, err := transport.Lookup("gorilla")
 	if err != nil {
 		t.Fatal(err)
