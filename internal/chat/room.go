@@ -10,6 +10,7 @@
 package chat
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -538,6 +539,10 @@ func (m *member) batch(x *msg) (n int, ok bool) {
 	}
 	if err != nil {
 		m.room.inflight.Add(-int64(n))
+		if errors.Is(err, errTooSlow) { // the library's own bound on what waits (nbio's)
+			m.room.drop(m)
+			return n, false
+		}
 		m.room.leave(m)
 		go m.sink.kill(CloseGoingAway, "write failed")
 		return n, false

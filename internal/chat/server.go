@@ -106,6 +106,8 @@ func New(cfg Config) (*Server, error) {
 		s.impl = newGobwas(s)
 	case "gws":
 		s.impl = newGws(s)
+	case "nbio":
+		s.impl = newNbio(s)
 	default:
 		return nil, fmt.Errorf("unknown library %q (known: %s)", cfg.Lib, strings.Join(Libs, ", "))
 	}
