@@ -58,7 +58,7 @@ func TestBenchProfilesDecode(t *testing.T) {
 				t.Errorf("bench.yaml differs from DefaultBench:\n got %+v\nwant %+v", got, want)
 			}
 		case "bench-full.yaml":
-			if b.BytesPerRun != 41_000_000 || len(b.Scenarios) != 6 || len(b.Libs) != 5 || len(b.Paths) != 3 {
+			if b.BytesPerRun != 41_000_000 || len(b.Scenarios) != 6 || len(b.Libs) != len(wire.Libraries) || len(b.Paths) != 3 {
 				t.Errorf("bench-full.yaml: %+v; want the whole table with 41MB runs", b)
 			}
 		}
@@ -240,8 +240,8 @@ func TestBenchSet(t *testing.T) {
 		{"libs", "", nil, "flag -libs: no value: leave the flag out to keep the profile's libs"},
 		{"scenarios", "  ", nil, "flag -scenarios: no value: leave the flag out to keep the profile's scenarios"},
 		{"cpus", "", nil, "flag -cpus: no value: leave the flag out to keep the profile's cpus"},
-		{"libs", ",", nil, "flag -libs: libs is empty: list at least one of gorilla, gobwas, coder, gws, fasthttp"},
-		{"libs", "gorilla,nhooyr", nil, `flag -libs: unknown library "nhooyr" (known: gorilla, gobwas, coder, gws, fasthttp)`},
+		{"libs", ",", nil, "flag -libs: libs is empty: list at least one of gorilla, gobwas, coder, gws, fasthttp, nbio"},
+		{"libs", "gorilla,nhooyr", nil, `flag -libs: unknown library "nhooyr" (known: gorilla, gobwas, coder, gws, fasthttp, nbio)`},
 		{"runs", "0", nil, "flag -runs: runs must be at least 1, got 0"},
 		{"n", "-5", nil, "flag -n: n must not be negative, got -5"},
 		{"rcvbuf", "banana", nil, `flag -rcvbuf: rcvbuf: bad size "banana": want bytes or a number with a unit such as 512KiB, 16MiB, 1MB`},

@@ -544,7 +544,7 @@ func TestParseErrorsExact(t *testing.T) {
 		{"name: x\ntarget: local\n\nlibraries: [gws]\nsymbols: [btcusdt]\n\ndration: 2m\n",
 			`profiles/x.yaml:7: unknown key "dration" in profile; did you mean "duration"?`},
 		{"name: x\nlibraries:\n  - gorilla\n  - gorila\n",
-			`profiles/x.yaml:4: unknown library "gorila" (known: gorilla, gobwas, coder, gws, fasthttp)`},
+			`profiles/x.yaml:4: unknown library "gorila" (known: gorilla, gobwas, coder, gws, fasthttp, nbio)`},
 		{"name: x\ntarget: local\nduration: 2 minutes\n",
 			`profiles/x.yaml:3: bad duration "2 minutes": want a number with a unit such as 90s, 2m, 24h`},
 		{"name: x\nduration: 2m\nsymbols: [btcusdt\n",

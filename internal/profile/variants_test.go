@@ -99,8 +99,8 @@ func TestSelectColumns(t *testing.T) {
 		{"", nil, nil, "no library given"},
 		{"gorilla,gorilla", nil, nil, `library "gorilla" listed twice`},
 		{"gws-rb4k,gws-rb4k", nil, nil, `library "gws-rb4k" listed twice`},
-		{"gorilla-gc52", nil, nil, `unknown library "gorilla-gc52" (known: gorilla, gobwas, coder, gws, fasthttp, gorilla-gc25, gws-rb4k, gobwas-cost); did you mean "gorilla-gc25"?`},
-		{"nope", nil, nil, `unknown library "nope" (known: gorilla, gobwas, coder, gws, fasthttp, gorilla-gc25, gws-rb4k, gobwas-cost)`},
+		{"gorilla-gc52", nil, nil, `unknown library "gorilla-gc52" (known: gorilla, gobwas, coder, gws, fasthttp, nbio, gorilla-gc25, gws-rb4k, gobwas-cost); did you mean "gorilla-gc25"?`},
+		{"nope", nil, nil, `unknown library "nope" (known: gorilla, gobwas, coder, gws, fasthttp, nbio, gorilla-gc25, gws-rb4k, gobwas-cost)`},
 		{"gws,", nil, nil, `unknown library ""`},
 	}
 	for _, tt := range tests {
