@@ -332,8 +332,8 @@ func (t *transcoder) array(dst []byte) ([]byte, error) {
 	}
 }
 
-// levels appends the array of [price, size] pairs at t.i as one msgpack bin
-// of little-endian float32 pairs. ok is false, with t and dst as they were,
+// levels appends the array of [price, size] pairs at t.i (quoted decimals or
+// bare numbers) as one msgpack bin of little-endian float32 pairs. ok is false, with t and dst as they were,
 // when the array is anything else (then it is written as msgpack).
 func (t *transcoder) levels(dst []byte) ([]byte, bool) {
 	start, base := t.i, len(dst)
@@ -355,14 +355,7 @@ func (t *transcoder) levels(dst []byte) ([]byte, bool) {
 			t.i++
 			for k := range 2 {
 				t.ws()
-				if t.i >= len(t.p) || t.p[t.i] != '"' {
-					return fail()
-				}
-				s, err := t.str()
-				if err != nil || !isDecimal(s) {
-					return fail()
-				}
-				f, ok := parseDecimal(s)
+				f, ok := t.levelNumber()
 				if !ok {
 					return fail()
 				}
@@ -400,6 +393,24 @@ func (t *transcoder) levels(dst []byte) ([]byte, bool) {
 		dst = dst[:len(dst)-gap]
 	}
 	return dst, true
+}
+
+// levelNumber reads a level's price or size: a quoted decimal (Binance's
+// books) or a bare number (the seed's).
+func (t *transcoder) levelNumber() (float64, bool) {
+	if t.i < len(t.p) && t.p[t.i] == '"' {
+		s, err := t.str()
+		if err != nil || !isDecimal(s) {
+			return 0, false
+		}
+		return parseDecimal(s)
+	}
+	start := t.i
+	for t.i < len(t.p) && (t.p[t.i] >= '0' && t.p[t.i] <= '9' || t.p[t.i] == '.' || t.p[t.i] == '-' || t.p[t.i] == 'e' || t.p[t.i] == 'E' || t.p[t.i] == '+') {
+		t.i++
+	}
+	f, err := strconv.ParseFloat(string(t.p[start:t.i]), 64)
+	return f, t.i > start && err == nil
 }
 
 // Levels calls fn with each level of a packed side (the bin's content), in

@@ -53,7 +53,13 @@ type Config struct {
 	// connection that negotiated it is sent the batch compressed for its
 	// parameters, compressed once and shared by every such connection.
 	Deflate wire.Deflate
-	Logger  *slog.Logger
+	// Live encodes (and compresses) each message as it sends it, from the
+	// events held as values (codec.Event), as a real server does, instead
+	// of writing the batch encoded once: the sender's per-message cost is
+	// then part of what a run measures (ConnStats.EncodeNS, the server's
+	// CPU). The bytes sent are the same.
+	Live   bool
+	Logger *slog.Logger
 }
 
 // Stats is what the server sent.
@@ -81,10 +87,18 @@ type ConnStats struct {
 	Writes       int64     `json:"writes"`               // write calls
 	Start        time.Time `json:"start"`
 	End          time.Time `json:"end,omitzero"` // the last message written (zero while sending)
-	CloseSent    int       `json:"close_sent"`   // 1000 once sent
-	CloseGot     int       `json:"close_got"`    // the client's close code; 0 if none came
-	Done         bool      `json:"done"`         // the connection is over
-	Err          string    `json:"err,omitempty"`
+	// UserNS and SysNS are the server process's CPU while it sent to this
+	// connection (getrusage before the first write and after the close
+	// frame: the connection's own when it is the only one served at a time).
+	UserNS int64 `json:"user_ns"`
+	SysNS  int64 `json:"sys_ns"`
+	// EncodeNS is the time spent encoding, compressing and framing the
+	// messages (Config.Live; 0 otherwise), on the monotonic clock.
+	EncodeNS  int64  `json:"encode_ns"`
+	CloseSent int    `json:"close_sent"` // 1000 once sent
+	CloseGot  int    `json:"close_got"`  // the client's close code; 0 if none came
+	Done      bool   `json:"done"`       // the connection is over
+	Err       string `json:"err,omitempty"`
 }
 
 // Server is a firehose.
@@ -100,6 +114,11 @@ type Server struct {
 	}
 	zmu      sync.Mutex
 	zbatches map[zkey]*zbatch // compressed batches by form and parameters
+	liveEvs  [2]struct {      // Config.Live: the messages as values, [0] raw, [1] combined
+		once sync.Once
+		evs  []codec.Event
+		err  error
+	}
 
 	mu     sync.Mutex
 	addr   string
@@ -319,11 +338,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	defer s.finish(cs)
 	defer conn.Close()
+	var comp *deflate.Compressor // Config.Live: the connection's own compressor
 	if neg.Accepted() {
 		s.mu.Lock()
 		cs.Extensions = neg.Extensions()
 		s.mu.Unlock()
-		if b, err = s.compressed(combined, enc, neg.Params()); err != nil {
+		if s.cfg.Live {
+			comp, err = deflate.NewCompressor(s.cfg.Deflate, neg.Params())
+		} else {
+			b, err = s.compressed(combined, enc, neg.Params())
+		}
+		if err != nil {
 			s.setErr(cs, err)
 			return
 		}
@@ -341,7 +366,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		delete(s.live, conn)
 		s.mu.Unlock()
 	}()
-	if err := s.send(conn, b, cs); err != nil {
+	send := s.send
+	if s.cfg.Live {
+		send = func(conn net.Conn, _ *Batch, cs *ConnStats) error { return s.sendLive(conn, combined, enc, comp, cs) }
+	}
+	if err := send(conn, b, cs); err != nil {
 		s.setErr(cs, err)
 		return
 	}
@@ -395,6 +424,8 @@ func (s *Server) compressed(combined bool, enc codec.Encoding, params wsflate.Pa
 
 // send writes the batch to conn, then the close frame 1000.
 func (s *Server) send(conn net.Conn, b *Batch, cs *ConnStats) error {
+	cpu := startCPU()
+	defer cpu.end(s, cs)
 	wire := b.Wire()
 	var off int64
 	var writes int64
@@ -413,6 +444,11 @@ func (s *Server) send(conn net.Conn, b *Batch, cs *ConnStats) error {
 	if err != nil {
 		return fmt.Errorf("write: %w", err)
 	}
+	return s.sendClose(conn, cs)
+}
+
+// sendClose writes the close frame 1000.
+func (s *Server) sendClose(conn net.Conn, cs *ConnStats) error {
 	if err := ws.WriteFrame(conn, ws.NewCloseFrame(ws.NewCloseFrameBody(ws.StatusNormalClosure, ""))); err != nil {
 		return fmt.Errorf("write close: %w", err)
 	}

@@ -72,6 +72,9 @@ func Lookup(name string) (Scenario, error) {
 			return s, nil
 		}
 	}
+	if name == SeedBook.Name {
+		return SeedBook, nil
+	}
 	if n, ok := sizedBytes(name); ok {
 		return Sized(n)
 	}
@@ -125,6 +128,8 @@ func newGen(sc Scenario, name string, r *rand.Rand) (gen, error) {
 		return &diffGen{sym: strings.ToUpper(sym), m: m, u: id * 10, levels: levels, r: r}, nil
 	case "ticker@arr":
 		return newTickerArr(r), nil
+	case "book":
+		return &seedBookGen{r: r}, nil
 	}
 	return nil, fmt.Errorf("stream %q: no generator", name)
 }
