@@ -17,6 +17,7 @@ import (
 	"github.com/wssoak/wssoak/internal/bench"
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // benchDir returns the one bench directory under out.
@@ -512,7 +513,7 @@ func TestBenchProfiles(t *testing.T) {
 			t.Fatalf("%s: %v", f, err)
 		}
 		cfg, _ := bench.ConfigFromProfile(p)
-		if len(cfg.Scenarios) != 6 || len(cfg.Libs) != 5 || len(cfg.Paths) != 3 || cfg.Runs != 5 {
+		if len(cfg.Scenarios) != 6 || len(cfg.Libs) != len(wire.Libraries) || len(cfg.Paths) != 3 || cfg.Runs != 5 {
 			t.Errorf("%s: %d scenarios, %d libraries, %d paths, %d runs; want the whole table, 5 runs", f, len(cfg.Scenarios), len(cfg.Libs), len(cfg.Paths), cfg.Runs)
 		}
 		if filepath.Base(f) == "bench.yaml" {

@@ -40,6 +40,10 @@ type Config struct {
 	// Link puts the firehose behind a link (package link), the clients
 	// dialing from its one column's address; Link.On false: loopback.
 	Link wire.Link `json:",omitzero"`
+	// EncodeEach has the firehose encode (and compress) each message as it
+	// sends it, as a real server does, so that the server's CPU per message
+	// includes its encoding (the codec grid); false: a batch encoded once.
+	EncodeEach bool `json:",omitempty"`
 }
 
 // Rows returns the table's rows: every scenario under every compression
@@ -146,7 +150,7 @@ func runScenario(ctx context.Context, cfg Config, sc firehose.Scenario, mode wir
 	if mode.Enabled() {
 		zs.Compression = wire.CompressionOn // the firehose takes either mode as the library offers it
 	}
-	spec := ServerSpec{Scenario: sc.Name, N: cfg.MessagesFor(sc), Seed: cfg.Seed, Encodings: cfg.Encodings, Deflate: zs}
+	spec := ServerSpec{Scenario: sc.Name, N: cfg.MessagesFor(sc), Seed: cfg.Seed, Encodings: cfg.Encodings, Deflate: zs, EncodeEach: cfg.EncodeEach}
 	o := child.Options{Name: "firehose", Exe: cfg.Exe, Args: []string{"child", "firehose"}, CPUs: cfg.ServerCPUs}
 	from, err := behindLink(cfg.Link, &o, &spec)
 	if err != nil {
@@ -262,6 +266,7 @@ func check(ctx context.Context, r *Result, info ServerInfo) {
 	default:
 		c := st.Conns[len(st.Conns)-1]
 		r.SentMessages, r.SentPayload, r.SentWire = int64(c.Messages), c.PayloadBytes, c.WireBytes
+		r.ServerMeasured, r.ServerUserNS, r.ServerSysNS, r.EncodeNS = true, c.UserNS, c.SysNS, c.EncodeNS
 		if r.Path == PathCeiling {
 			// Skip counts bytes, not messages: the bytes are the check.
 			if want := c.WireBytes + 4; r.PayloadBytes != want || c.Messages != info.N {

@@ -25,7 +25,7 @@ func ProfileNames() profile.BenchNames {
 func ConfigFromProfile(p *profile.Bench) (Config, []string) {
 	cfg := Config{Scenarios: p.Scenarios, Encodings: p.Encodings, Libs: p.Libs, Paths: p.Paths, Runs: p.Runs, N: p.N,
 		BytesPerRun: int64(p.BytesPerRun), Seed: p.Seed, RcvBuf: int(p.RcvBuf), Runtime: p.WorkerRuntime.Wire(),
-		Compression: p.Compression, Deflate: p.Deflate.Wire(), Link: p.Link}
+		Compression: p.Compression, Deflate: p.Deflate.Wire(), Link: p.Link, EncodeEach: p.EncodeEach}
 	var notes []string
 	if p.Link.On {
 		notes = append(notes, fmt.Sprintf("link: %s (a run carries at most what the link moves in %d s)", link.Describe(p.Link), LinkSeconds))

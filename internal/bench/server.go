@@ -24,6 +24,10 @@ type ServerSpec struct {
 	// Listen is the address to listen on: "" a free loopback port; behind
 	// a link, the firehose's address there.
 	Listen string `json:"listen,omitempty"`
+	// EncodeEach has the firehose encode (and compress) each message as it
+	// sends it (firehose.Config.Live), instead of writing a batch encoded
+	// once.
+	EncodeEach bool `json:"encode_each,omitempty"`
 }
 
 // ServerInfo is the firehose process's first line on stdout.
@@ -47,7 +51,7 @@ func Serve(spec ServerSpec, stdin io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv, err := firehose.New(firehose.Config{Scenario: sc, N: spec.N, Seed: spec.Seed, Deflate: spec.Deflate})
+	srv, err := firehose.New(firehose.Config{Scenario: sc, N: spec.N, Seed: spec.Seed, Deflate: spec.Deflate, Live: spec.EncodeEach})
 	if err != nil {
 		return fmt.Errorf("firehose: %w", err)
 	}

@@ -75,6 +75,13 @@ type Result struct {
 	SentMessages int64  `json:"sent_messages"`
 	SentPayload  int64  `json:"sent_payload_bytes"`
 	SentWire     int64  `json:"sent_wire_bytes"` // frames, headers included
+	// ServerMeasured: the firehose's stats gave its CPU (ServerUserNS,
+	// ServerSysNS) while it sent to this connection, and its time encoding
+	// (EncodeNS; 0 when the batch was encoded beforehand).
+	ServerMeasured bool  `json:"server_measured,omitempty"`
+	ServerUserNS   int64 `json:"server_user_ns,omitempty"`
+	ServerSysNS    int64 `json:"server_sys_ns,omitempty"`
+	EncodeNS       int64 `json:"encode_ns,omitempty"`
 	Valid        bool   `json:"valid"`
 	Invalid      string `json:"invalid,omitempty"` // why not
 }
@@ -118,8 +125,7 @@ func (c *Config) compressions() []wire.Compression {
 
 // measured is the result as the bench measures (internal/measure) read it.
 func (r Result) measured() measure.BenchRun {
-	return measure.BenchRun{Messages: r.Messages, PayloadBytes: r.PayloadBytes, WallNS: r.WallNS, UserNS: r.UserNS,
-		SysNS: r.SysNS, Syscr: r.Syscr, Rchar: r.Rchar, MaxRSSKiB: r.MaxRSSKiB, Mallocs: r.Mallocs, WireBytes: r.WireBytes}
+	return measure.BenchRunOf(r.Row())
 }
 
 // Value is the result's value of the bench measure id (measure.Bench).
@@ -151,7 +157,8 @@ func (r Result) Row() store.BenchResult {
 		Version: r.Version, Round: r.Round, Valid: r.Valid, Reason: r.Invalid, Err: r.Err, Msgs: r.Messages, Bytes: r.PayloadBytes,
 		SentMsgs: r.SentMessages, SentBytes: r.SentPayload, WallNS: r.WallNS, UserNS: r.UserNS, SysNS: r.SysNS,
 		Syscr: r.Syscr, Rchar: r.Rchar, MaxRSSKiB: r.MaxRSSKiB, Mallocs: r.Mallocs, Lost: r.Lost, Dup: r.Dup,
-		RcvBuf: r.RcvBuf, Runtime: r.Runtime.String(), WireBytes: r.WireBytes, Extensions: r.Extensions}
+		RcvBuf: r.RcvBuf, Runtime: r.Runtime.String(), WireBytes: r.WireBytes, Extensions: r.Extensions,
+		ServerMeasured: r.ServerMeasured, ServerUserNS: r.ServerUserNS, ServerSysNS: r.ServerSysNS, EncodeNS: r.EncodeNS}
 }
 
 // FromRow is a result read back from the store, named by its row label
@@ -162,5 +169,6 @@ func FromRow(w store.BenchResult) Result {
 		Valid: w.Valid, Invalid: w.Reason, Err: w.Err, Messages: w.Msgs, PayloadBytes: w.Bytes,
 		SentMessages: w.SentMsgs, SentPayload: w.SentBytes, WallNS: w.WallNS, UserNS: w.UserNS, SysNS: w.SysNS,
 		Syscr: w.Syscr, Rchar: w.Rchar, MaxRSSKiB: w.MaxRSSKiB, Mallocs: w.Mallocs, Lost: w.Lost, Dup: w.Dup,
-		RcvBuf: w.RcvBuf, WireBytes: w.WireBytes, Extensions: w.Extensions}
+		RcvBuf: w.RcvBuf, WireBytes: w.WireBytes, Extensions: w.Extensions,
+		ServerMeasured: w.ServerMeasured, ServerUserNS: w.ServerUserNS, ServerSysNS: w.ServerSysNS, EncodeNS: w.EncodeNS}
 }

@@ -164,6 +164,11 @@ func New(cfg Config) (*Server, error) {
 	if _, err := s.batch(true, codec.JSON); err != nil {
 		return nil, err
 	}
+	if cfg.Live {
+		if _, err := s.events(true); err != nil {
+			return nil, err
+		}
+	}
 	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug)}
 	return s, nil
 }

@@ -27,6 +27,11 @@ type BenchRun struct {
 	MaxRSSKiB              int64
 	Mallocs                uint64
 	WireBytes              int64 // WebSocket frame bytes read (0: not counted)
+	// The firehose's side (ServerMeasured false: not recorded): its CPU
+	// while it sent to the run's connection, its time encoding the messages
+	// (0: encoded once beforehand).
+	ServerMeasured                      bool
+	ServerUserNS, ServerSysNS, EncodeNS int64
 }
 
 // Bench is the catalogue of soak bench's measures of a client run (side
@@ -61,6 +66,26 @@ var Bench = []*Measure{
 		Run: func(r BenchRun) float64 { return per(float64(r.PayloadBytes), float64(r.Messages)) }},
 	{ID: "bench_wall_per_msg", Title: "wall ns/msg", Unit: "ns/msg", Better: Lower, // a Go benchmark's ns/op
 		Run: func(r BenchRun) float64 { return per(float64(r.WallNS), float64(r.Messages)) }},
+	{ID: "bench_server_cpu_per_msg", Title: "server CPU µs/msg", Unit: "µs/msg", Better: Lower,
+		Run: func(r BenchRun) float64 { return server(r, float64(r.ServerUserNS+r.ServerSysNS)/1e3) }},
+	{ID: "bench_both_cpu_per_msg", Title: "server + client CPU µs/msg", Unit: "µs/msg", Better: Lower,
+		Run: func(r BenchRun) float64 { return server(r, float64(r.ServerUserNS+r.ServerSysNS+r.UserNS+r.SysNS)/1e3) }},
+	{ID: "bench_encode_per_msg", Title: "encode ns/msg", Unit: "ns/msg", Better: Lower,
+		Run: func(r BenchRun) float64 { // the sender's encoding, compressing and framing, when it encoded as it sent
+			if r.EncodeNS == 0 {
+				return nan
+			}
+			return server(r, float64(r.EncodeNS))
+		}},
+}
+
+// server is v per message of r when r recorded the firehose's side, NaN
+// (not measured) otherwise.
+func server(r BenchRun, v float64) float64 {
+	if !r.ServerMeasured {
+		return nan
+	}
+	return per(v, float64(r.Messages))
 }
 
 // Chat is the catalogue of the server bench's measures (soak bench -side
@@ -166,7 +191,8 @@ func per(a, b float64) float64 {
 // BenchRunOf is a stored result as the bench measures read it.
 func BenchRunOf(r store.BenchResult) BenchRun {
 	return BenchRun{Messages: r.Msgs, PayloadBytes: r.Bytes, WallNS: r.WallNS, UserNS: r.UserNS, SysNS: r.SysNS,
-		Syscr: r.Syscr, Rchar: r.Rchar, MaxRSSKiB: r.MaxRSSKiB, Mallocs: r.Mallocs, WireBytes: r.WireBytes}
+		Syscr: r.Syscr, Rchar: r.Rchar, MaxRSSKiB: r.MaxRSSKiB, Mallocs: r.Mallocs, WireBytes: r.WireBytes,
+		ServerMeasured: r.ServerMeasured, ServerUserNS: r.ServerUserNS, ServerSysNS: r.ServerSysNS, EncodeNS: r.EncodeNS}
 }
 
 // BenchDims is the column of a stored client run; a row stored before the

@@ -32,6 +32,7 @@ type Bench struct {
 	RcvBuf        ByteSize           `yaml:"rcvbuf" soak:"max=1GiB"`                    // SO_RCVBUF of the clients; 0: the kernel's autotuning
 	CPUs          CPUs               `yaml:"cpus" soak:"kind=cpus"`                     // pinning; "" in the file: none
 	WorkerRuntime Runtime            `yaml:"worker_runtime"`                            // the Go runtime of every client alike
+	EncodeEach    bool               `yaml:"encode_each"`                               // the firehose encodes (and compresses) each message as it sends it
 
 	// Link puts the firehose behind a link, as a soak's link: does the
 	// replay server (link.go); a run with a rate carries at most what the

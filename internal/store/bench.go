@@ -34,6 +34,12 @@ type BenchResult struct {
 	Runtime                         string
 	WireBytes                       int64  // WebSocket frame bytes the client read (0 before schemaWire, and for raw rows)
 	Extensions                      string // the server's Sec-WebSocket-Extensions answer
+	// The firehose's side of the run (ServerMeasured false: not recorded,
+	// a run from before): its CPU while it sent to the run's connection,
+	// and its time encoding, compressing and framing the messages (0 when
+	// the batch was encoded once beforehand).
+	ServerMeasured                      bool
+	ServerUserNS, ServerSysNS, EncodeNS int64
 }
 
 // SetKind records what the database holds (KindSoak or KindBench).
@@ -70,16 +76,19 @@ func (s *DB) WriteBenchResults(rs []BenchResult) error {
 	return s.tx("write bench results", func(tx *sql.Tx) error {
 		st, err := tx.Prepare(`INSERT INTO bench_results (scenario, path, lib, version, round, valid, reason, err,
 				msgs, bytes, sent_msgs, sent_bytes, wall_ns, user_ns, sys_ns, syscr, rchar, maxrss_kib, mallocs,
-				lost, dup, rcvbuf, runtime, wire_bytes, extensions, encoding, compression)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+				lost, dup, rcvbuf, runtime, wire_bytes, extensions, encoding, compression,
+				server_user_ns, server_sys_ns, server_encode_ns)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
 		for _, r := range rs {
+			measured := func(v int64) sql.NullInt64 { return sql.NullInt64{Int64: v, Valid: r.ServerMeasured} }
 			if _, err := st.Exec(r.Scenario, r.Path, r.Lib, r.Version, r.Round, r.Valid, r.Reason, r.Err,
 				r.Msgs, r.Bytes, r.SentMsgs, r.SentBytes, r.WallNS, r.UserNS, r.SysNS, r.Syscr, r.Rchar, r.MaxRSSKiB,
-				int64(r.Mallocs), r.Lost, r.Dup, r.RcvBuf, r.Runtime, r.WireBytes, r.Extensions, r.Encoding, r.Compression); err != nil {
+				int64(r.Mallocs), r.Lost, r.Dup, r.RcvBuf, r.Runtime, r.WireBytes, r.Extensions, r.Encoding, r.Compression,
+				measured(r.ServerUserNS), measured(r.ServerSysNS), measured(r.EncodeNS)); err != nil {
 				return err
 			}
 		}
@@ -101,7 +110,9 @@ func (s *DB) BenchResults() ([]BenchResult, error) {
 	rows, err := s.db.Query(`SELECT scenario, path, lib, version, round, valid, reason, err,
 			msgs, bytes, sent_msgs, sent_bytes, wall_ns, user_ns, sys_ns, syscr, rchar, maxrss_kib, mallocs,
 			lost, dup, rcvbuf, runtime, ` + s.colSince(wireVersion, "wire_bytes", "0") + `, ` + s.colSince(wireVersion, "extensions", "''") + `,
-			` + s.colSince(benchDimsVersion, "encoding", "''") + `, ` + s.colSince(benchDimsVersion, "compression", "''") + `
+			` + s.colSince(benchDimsVersion, "encoding", "''") + `, ` + s.colSince(benchDimsVersion, "compression", "''") + `,
+			` + s.colSince(chatStrategyVersion, "server_user_ns", "NULL") + `, ` + s.colSince(chatStrategyVersion, "server_sys_ns", "NULL") + `,
+			` + s.colSince(chatStrategyVersion, "server_encode_ns", "NULL") + `
 		FROM bench_results ` + where + ` ORDER BY seq`)
 	if err != nil {
 		return nil, fmt.Errorf("read bench results: %w", err)
@@ -109,10 +120,13 @@ func (s *DB) BenchResults() ([]BenchResult, error) {
 	return collect(rows, "bench results", func(rows *sql.Rows) (BenchResult, error) {
 		var r BenchResult
 		var mallocs int64
+		var su, ss, se sql.NullInt64
 		err := rows.Scan(&r.Scenario, &r.Path, &r.Lib, &r.Version, &r.Round, &r.Valid, &r.Reason, &r.Err,
 			&r.Msgs, &r.Bytes, &r.SentMsgs, &r.SentBytes, &r.WallNS, &r.UserNS, &r.SysNS, &r.Syscr, &r.Rchar, &r.MaxRSSKiB,
-			&mallocs, &r.Lost, &r.Dup, &r.RcvBuf, &r.Runtime, &r.WireBytes, &r.Extensions, &r.Encoding, &r.Compression)
+			&mallocs, &r.Lost, &r.Dup, &r.RcvBuf, &r.Runtime, &r.WireBytes, &r.Extensions, &r.Encoding, &r.Compression,
+			&su, &ss, &se)
 		r.Mallocs = uint64(mallocs)
+		r.ServerMeasured, r.ServerUserNS, r.ServerSysNS, r.EncodeNS = su.Valid, su.Int64, ss.Int64, se.Int64
 		return r, err
 	})
 }

@@ -355,9 +355,15 @@ DELETE FROM bench_results WHERE ` + squeezedChat + `;
 var chatVersion = slices.Index(migrations, schemaChat) + 1
 
 // schemaChatStrategy: a server bench run's write strategy (chat "plain" or
-// "best"); ” for the runs recorded before servers had strategies.
+// "best"), empty for the runs recorded before servers had strategies. And a
+// client bench run's server side: the firehose's CPU while it sent to the
+// run's connection and its time encoding the messages (NULL: not measured,
+// a run recorded before; encode 0: the batch was encoded once beforehand).
 const schemaChatStrategy = `
 ALTER TABLE chat_results ADD COLUMN strategy TEXT NOT NULL DEFAULT '';
+ALTER TABLE bench_results ADD COLUMN server_user_ns INTEGER;
+ALTER TABLE bench_results ADD COLUMN server_sys_ns INTEGER;
+ALTER TABLE bench_results ADD COLUMN server_encode_ns INTEGER;
 `
 
 // chatStrategyVersion is the first version with chat_results.strategy.
