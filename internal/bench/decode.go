@@ -111,6 +111,17 @@ type ticker struct {
 	Count       int64  `json:"n"`
 }
 
+// seedBook is seed 003's order book (the firehose's book scenario): its
+// numbers are JSON numbers, decoded as float64.
+type seedBook struct {
+	Type   string       `json:"type"`
+	Symbol string       `json:"symbol"`
+	Seq    int64        `json:"seq"`
+	TS     float64      `json:"ts"`
+	Bids   [][2]float64 `json:"bids"`
+	Asks   [][2]float64 `json:"asks"`
+}
+
 // envelope is a combined-stream message with its payload left raw.
 type envelope struct {
 	Stream string          `json:"stream"`
@@ -131,6 +142,7 @@ type decoder struct {
 	part  depthPartial
 	diff  depthDiff
 	ticks []ticker
+	seed  seedBook
 }
 
 func (d *decoder) OnMessage(text bool, p []byte) {
@@ -162,6 +174,8 @@ func (d *decoder) OnMessage(text bool, p []byte) {
 		v = &d.diff
 	case "ticker@arr", "arr":
 		v = &d.ticks
+	case "book":
+		v = &d.seed
 	default:
 		switch {
 		case strings.HasPrefix(kind, "kline_"):

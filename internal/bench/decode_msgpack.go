@@ -70,6 +70,13 @@ type mTicker struct {
 	Bid, BidQty, Ask, AskQty, Open, High, Low, Volume, QuoteVolume float64
 }
 
+type mSeedBook struct {
+	Type, Symbol string
+	Seq          int64
+	TS           float64
+	Bids, Asks   [][2]float64
+}
+
 // mfield is one key of a map and where its value goes: one of the pointers.
 type mfield struct {
 	key string
@@ -116,6 +123,10 @@ func (e *mDepthPartial) fields() []mfield {
 func (e *mDepthDiff) fields() []mfield {
 	return []mfield{fs("e", &e.Event), fi("E", &e.EventTime), fs("s", &e.Symbol), fi("U", &e.First), fi("u", &e.Final),
 		fl("b", &e.Bids), fl("a", &e.Asks)}
+}
+
+func (e *mSeedBook) fields() []mfield {
+	return []mfield{fs("type", &e.Type), fs("symbol", &e.Symbol), fi("seq", &e.Seq), ff("ts", &e.TS), fl("bids", &e.Bids), fl("asks", &e.Asks)}
 }
 
 func (e *mTicker) fields() []mfield {
@@ -219,16 +230,17 @@ type binDecoder struct {
 	kl     mKline
 	part   mDepthPartial
 	diff   mDepthDiff
+	seed   mSeedBook
 	ticks  []mTicker
 	// field tables, built once (ticker tables when ticks grows)
-	aggF, trF, bookF, klF, partF, diffF []mfield
-	tickF                               [][]mfield
+	aggF, trF, bookF, klF, partF, diffF, seedF []mfield
+	tickF                                      [][]mfield
 }
 
 func newBinDecoder() *binDecoder {
 	d := &binDecoder{}
 	d.aggF, d.trF, d.bookF, d.klF = d.agg.fields(), d.tr.fields(), d.book.fields(), d.kl.fields()
-	d.partF, d.diffF = d.part.fields(), d.diff.fields()
+	d.partF, d.diffF, d.seedF = d.part.fields(), d.diff.fields(), d.seed.fields()
 	return d
 }
 
@@ -274,6 +286,8 @@ func (d *binDecoder) decode(p []byte) error {
 		fs = d.diffF
 	case "ticker@arr", "arr":
 		return d.tickers(data)
+	case "book":
+		fs = d.seedF
 	default:
 		switch {
 		case strings.HasPrefix(kind, "kline_"):

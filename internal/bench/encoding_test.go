@@ -64,7 +64,7 @@ func TestClientTruthEncoded(t *testing.T) {
 // JSON's values (packed levels within float32's rounding), for every kind the
 // firehose sends.
 func TestBinaryDecode(t *testing.T) {
-	for _, name := range []string{"aggTrade", "kline", "depth20", "depth", "mix", "tickerArr"} {
+	for _, name := range []string{"aggTrade", "kline", "depth20", "depth", "mix", "tickerArr", "book"} {
 		sc, _ := firehose.Lookup(name)
 		n := 50
 		if name == "tickerArr" {
@@ -99,6 +99,10 @@ func TestBinaryDecode(t *testing.T) {
 				case name == "depth20":
 					if len(d.part.Bids) != 20 || d.part.LastUpdateID != jd.part.LastUpdateID || !near(d.part.Asks[19][0], num(t, jd.part.Asks[19][0]), e) {
 						t.Fatalf("depth20 %+v, json %+v", d.part, jd.part)
+					}
+				case name == "book":
+					if len(d.seed.Asks) != 20 || d.seed.Seq != jd.seed.Seq || d.seed.TS != jd.seed.TS || !near(d.seed.Bids[7][0], jd.seed.Bids[7][0], e) {
+						t.Fatalf("book %+v, json %+v", d.seed, jd.seed)
 					}
 				case name == "depth":
 					if len(d.diff.Bids) != len(jd.diff.Bids) || d.diff.Final != jd.diff.Final || !near(d.diff.Bids[3][1], num(t, jd.diff.Bids[3][1]), e) {

@@ -72,18 +72,18 @@ type Result struct {
 	WireBytes  int64  `json:"wire_bytes,omitempty"`
 	Extensions string `json:"extensions,omitempty"`
 	// Filled in by the parent from the firehose's stats of the connection.
-	SentMessages int64  `json:"sent_messages"`
-	SentPayload  int64  `json:"sent_payload_bytes"`
-	SentWire     int64  `json:"sent_wire_bytes"` // frames, headers included
+	SentMessages int64 `json:"sent_messages"`
+	SentPayload  int64 `json:"sent_payload_bytes"`
+	SentWire     int64 `json:"sent_wire_bytes"` // frames, headers included
 	// ServerMeasured: the firehose's stats gave its CPU (ServerUserNS,
 	// ServerSysNS) while it sent to this connection, and its time encoding
 	// (EncodeNS; 0 when the batch was encoded beforehand).
-	ServerMeasured bool  `json:"server_measured,omitempty"`
-	ServerUserNS   int64 `json:"server_user_ns,omitempty"`
-	ServerSysNS    int64 `json:"server_sys_ns,omitempty"`
-	EncodeNS       int64 `json:"encode_ns,omitempty"`
-	Valid        bool   `json:"valid"`
-	Invalid      string `json:"invalid,omitempty"` // why not
+	ServerMeasured bool   `json:"server_measured,omitempty"`
+	ServerUserNS   int64  `json:"server_user_ns,omitempty"`
+	ServerSysNS    int64  `json:"server_sys_ns,omitempty"`
+	EncodeNS       int64  `json:"encode_ns,omitempty"`
+	Valid          bool   `json:"valid"`
+	Invalid        string `json:"invalid,omitempty"` // why not
 }
 
 // SentWirePerMsg is the bytes on the wire per message the firehose sent (frame

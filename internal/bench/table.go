@@ -162,6 +162,9 @@ func PrintTable(w io.Writer, cfg Config, a *measure.Agg, lines []string) {
 	if encoded {
 		t.printSizes(w)
 	}
+	if cfg.EncodeEach {
+		t.printGrid(w)
+	}
 	t.printCeiling(w)
 	t.printHarness(w)
 	t.printWire(w)

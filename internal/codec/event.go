@@ -237,7 +237,7 @@ func (d *eventDecoder) levels() bool {
 				}
 			case t.i < len(t.p) && (t.p[t.i] == '-' || t.p[t.i] >= '0' && t.p[t.i] <= '9'):
 				var err error
-				if v, err = d.number(); err != nil || v.kind == kRaw {
+				if v, err = d.number(); err != nil {
 					return fail()
 				}
 			default:

@@ -1,6 +1,7 @@
 package firehose
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -20,7 +21,7 @@ var SeedBook = Scenario{Name: "book", Streams: []string{"btcusd@book"}, Target: 
 //	{"type":"book","symbol":"BTC-USD","seq":1000000+i,"ts":1791000000.123+i/1000,
 //	 "bids":[[round(60000-k*0.5+r,2),round(r*3,4)] for k in 20],"asks":[… 60000+k*0.5 …]}
 //
-// the floats in their shortest form, as the seed's compact json.dumps.
+// the floats as the seed's compact json.dumps writes them (appendPyFloat).
 type seedBookGen struct {
 	i int64
 	r *rand.Rand
@@ -30,7 +31,7 @@ func (g *seedBookGen) next(dst []byte, _ int64) []byte {
 	dst = append(dst, `{"type":"book","symbol":"BTC-USD","seq":`...)
 	dst = strconv.AppendInt(dst, 1_000_000+g.i, 10)
 	dst = append(dst, `,"ts":`...)
-	dst = strconv.AppendFloat(dst, round(1791000000.123+float64(g.i)/1000, 3), 'f', -1, 64)
+	dst = appendPyFloat(dst, round(1791000000.123+float64(g.i)/1000, 3))
 	for side, sign := range [2]float64{-1, 1} {
 		dst = append(dst, [2]string{`,"bids":[`, `,"asks":[`}[side]...)
 		for k := range 20 {
@@ -38,15 +39,26 @@ func (g *seedBookGen) next(dst []byte, _ int64) []byte {
 				dst = append(dst, ',')
 			}
 			dst = append(dst, '[')
-			dst = strconv.AppendFloat(dst, round(60000+sign*float64(k)*0.5+g.r.Float64(), 2), 'f', -1, 64)
+			dst = appendPyFloat(dst, round(60000+sign*float64(k)*0.5+g.r.Float64(), 2))
 			dst = append(dst, ',')
-			dst = strconv.AppendFloat(dst, round(g.r.Float64()*3, 4), 'f', -1, 64)
+			dst = appendPyFloat(dst, round(g.r.Float64()*3, 4))
 			dst = append(dst, ']')
 		}
 		dst = append(dst, ']')
 	}
 	g.i++
 	return append(dst, '}')
+}
+
+// appendPyFloat appends f as Python's json.dumps writes a float: the
+// shortest form, with ".0" when it has no point (60000.0, never 60000).
+func appendPyFloat(dst []byte, f float64) []byte {
+	n := len(dst)
+	dst = strconv.AppendFloat(dst, f, 'f', -1, 64)
+	if bytes.IndexByte(dst[n:], '.') < 0 {
+		dst = append(dst, ".0"...)
+	}
+	return dst
 }
 
 // round is x rounded to d decimals, as Python's round.
