@@ -9,8 +9,10 @@ import (
 // Bucket is the minimum and maximum of a library's per-second values over
 // Width seconds, for drawing long runs: buckets are computed by SQLite, so a
 // day of rows is never copied into Go. Values are NaN-free: a bucket whose
-// column had no value has Has* false. Latency only counts seconds with
-// messages (a second without messages has no latency).
+// column had no value has Has* false. Latency only counts seconds with a
+// latency sample (NULL, or 0 before schemaDrain: none). The drain's
+// seconds after the window are left out: buckets are what charts draw of
+// the window.
 type Bucket struct {
 	Lib        string
 	From, To   int64 // first and last second present in the bucket
@@ -37,14 +39,14 @@ func (s *DB) SampleBuckets(width int64) ([]Bucket, error) {
 	}
 	rows, err := s.db.Query(`SELECT lib, min(sec), max(sec), count(msgs),
 			min(msgs), max(msgs),
-			count(CASE WHEN msgs > 0 THEN lat_p50_us END),
-			min(CASE WHEN msgs > 0 THEN lat_p50_us END), max(CASE WHEN msgs > 0 THEN lat_p50_us END),
-			min(CASE WHEN msgs > 0 THEN lat_p99_us END), max(CASE WHEN msgs > 0 THEN lat_p99_us END),
+			count(CASE WHEN lat_p99_us > 0 THEN lat_p50_us END),
+			min(CASE WHEN lat_p99_us > 0 THEN lat_p50_us END), max(CASE WHEN lat_p99_us > 0 THEN lat_p50_us END),
+			min(CASE WHEN lat_p99_us > 0 THEN lat_p99_us END), max(CASE WHEN lat_p99_us > 0 THEN lat_p99_us END),
 			min(heap_bytes), max(heap_bytes), min(goroutines), max(goroutines),
 			min(reconnects_total), max(reconnects_total),
 			count(rss), min(rss), max(rss), min(cpu_pct100), max(cpu_pct100),
 			min(`+s.colSince(wireVersion, "wire_bytes", "NULL")+`), max(`+s.colSince(wireVersion, "wire_bytes", "NULL")+`)
-		FROM samples GROUP BY lib, sec / ?1 ORDER BY lib, sec / ?1`, width)
+		FROM samples WHERE `+s.drainCol()+` IS NULL GROUP BY lib, sec / ?1 ORDER BY lib, sec / ?1`, width)
 	if err != nil {
 		return nil, fmt.Errorf("read sample buckets: %w", err)
 	}
@@ -77,14 +79,15 @@ type HostBucket struct {
 	Load1, Load5, Load15 [2]float64
 }
 
-// HostBuckets returns the host samples folded into width-second buckets.
+// HostBuckets returns the host samples folded into width-second buckets,
+// the seconds after the planned window left out (as SampleBuckets does).
 func (s *DB) HostBuckets(width int64) ([]HostBucket, error) {
 	if width < 1 {
 		return nil, fmt.Errorf("read host buckets: width %d", width)
 	}
 	rows, err := s.db.Query(`SELECT min(sec), max(sec), min(steal_pct), max(steal_pct), min(iowait_pct), max(iowait_pct),
 			min(cpu_pct), max(cpu_pct), min(load1), max(load1), min(load5), max(load5), min(load15), max(load15)
-		FROM host_samples GROUP BY sec / ?1 ORDER BY sec / ?1`, width)
+		FROM host_samples WHERE `+afterWindow+` IS NULL GROUP BY sec / ?1 ORDER BY sec / ?1`, width)
 	if err != nil {
 		return nil, fmt.Errorf("read host buckets: %w", err)
 	}
