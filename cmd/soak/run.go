@@ -33,6 +33,18 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *a.verbose {
 		level = slog.LevelDebug
 	}
+	// On a terminal the progress is a block redrawn in place: everything
+	// else written to the terminal goes through it, so that a log line or
+	// the table is never drawn over.
+	var progress io.Writer = stdout
+	inPlace := isTerminal(stdout)
+	if inPlace {
+		term := controller.NewTerminal(stdout)
+		progress, stdout = term, term
+		if isTerminal(stderr) {
+			stderr = term.Beside(stderr)
+		}
+	}
 	log := newLogger(stderr, level)
 
 	// First SIGINT/SIGTERM: stop the workers, flush, print the table. Second: abort.
@@ -63,8 +75,8 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}()
 
-	opts := controller.Options{Profile: p, OutDir: *a.out, Log: log, Progress: stdout, Abort: abort, WorkerTimeout: *a.workerTimeout,
-		ProgressInPlace: isTerminal(stdout), Resume: *a.resume, WriteBacklog: *a.backlog}
+	opts := controller.Options{Profile: p, OutDir: *a.out, Log: log, Progress: progress, Abort: abort, WorkerTimeout: *a.workerTimeout,
+		ProgressInPlace: inPlace, Resume: *a.resume, WriteBacklog: *a.backlog}
 	every := profile.Default().Report.Every // a resumed run: the default
 	if p != nil {
 		src := p.Path

@@ -49,8 +49,9 @@ type Options struct {
 	// memory while database writes fail; beyond it the oldest is dropped and
 	// recorded as missing. Default 600.
 	WriteBacklog int
-	// ProgressInPlace rewrites one progress line (for a terminal) instead of
-	// printing a new line every 10 s.
+	// ProgressInPlace draws the progress as a block of a line per column,
+	// redrawn in place (for a terminal: Progress a *Terminal shared with
+	// the log, or any writer), instead of a line every 10 s.
 	ProgressInPlace bool
 	// Observer, if set, is told where the run writes, then sees every batch
 	// once it is committed to the database.

@@ -31,7 +31,7 @@ type Lifecycle struct {
 	writes  chan *store.Batch
 	written chan error
 	host    *sampler.Host
-	// progressed: a progress line was printed
+	// progressed: a progress report was printed
 	progressed bool
 }
 
@@ -174,20 +174,6 @@ func (l *Lifecycle) SampleHost(k int64, now time.Time) {
 	}
 }
 
-// Progress prints a progress line: a new line each time, or, on a
-// terminal (Options.ProgressInPlace), one line rewritten in place.
-func (l *Lifecycle) Progress(line string) {
-	if l.o.Progress == nil {
-		return
-	}
-	if l.o.ProgressInPlace {
-		fmt.Fprintf(l.o.Progress, "\r\x1b[K%s", line) // back to column 0, clear the old line
-	} else {
-		fmt.Fprintln(l.o.Progress, line)
-	}
-	l.progressed = true
-}
-
 // End ends the run, whatever happened: it lets the writer write what is
 // left, records the run's status (done, interrupted when ctx ended first,
 // or failed with runErr, any secret masked) and end instant, closes the
@@ -195,9 +181,6 @@ func (l *Lifecycle) Progress(line string) {
 // is. The run directory stays locked until Result.Release. The error
 // returned is runErr joined with what failed at the end.
 func (l *Lifecycle) End(ctx context.Context, res *Result, runErr error) (*Result, error) {
-	if l.progressed && l.o.ProgressInPlace {
-		fmt.Fprintln(l.o.Progress) // end the line rewritten in place
-	}
 	l.Flush()
 	close(l.writes)
 	err := runErr
