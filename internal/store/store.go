@@ -192,7 +192,7 @@ func (s *DB) prepare() error {
 				reconnects_total, lost_total, dup_total, lat_p50_us, lat_p99_us, lat_max_us,
 				rss, cpu_user_ms, cpu_sys_ms, cpu_pct100, fds, threads, wire_bytes, wire_bytes_total, drops, dropped_total,
 				writes, drain)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, `+drainOf+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ` + drainOf + `)
 			ON CONFLICT (sec, lib) DO UPDATE SET
 				ts_ns = excluded.ts_ns,
 				msgs = coalesce(excluded.msgs, msgs),
