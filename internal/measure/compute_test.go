@@ -47,25 +47,52 @@ func TestCompute(t *testing.T) {
 	}
 	gws := Dims{Lib: "gws"}
 	for id, want := range map[string]Cell{
-		"messages":      {"40 / 400 B", 40},
-		"bytes":         {"400 B", 400},
-		"reconnects":    {"2", 2},
-		"silence":       {"0.0 s", 0},
-		"lost":          {"2 / 1", 2},
-		"dup":           {"1", 1},
-		"errors":        {"1", 1},
-		"stalls":        {"1", 1},
-		"errors_stalls": {"1 / 1", 2},
-		"reconnect_p99": {"0.300 s", 0.3},
+		"messages":      {Text: "40 / 400 B", Num: 40},
+		"bytes":         {Text: "400 B", Num: 400},
+		"reconnects":    {Text: "2", Num: 2},
+		"silence":       {Text: "0.0 s", Num: 0},
+		"lost":          {Text: "2 / 1", Num: 2},
+		"dup":           {Text: "1", Num: 1},
+		"errors":        {Text: "1", Num: 1},
+		"stalls":        {Text: "1", Num: 1},
+		"errors_stalls": {Text: "1 / 1", Num: 2},
+		"reconnect_p99": {Text: "0.300 s", Num: 0.3},
 		// the run has not ended: the worker's split, not yet charged
-		"lost_across":    {"2 (not charged yet)", 2},
-		"lost_connected": {"0 (0 / 0)", 0},
-		"dropped_events": {"0", 0},
-		"rss_growth":     {"+2.0 MB", 2e6}, // seconds 1..3: the drain is outside the window
+		"lost_across":    {Text: "2 (not charged yet)", Num: 2},
+		"lost_connected": {Text: "0 (0 / 0)", Num: 0},
+		"dropped_events": {Text: "0", Num: 0},
+		"rss_growth":     {Text: "+2.0 MB", Num: 2e6}, // seconds 1..3: the drain is outside the window
 	} {
 		got, ok := r.Get(id, gws)
-		if !ok || got != want {
+		if !ok || got.Text != want.Text || got.Num != want.Num {
 			t.Errorf("%s = %+v, %v; want %+v", id, got, ok, want)
+		}
+	}
+	// Every measured cell of a row of several values has one per part.
+	for _, row := range r.Rows {
+		for i, c := range row.Cells {
+			if c.Text != NotMeasured && len(c.Vals) != len(row.Parts) {
+				t.Errorf("%s %s: values %v, parts %v", row.Measure.ID, r.Cols[i].Lib, c.Vals, row.Parts)
+			}
+		}
+	}
+	// Each value of a cell that shows several, in its title's order.
+	for id, want := range map[string][]float64{
+		"messages":      {40, 400},
+		"lost":          {2, 1},
+		"errors_stalls": {1, 1},
+		"lost_across":   {2, math.NaN(), math.NaN()},
+	} {
+		got, _ := r.Get(id, gws)
+		row := r.Row(id)
+		if len(got.Vals) != len(want) || len(row.Parts) != len(want) {
+			t.Errorf("%s: values %v of parts %v, want %v", id, got.Vals, row.Parts, want)
+			continue
+		}
+		for i := range want {
+			if got.Vals[i] != want[i] && !(math.IsNaN(got.Vals[i]) && math.IsNaN(want[i])) {
+				t.Errorf("%s: values %v, want %v", id, got.Vals, want)
+			}
 		}
 	}
 	if c, ok := r.Get("cpu_seconds", gws); !ok || c.Text != "- / -" || !math.IsNaN(c.Num) {
@@ -132,17 +159,17 @@ func TestNotMeasuredWithoutMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nm := Cell{NotMeasured, math.NaN()}
+	nm := Cell{Text: NotMeasured, Num: math.NaN()}
 	for _, c := range []struct {
 		lib, id string
 		want    Cell
 	}{
-		{"gorilla", "messages", Cell{"0 / 0 B", 0}},
-		{"gorilla", "msg_rate", Cell{"0 / 0", 0}},
-		{"gorilla", "silence", Cell{"3.0 s (btcusdt@trade)", 3}},
-		{"gorilla", "reconnects", Cell{"0", 0}},
-		{"gorilla", "errors_stalls", Cell{"0 / 0", 0}},
-		{"gorilla", "stalled_at_end", Cell{"0", 0}},
+		{"gorilla", "messages", Cell{Text: "0 / 0 B", Num: 0}},
+		{"gorilla", "msg_rate", Cell{Text: "0 / 0", Num: 0}},
+		{"gorilla", "silence", Cell{Text: "3.0 s (btcusdt@trade)", Num: 3}},
+		{"gorilla", "reconnects", Cell{Text: "0", Num: 0}},
+		{"gorilla", "errors_stalls", Cell{Text: "0 / 0", Num: 0}},
+		{"gorilla", "stalled_at_end", Cell{Text: "0", Num: 0}},
 		{"gorilla", "lost", nm},
 		{"gorilla", "dup", nm},
 		{"gorilla", "lost_across", nm},
