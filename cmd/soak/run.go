@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/profile"
+	"github.com/wssoak/wssoak/internal/report"
 	"github.com/wssoak/wssoak/internal/runner/controller"
 	"github.com/wssoak/wssoak/internal/runner/outcome"
 	"github.com/wssoak/wssoak/internal/runner/serverside"
@@ -83,7 +84,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if src == "" {
 			src = "built-in (as profiles/local.yaml)"
 		}
-		fmt.Fprintf(stdout, "soak run: profile %s, %s, libraries %s\n", src, time.Duration(p.Duration), strings.Join(p.ColumnNames(), ", "))
+		report.WriteFolded(stdout, fmt.Sprintf("soak run: profile %s, %s, libraries %s", src, time.Duration(p.Duration), strings.Join(p.ColumnNames(), ", ")))
 		every = p.Report.Every
 	} else {
 		fmt.Fprintf(stdout, "soak run: resuming %s\n", *a.resume)
@@ -118,7 +119,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	interrupted := err == nil && ctx.Err() != nil
 	refresh.close()
 	// Whatever failed, the table is printed and the report attempted.
-	if err = outcome.End(stdout, res, retry, err, *a.baseline); err == nil && interrupted {
+	if err = outcome.End(stdout, res, retry, err, *a.baseline, report.TextOptions{Wide: *a.wide}); err == nil && interrupted {
 		id := ""
 		if res != nil {
 			id = res.RunID

@@ -14,7 +14,7 @@ import (
 
 // runHelp is what soak run -h prints.
 var runHelp = help{
-	synopsis: "soak run [-profile FILE] [-duration DURATION] [-libs LIBS] [-out DIR] [-http HOST:PORT] [-baseline COLUMN] | -resume RUN_DIR",
+	synopsis: "soak run [-profile FILE] [-duration DURATION] [-libs LIBS] [-out DIR] [-http HOST:PORT] [-baseline COLUMN] [-wide] | -resume RUN_DIR",
 	about: `Run a soak: every column of the profile (a library, or a variant of one) in its own
 worker process on the same streams, one row per worker per second into DIR/<run-id>/soak.db.
 Prints the comparison table and writes report.html beside the database. Exit code 3 when a
@@ -34,7 +34,7 @@ type runArgs struct {
 	profile, duration, out, libs, resume, http *string
 	baseline                                   *string
 	workerTimeout                              *time.Duration
-	verbose, httpPublic                        *bool
+	verbose, httpPublic, wide                  *bool
 	backlog                                    *int
 }
 
@@ -51,6 +51,7 @@ func runFlags(fs *flagSet) *runArgs {
 		http:          fs.String("http", "", "serve the live view (the report at /, Prometheus /metrics) on `HOST:PORT`, e.g. 127.0.0.1:8080"),
 		httpPublic:    fs.Bool("http-public", false, "allow -http on an address other than loopback (the live view has no authentication)"),
 		baseline:      fs.String("baseline", "", "mark every column better, worse or = against `COLUMN` (a library of the run) instead of the leader's ★"),
+		wide:          fs.Bool("wide", false, "print the table with every cell in full, however wide (default: it fits 120 columns, the full cells in notes under it)"),
 	}
 }
 

@@ -106,7 +106,7 @@ var Catalogue = []*Measure{
 		Value: func(c *column) Cell { return c.rateCell() }},
 	{ID: "rss", Title: "RSS start → end (peak)", Short: "RSS start → end (MB)", Unit: "bytes", Better: Lower, Rank: never, Prom: "soak_rss_bytes",
 		Parts: []Part{{"start", "bytes"}, {"end", "bytes"}, {"peak", "bytes"}},
-		short: func(text string) string { return compact(strings.TrimSuffix(cut(text), " MB")) },
+		short: rssForms,
 		Value: func(c *column) Cell { // RSS at the window's last second
 			if c.rssN == 0 {
 				return notMeasured()
@@ -114,7 +114,8 @@ var Catalogue = []*Measure{
 			return Cell{fmt.Sprintf("%s → %s MB (%s)", unit.MB(float64(c.rssFirst)), unit.MB(float64(c.rssLast)), unit.MB(float64(c.rssPeak))), float64(c.rssLast),
 				vals(float64(c.rssFirst), float64(c.rssLast), float64(c.rssPeak))}
 		}},
-	{ID: "rss_level", Title: "RSS steady level (median of the window's second half)", Short: "RSS steady level", Unit: "bytes", Better: Lower,
+	{ID: "rss_level", Title: "RSS steady level (median of the window's second half)", Short: "RSS steady level (MB)", Unit: "bytes", Better: Lower,
+		short: withoutUnit("MB"),
 		Rank: RankRule{Kind: Ranked, Stat: SteadyLevel, Of: SeriesRSS, Floor: 2e6, Dim: DimMemory, Name: "RSS over the window's second half"},
 		Value: func(c *column) Cell {
 			m := stats.Median(SecondHalf(c.series.RSS))
@@ -124,6 +125,7 @@ var Catalogue = []*Measure{
 			return Cell{Text: unit.MB(m) + " MB", Num: m}
 		}},
 	{ID: "rss_trend", Title: "RSS growth (MB/h after the first minute)", Short: "RSS growth (MB/h)", Unit: "MB/h", Better: Lower,
+		short: withoutUnit("MB/h"),
 		Rank: RankRule{Kind: Ranked, Stat: Growth, Of: SeriesRSS, Floor: 5, Dim: DimMemory, Name: "Theil–Sen slope of RSS after the first minute"},
 		Value: func(c *column) Cell { // the Theil–Sen slope of the column's batch means
 			g := GrowthPerHour(AfterWarmUp(c.series.RSS))
@@ -150,7 +152,7 @@ var Catalogue = []*Measure{
 			return Cell{Text: unit.MB(m), Num: m}
 		}},
 	{ID: "cpu_seconds", Title: "CPU s sampled / rusage", Unit: "s", Better: NoRank, Rank: check, Prom: "soak_cpu_seconds_total",
-		Parts: []Part{{"sampled", "s"}, {"rusage", "s"}},
+		Parts: []Part{{"sampled", "s"}, {"rusage", "s"}}, short: cpuForms,
 		Value: func(c *column) Cell { // CPU seconds from /proc, summed over the worker's processes
 			w := c.worker
 			ru := w.RusageUser + w.RusageSys
@@ -215,7 +217,7 @@ var Catalogue = []*Measure{
 			return Cell{strings.Join(parts, " / "), float64(c.disconnects), vs}
 		}},
 	{ID: "reconnect_duration", Title: "Reconnect duration (median / max)", Short: "Reconnect med / max", Unit: "ms", Better: Lower, Rank: RankRule{Kind: Ranked, Stat: PerFault, Of: SeriesReconnect, Floor: 50, Dim: DimResilience, Name: "longest reconnect per fault"},
-		Parts: []Part{{"median", "ms"}, {"max", "ms"}},
+		Parts: []Part{{"median", "ms"}, {"max", "ms"}}, short: lastValue,
 		label: func(r *runInfo) string {
 			if r.server {
 				return "Client reconnect duration (median / max)"
@@ -493,19 +495,26 @@ func (c *column) latencyCell() Cell {
 // negotiatedShort is a Negotiated cell in a few columns: the first answer's
 // first word and how many connections had it ("deflate ×3"), "mixed" when
 // they had several.
-func negotiatedShort(text string) string {
-	if text == NotMeasured {
-		return text
-	}
+func negotiatedShort(text string) []string {
 	if strings.Contains(text, "; ") {
-		return "mixed"
+		return []string{"mixed"}
 	}
 	word, _, _ := strings.Cut(text, " ")
 	word = strings.TrimSuffix(word, ",")
 	if i := strings.LastIndex(text, " ×"); i >= 0 {
-		return word + text[i:]
+		return []string{word + text[i:]}
 	}
-	return compact(word)
+	return []string{word}
+}
+
+// lastValue is the short forms of a cell of two values whose last matters
+// most (a median and a max): both, narrower, then the last alone.
+func lastValue(text string) []string {
+	out := narrower(cut(text))
+	if i := strings.LastIndex(cut(text), " / "); i >= 0 {
+		out = append(out, cut(text)[i+3:])
+	}
+	return out
 }
 
 // wrap is a note of a cell ("; …") in parentheses after it ("" when none).

@@ -150,9 +150,9 @@ type Measure struct {
 	label func(r *runInfo) string
 	// parts, when set, are the run's Parts (a value per connection group).
 	parts func(r *runInfo) []Part
-	// short, when set, is the cell's text in a few columns (ShortCell),
-	// instead of the rule every cell follows.
-	short func(text string) string
+	// short, when set, are the cell's shorter texts (ShortForms), instead
+	// of the rule every cell follows.
+	short func(text string) []string
 	// Value computes the measure for one column from what the streaming
 	// pass collected; nil for a measure only the live view has.
 	Value func(c *column) Cell

@@ -1,46 +1,45 @@
 package measure
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
-// ShortWidth is the most columns a short cell takes (ShortCell): what
-// seven columns of the end table leave each in 120.
-const ShortWidth = 10
-
-// ShortCell is a cell's text in a few columns, for a table that must fit a
-// terminal: the value that matters with the rest left to a note (the full
-// text, which the table prints under it). A measure may say how (its
-// short); the rule for the others:
+// ShortForms are a cell's shorter texts, for a table that must fit a
+// terminal, the most telling first: the table takes the first that fits
+// its columns, with the full text in a note under it. A measure may say
+// what they are (its short); the rule for the others:
 //   - a check's ✓ or ✗ alone; a comparison not made "unchecked";
-//   - what follows the first " (" or "; " left out (where, why, how);
-//   - then, while still wider than ShortWidth: the spaces around "/" and
-//     "→" left out, then those between a number and its unit, then the
-//     thousands separators.
+//   - else what precedes the first " (" or "; " (where, why, how), then
+//     the same step by step narrower: the spaces around "/" and "→" left
+//     out, then those between a number and its unit, then a unit said
+//     twice said once ("240ms/332ms" → "240/332ms"), then the thousands
+//     separators.
 //
-// Text of one unknown measure (id "") follows the rule too. The result may
-// still be wider than ShortWidth: the table cuts it.
-func ShortCell(id, text string) string {
+// The text of an unknown measure (id "") follows the rule too.
+func ShortForms(id, text string) []string {
+	if text == NotMeasured {
+		return []string{text}
+	}
 	if m := ByID(id); m != nil && m.short != nil {
 		return m.short(text)
 	}
-	return shorten(text)
+	return shortForms(text)
 }
 
-func shorten(text string) string {
+func shortForms(text string) []string {
 	switch {
-	case text == NotMeasured:
-		return text
 	case strings.HasPrefix(text, "✓"):
-		return "✓"
+		return []string{"✓"}
 	case strings.HasPrefix(text, "✗"):
-		return "✗"
+		return []string{"✗"}
 	case strings.HasPrefix(text, "not compared"):
-		return "unchecked"
+		return []string{"unchecked"}
 	}
-	return compact(cut(text))
+	return narrower(cut(text))
 }
 
 // cut is text before its first " (" or "; ".
@@ -53,22 +52,20 @@ func cut(text string) string {
 	return text
 }
 
-// compact makes text narrower, step by step, until it fits ShortWidth.
-func compact(text string) string {
-	steps := []func(string) string{
-		func(s string) string {
-			return strings.NewReplacer(" / ", "/", " → ", "→").Replace(s)
-		},
+// narrower is text, then each step of the rule that changes it.
+func narrower(text string) []string {
+	out := []string{text}
+	for _, step := range []func(string) string{
+		strings.NewReplacer(" / ", "/", " → ", "→").Replace,
 		unitsJoined,
+		unitOnce,
 		func(s string) string { return strings.ReplaceAll(s, ",", "") },
-	}
-	for _, step := range steps {
-		if utf8.RuneCountInString(text) <= ShortWidth {
-			break
+	} {
+		if next := step(out[len(out)-1]); next != out[len(out)-1] {
+			out = append(out, next)
 		}
-		text = step(text)
 	}
-	return text
+	return out
 }
 
 // unitsJoined leaves out the space between a number and its unit ("1.2 s"
@@ -85,14 +82,53 @@ func unitsJoined(s string) string {
 	return string(out)
 }
 
-// firstValue is the short cell of a measure whose first value matters
-// most: the text before " / " (the others are in the note).
-func firstValue(text string) string {
-	if text == NotMeasured {
-		return text
+// twoUnits is two numbers of one unit, as unitsJoined leaves them.
+var twoUnits = regexp.MustCompile(`^([-+]?[\d.,]+)([a-zA-Zµ%]+)([/→])([-+]?[\d.,]+)([a-zA-Zµ%]+)$`)
+
+// unitOnce says a unit shared by two numbers once, after the second.
+func unitOnce(s string) string {
+	m := twoUnits.FindStringSubmatch(s)
+	if m == nil || m[2] != m[5] {
+		return s
 	}
+	return m[1] + m[3] + m[4] + m[5]
+}
+
+// firstValue is the short form of a cell whose first value matters most:
+// the text before " / " (the others are in the note).
+func firstValue(text string) []string {
 	v, _, _ := strings.Cut(cut(text), " / ")
-	return compact(v)
+	return narrower(v)
+}
+
+// withoutUnit is the short forms of a cell whose unit its short title
+// names: the text, then without the unit.
+func withoutUnit(unit string) func(string) []string {
+	return func(text string) []string {
+		return append(shortForms(text), strings.TrimSuffix(cut(text), " "+unit))
+	}
+}
+
+// rssForms are an RSS start → end (peak) cell's: start → end, narrower
+// and narrower, then the end alone.
+func rssForms(text string) []string {
+	out := narrower(cut(text))
+	out = append(out, strings.TrimSuffix(out[len(out)-1], "MB"))
+	if _, end, ok := strings.Cut(cut(text), " → "); ok {
+		out = append(out, "→ "+strings.TrimSuffix(end, " MB"))
+	}
+	return slices.Compact(out)
+}
+
+// cpuForms are a CPU s sampled / rusage cell's: both, narrower, then the
+// difference alone, what the check is about.
+func cpuForms(text string) []string {
+	out := narrower(cut(text))
+	if _, d, ok := strings.Cut(text, " ("); ok {
+		d, _, _ = strings.Cut(strings.TrimSuffix(d, ")"), ";")
+		out = append(out, d)
+	}
+	return out
 }
 
 // ShortTitle is a row's name where the table must fit a terminal: its

@@ -38,8 +38,8 @@ type EndRow struct {
 // Short is the row's name where the table must fit a terminal (ShortTitle).
 func (r EndRow) Short() string { return ShortTitle(r.ID, r.Name) }
 
-// ShortCell is a cell's text in a few columns (ShortCell).
-func (r EndRow) ShortCell(i int) string { return ShortCell(r.ID, r.Cells[i]) }
+// ShortForms are cell i's shorter texts, the most telling first (ShortForms).
+func (r EndRow) ShortForms(i int) []string { return ShortForms(r.ID, r.Cells[i]) }
 
 // Summarize computes the end table from a run's database. It only reads db.
 func Summarize(db *store.DB) (*EndTable, error) {
