@@ -116,7 +116,7 @@ var Catalogue = []*Measure{
 		}},
 	{ID: "rss_level", Title: "RSS steady level (median of the window's second half)", Short: "RSS steady level (MB)", Unit: "bytes", Better: Lower,
 		short: withoutUnit("MB"),
-		Rank: RankRule{Kind: Ranked, Stat: SteadyLevel, Of: SeriesRSS, Floor: 2e6, Dim: DimMemory, Name: "RSS over the window's second half"},
+		Rank:  RankRule{Kind: Ranked, Stat: SteadyLevel, Of: SeriesRSS, Floor: 2e6, Dim: DimMemory, Name: "RSS over the window's second half"},
 		Value: func(c *column) Cell {
 			m := stats.Median(SecondHalf(c.series.RSS))
 			if math.IsNaN(m) {
@@ -126,7 +126,7 @@ var Catalogue = []*Measure{
 		}},
 	{ID: "rss_trend", Title: "RSS growth (MB/h after the first minute)", Short: "RSS growth (MB/h)", Unit: "MB/h", Better: Lower,
 		short: withoutUnit("MB/h"),
-		Rank: RankRule{Kind: Ranked, Stat: Growth, Of: SeriesRSS, Floor: 5, Dim: DimMemory, Name: "Theil–Sen slope of RSS after the first minute"},
+		Rank:  RankRule{Kind: Ranked, Stat: Growth, Of: SeriesRSS, Floor: 5, Dim: DimMemory, Name: "Theil–Sen slope of RSS after the first minute"},
 		Value: func(c *column) Cell { // the Theil–Sen slope of the column's batch means
 			g := GrowthPerHour(AfterWarmUp(c.series.RSS))
 			if math.IsNaN(g.Slope) {
