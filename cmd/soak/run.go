@@ -17,6 +17,7 @@ import (
 	"github.com/wssoak/wssoak/internal/runner/outcome"
 	"github.com/wssoak/wssoak/internal/runner/serverside"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/terminal"
 )
 
 // runCmd runs a soak and prints the comparison table.
@@ -84,7 +85,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if src == "" {
 			src = "built-in (as profiles/local.yaml)"
 		}
-		report.WriteFolded(stdout, fmt.Sprintf("soak run: profile %s, %s, libraries %s", src, time.Duration(p.Duration), strings.Join(p.ColumnNames(), ", ")))
+		terminal.Println(stdout, fmt.Sprintf("soak run: profile %s, %s, libraries %s", src, time.Duration(p.Duration), strings.Join(p.ColumnNames(), ", ")))
 		every = p.Report.Every
 	} else {
 		fmt.Fprintf(stdout, "soak run: resuming %s\n", *a.resume)

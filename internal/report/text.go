@@ -6,16 +6,16 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"unicode/utf8"
 
 	"github.com/wssoak/wssoak/internal/measure"
+	"github.com/wssoak/wssoak/internal/terminal"
 	"github.com/wssoak/wssoak/internal/unit"
 	"github.com/wssoak/wssoak/internal/verdict"
 )
 
 // TextWidth is the columns the text a run ends with fits: a terminal of
 // 120 columns shows every line of it without wrapping.
-const TextWidth = 120
+const TextWidth = terminal.Width
 
 // TextOptions say how the end table is printed.
 type TextOptions struct {
@@ -69,7 +69,7 @@ func writeWide(w io.Writer, f Findings, rows []bestRow) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, strings.Join(cells, "\t"), callOf(r.Call, false))
 	}
 	tw.Flush()
-	writeTrimmed(w, table.String())
+	terminal.Trimmed(w, table.String())
 }
 
 // marked is a cell's text with its mark: the leader's ★ before it, its
@@ -101,14 +101,6 @@ func callOf(call string, short bool) string {
 	return call
 }
 
-// writeTrimmed writes a tabwriter's lines without their trailing padding (a
-// row without a call ends in the padding of its last cell).
-func writeTrimmed(w io.Writer, s string) {
-	for line := range strings.Lines(s) {
-		fmt.Fprintln(w, strings.TrimRight(line, " \n"))
-	}
-}
-
 // minCell is the narrowest a column of the fitted table gets: with more
 // columns than leave each that, the table is printed in parts.
 const minCell = 8
@@ -123,12 +115,12 @@ func writeFitted(w io.Writer, f Findings, rows []bestRow) {
 	t := f.Table
 	names := make([]string, len(rows))
 	calls := make([]string, len(rows))
-	nameW, callW := 0, utf8.RuneCountInString("call")
+	nameW, callW := 0, terminal.Columns("call")
 	for i, r := range rows {
 		names[i] = t.Rows[i].Short()
 		calls[i] = callOf(r.Call, true)
-		nameW = max(nameW, width(names[i]))
-		callW = max(callW, width(calls[i]))
+		nameW = max(nameW, terminal.Columns(names[i]))
+		callW = max(callW, terminal.Columns(calls[i]))
 	}
 	// The cells' width, with room for the notes' numbers after the names
 	// ("[12]"): what is left of TextWidth for the columns, parted.
@@ -146,7 +138,7 @@ func writeFitted(w io.Writer, f Findings, rows []bestRow) {
 	var notes []string
 	for i, r := range rows {
 		for _, c := range r.Cells {
-			if width(marked(c, c.Text, true)) > cellW {
+			if terminal.Columns(marked(c, c.Text, true)) > cellW {
 				short[i] = true
 			}
 		}
@@ -182,7 +174,7 @@ func writeFitted(w io.Writer, f Findings, rows []bestRow) {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", names[i], strings.Join(cells, "\t"), calls[i])
 		}
 		tw.Flush()
-		writeTrimmed(w, table.String())
+		terminal.Trimmed(w, table.String())
 	}
 	if f.Baseline != "" {
 		fmt.Fprintf(w, "\nmarks against %s: (b) better, (w) worse, (=) no difference; vs: the row is marked so\n", f.Baseline)
@@ -210,7 +202,7 @@ func shortCells(r measure.EndRow, br bestRow, cellW int) []string {
 	for ; k < levels-1; k++ {
 		fits := true
 		for j := range forms {
-			fits = fits && width(at(j, k)) <= cellW
+			fits = fits && terminal.Columns(at(j, k)) <= cellW
 		}
 		if fits {
 			break
@@ -218,7 +210,7 @@ func shortCells(r measure.EndRow, br bestRow, cellW int) []string {
 	}
 	out := make([]string, len(forms))
 	for j := range forms {
-		out[j] = cut(at(j, k), cellW)
+		out[j] = terminal.Cut(at(j, k), cellW)
 	}
 	return out
 }
@@ -238,16 +230,16 @@ func headLines(libs []string, cellW int) [][]string {
 	split := false
 	for i, l := range libs {
 		one[i] = l
-		if width(l) <= cellW {
+		if terminal.Columns(l) <= cellW {
 			continue
 		}
 		split = true
 		at := strings.LastIndexAny(string([]rune(l)[:cellW]), "-_")
 		if at <= 0 {
-			one[i] = cut(l, cellW)
+			one[i] = terminal.Cut(l, cellW)
 			continue
 		}
-		one[i], two[i] = l[:at+1], cut(l[at+1:], cellW)
+		one[i], two[i] = l[:at+1], terminal.Cut(l[at+1:], cellW)
 	}
 	if !split {
 		return [][]string{one}
@@ -277,60 +269,16 @@ func note(n int, name string, libs []string, cells []bestCell) string {
 	return fmt.Sprintf("[%d] %s — %s", n, name, strings.Join(parts, " · "))
 }
 
-// cut cuts s to n columns, its last one "…" when cut.
-func cut(s string, n int) string {
-	if width(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
-}
-
-// width is the columns s takes on a terminal: one a rune.
-func width(s string) int { return utf8.RuneCountInString(s) }
-
-// WriteFolded writes line folded at TextWidth on spaces, the lines after
-// the first indented by two: a note of soak run's end fits a terminal as
-// its table does.
-func WriteFolded(w io.Writer, line string) { writeWrapped(w, line, "  ", true) }
-
-// writeWrapped writes line, wrapped at TextWidth (when wrap) on spaces, the
+// writeWrapped writes line, folded at TextWidth (when wrap) on spaces, the
 // lines after the first indented by indent.
 func writeWrapped(w io.Writer, line, indent string, wrap bool) {
 	if !wrap {
 		fmt.Fprintln(w, line)
 		return
 	}
-	for _, l := range wrapText(line, indent) {
+	for _, l := range terminal.Fold(line, indent) {
 		fmt.Fprintln(w, l)
 	}
-}
-
-// wrapText breaks line on spaces into lines of at most TextWidth columns,
-// the ones after the first indented by indent; a word wider than a line
-// is cut.
-func wrapText(line, indent string) []string {
-	var out []string
-	rest := strings.TrimLeft(line, " ")
-	lead := line[:len(line)-len(rest)]
-	cur := ""
-	for _, word := range strings.Split(rest, " ") {
-		switch {
-		case cur == "":
-			cur = lead + word
-		case width(cur)+1+width(word) <= TextWidth:
-			cur += " " + word
-		case word == "·" && strings.LastIndex(cur, " ") > width(indent):
-			// A separator does not begin a line: the word before it goes
-			// along.
-			i := strings.LastIndex(cur, " ")
-			out = append(out, cut(cur[:i], TextWidth))
-			cur = indent + cur[i+1:] + " " + word
-		default:
-			out = append(out, cut(cur, TextWidth))
-			cur = indent + word
-		}
-	}
-	return append(out, cut(cur, TextWidth))
 }
 
 // writeChecks prints the Checks block: one line per check, ✓ ✗ or -
@@ -357,11 +305,11 @@ func writeChecks(w io.Writer, cs []verdict.Item, wrap bool) {
 func writeKV(w io.Writer, kvs []kv, wrap bool) {
 	keyW := 0
 	for _, x := range kvs {
-		keyW = max(keyW, width(x.K))
+		keyW = max(keyW, terminal.Columns(x.K))
 	}
 	indent := strings.Repeat(" ", 2+keyW+2)
 	for _, x := range kvs {
-		line := "  " + x.K + strings.Repeat(" ", keyW-width(x.K)+2) + x.V
+		line := "  " + x.K + strings.Repeat(" ", keyW-terminal.Columns(x.K)+2) + x.V
 		writeWrapped(w, strings.TrimRight(line, " "), indent, wrap)
 	}
 }

@@ -5,12 +5,13 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/wssoak/wssoak/internal/terminal"
 )
 
 // ProgressWidth is the most columns a progress line takes: it fits a
 // terminal of 120 columns, as the end table does.
-const ProgressWidth = 120
+const ProgressWidth = terminal.Width
 
 // ProgressItem is one column's part of a progress report: its name and its
 // counts, the first always shown ("1380 msg/s"), the others ("2
@@ -76,7 +77,7 @@ func packedLines(head string, items []ProgressItem) []string {
 	if len(items) > 0 {
 		head += " " + items[0].Counts[0].Unit + ":"
 	}
-	indent := strings.Repeat(" ", width(head)+1)
+	indent := strings.Repeat(" ", terminal.Columns(head)+1)
 	var lines []string
 	line := head
 	for i, it := range items {
@@ -94,7 +95,7 @@ func packedLines(head string, items []ProgressItem) []string {
 		if i > 0 {
 			sep = ", "
 		}
-		if i > 0 && width(line)+width(sep)+width(part) > ProgressWidth {
+		if i > 0 && terminal.Columns(line)+terminal.Columns(sep)+terminal.Columns(part) > ProgressWidth {
 			lines = append(lines, line+",")
 			line, sep = indent, ""
 		}
@@ -108,7 +109,7 @@ func packedLines(head string, items []ProgressItem) []string {
 func blockLines(head string, items []ProgressItem) []string {
 	name := 0
 	for _, it := range items {
-		name = max(name, width(it.Name))
+		name = max(name, terminal.Columns(it.Name))
 	}
 	lines := []string{head}
 	for _, it := range items {
@@ -120,21 +121,9 @@ func blockLines(head string, items []ProgressItem) []string {
 			}
 			fmt.Fprintf(&b, " %s", c)
 		}
-		lines = append(lines, truncate(b.String(), ProgressWidth))
+		lines = append(lines, terminal.Cut(b.String(), ProgressWidth))
 	}
 	return lines
-}
-
-// width is the columns s takes on a terminal: one a rune.
-func width(s string) int { return utf8.RuneCountInString(s) }
-
-// truncate cuts s to n runes, the last one "…" when cut.
-func truncate(s string, n int) string {
-	if width(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }
 
 // Terminal is a terminal that a progress block is drawn on, shared with
@@ -162,7 +151,7 @@ func (t *Terminal) Draw(lines []string) {
 		fmt.Fprintf(&b, "\x1b[%dF\x1b[J", t.drawn)
 	}
 	for _, l := range lines {
-		b.WriteString(truncate(l, ProgressWidth))
+		b.WriteString(terminal.Cut(l, ProgressWidth))
 		b.WriteByte('\n')
 	}
 	_, _ = io.WriteString(t.w, b.String())

@@ -19,6 +19,7 @@ import (
 	"github.com/wssoak/wssoak/internal/report"
 	"github.com/wssoak/wssoak/internal/runner/controller"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/terminal"
 	"github.com/wssoak/wssoak/internal/verdict"
 )
 
@@ -78,7 +79,7 @@ func finish(w io.Writer, res *controller.Result, retry *store.Retry, thresholds 
 	}
 	ws, werr := db.Workers()
 	if baseline != "" && rk.Col(baseline) < 0 {
-		report.WriteFolded(w, fmt.Sprintf("note: -baseline %s is not a column of this run (%s): the leader's ★ instead", baseline, strings.Join(t.Libs, ", ")))
+		terminal.Println(w, fmt.Sprintf("note: -baseline %s is not a column of this run (%s): the leader's ★ instead", baseline, strings.Join(t.Libs, ", ")))
 		baseline = ""
 	}
 	printFindings(w, res, report.Findings{Table: t, Ranking: rk, Checks: verdict.Checks(t, ws, vs), Baseline: baseline}, text)
@@ -132,7 +133,7 @@ func printFindings(w io.Writer, res *controller.Result, f report.Findings, text 
 	report.WriteFindings(w, f, text)
 	for _, wr := range res.Workers {
 		if wr.Err != nil {
-			report.WriteFolded(w, fmt.Sprintf("note: %v", wr.Err))
+			terminal.Println(w, fmt.Sprintf("note: %v", wr.Err))
 		}
 	}
 	fmt.Fprintf(w, "\nrun directory: %s\n", res.Dir)

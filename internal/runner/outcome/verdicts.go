@@ -6,8 +6,8 @@ import (
 
 	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/profile"
-	"github.com/wssoak/wssoak/internal/report"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/terminal"
 	"github.com/wssoak/wssoak/internal/verdict"
 )
 
@@ -74,7 +74,7 @@ func PrintVerdicts(w io.Writer, vs []store.Verdict) error {
 	}
 	broken, skipped := verdict.Broken(vs), verdict.Skipped(vs)
 	for _, v := range skipped {
-		report.WriteFolded(w, "threshold skipped: "+verdict.Format(v))
+		terminal.Println(w, "threshold skipped: "+verdict.Format(v))
 	}
 	if len(broken) == 0 {
 		if len(skipped) == 0 {
@@ -85,7 +85,7 @@ func PrintVerdicts(w io.Writer, vs []store.Verdict) error {
 		return nil
 	}
 	for _, v := range broken {
-		report.WriteFolded(w, "threshold broken: "+verdict.Format(v))
+		terminal.Println(w, "threshold broken: "+verdict.Format(v))
 	}
 	return ThresholdError{len(broken)}
 }
