@@ -6,7 +6,6 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/wssoak/wssoak/internal/export"
 	"github.com/wssoak/wssoak/internal/store"
@@ -14,13 +13,13 @@ import (
 
 // exportHelp is what soak export -h prints.
 var exportHelp = help{
-	synopsis: "soak export [-format csv|json] [-dir DIR] [-out DIR] [RUN_DIR|DB]",
+	synopsis: "soak export [-format csv|ndjson] [-dir DIR] [-out DIR] [RUN_DIR|DB]",
 	about: `Write a run's tables (samples, stream_samples, events, host_samples, clock_samples,
 summary) as CSV or NDJSON files, one per table (default RUN: the latest soak run under -out);
 a bench directory when given: its bench_results.`,
 	examples: []example{
 		{"soak export", "the latest soak run's tables as CSV files in its run directory"},
-		{"soak export -format json -dir /tmp/ndjson out/20261201-233000-local", "that run's tables as NDJSON files in /tmp/ndjson"},
+		{"soak export -format ndjson -dir /tmp/ndjson out/20261201-233000-local", "that run's tables as NDJSON files in /tmp/ndjson"},
 	},
 	args:  1,
 	flags: func(fs *flagSet) any { return exportFlags(fs) },
@@ -33,7 +32,7 @@ type exportArgs struct {
 
 func exportFlags(fs *flagSet) *exportArgs {
 	a := &exportArgs{
-		format: fs.String("format", "csv", "file `FORMAT`: csv, or json (one JSON object per line, *.ndjson)"),
+		format: fs.String("format", "csv", "file `FORMAT`: csv, or ndjson (one JSON object per line, *.ndjson; json is its older name)"),
 		dir:    fs.String("dir", "", "write the files into `DIR` (default: the run directory)"),
 		out:    fs.String("out", "out", "look for the latest soak run in `DIR` when no RUN is given"),
 	}
@@ -50,7 +49,7 @@ func exportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if !slices.Contains(export.Formats, *a.format) {
-		return usageError{fmt.Errorf("flag -format: unknown format %q: want %s", *a.format, strings.Join(export.Formats, " or "))}
+		return usageError{fmt.Errorf("flag -format: unknown format %q: want csv or ndjson", *a.format)}
 	}
 	arg, err := oneArg("export", args)
 	if err != nil {
@@ -77,7 +76,11 @@ func exportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 		if _, ok := counts[t]; !ok {
 			continue
 		}
-		fmt.Fprintf(stdout, "%s\t%d rows\n", filepath.Join(dir, export.File(t, *a.format)), counts[t])
+		rows := "rows"
+		if counts[t] == 1 {
+			rows = "row"
+		}
+		fmt.Fprintf(stdout, "%s\t%d %s\n", filepath.Join(dir, export.File(t, *a.format)), counts[t], rows)
 	}
 	return nil
 }

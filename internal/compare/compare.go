@@ -97,7 +97,7 @@ func index(s Side) (map[string]map[string]cell, []string, []string, map[string]s
 		}
 		k := key(r)
 		c := cell{id: strings.TrimPrefix(k, "\x00"), value: r.Value, num: r.Num}
-		c.vals, c.parts = s.values(k, r.Lib, r.Value)
+		c.vals, c.parts = s.Computed.ValuesOf(k, r.Lib, r.Value)
 		m[r.Lib][k] = c
 		if !slices.Contains(keys, k) {
 			keys = append(keys, k)
@@ -105,22 +105,6 @@ func index(s Side) (map[string]map[string]cell, []string, []string, map[string]s
 		}
 	}
 	return m, keys, libs, names
-}
-
-// values are the values of lib's cell of measure id in the table computed
-// now, when it shows text; nil otherwise.
-func (s Side) values(id, lib, text string) ([]float64, []measure.Part) {
-	t := s.Computed
-	if t == nil {
-		return nil, nil
-	}
-	j := slices.Index(t.Libs, lib)
-	for _, r := range t.Rows {
-		if r.ID == id && j >= 0 && len(r.Parts) > 0 && j < len(r.Vals) && r.Cells[j] == text {
-			return r.Vals[j], r.Parts
-		}
-	}
-	return nil, nil
 }
 
 // Options say how Write prints.

@@ -35,6 +35,24 @@ type EndRow struct {
 	Vals  [][]float64
 }
 
+// ValuesOf is the values of lib's cell of measure id, and the parts they
+// are of, when the table has that cell showing text (a table read back
+// from the database has none: its text matched in a table computed anew
+// tells that these are its values); nil, nil otherwise or for a cell of
+// one value.
+func (t *EndTable) ValuesOf(id, lib, text string) ([]float64, []Part) {
+	if t == nil {
+		return nil, nil
+	}
+	j := slices.Index(t.Libs, lib)
+	for _, r := range t.Rows {
+		if r.ID == id && j >= 0 && len(r.Parts) > 0 && j < len(r.Vals) && r.Cells[j] == text {
+			return r.Vals[j], r.Parts
+		}
+	}
+	return nil, nil
+}
+
 // Short is the row's name where the table must fit a terminal (ShortTitle).
 func (r EndRow) Short() string { return ShortTitle(r.ID, r.Name) }
 
