@@ -39,7 +39,7 @@ type page struct {
 	// HostLine is the host in a few words, for the collapsed run section.
 	HostLine   string
 	WorkerRows []workerRow
-	Data     pageData
+	Data       pageData
 }
 
 type kv struct{ K, V string }

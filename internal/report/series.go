@@ -26,11 +26,11 @@ type chart struct {
 	Coincide string
 	// Empty: nothing happened to draw (no value above 0, no marker): the
 	// page says so instead of an empty grid.
-	Empty bool
-	Names []string
-	X         []float64
-	Cols      [][]float64 // Cols[series][row]
-	Markers   []marker
+	Empty   bool
+	Names   []string
+	X       []float64
+	Cols    [][]float64 // Cols[series][row]
+	Markers []marker
 }
 
 // metric is one per-library chart: how to read it from a raw sample and
