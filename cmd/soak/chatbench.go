@@ -13,6 +13,7 @@ import (
 	"github.com/wssoak/wssoak/internal/bench"
 	"github.com/wssoak/wssoak/internal/chat"
 	"github.com/wssoak/wssoak/internal/profile"
+	"github.com/wssoak/wssoak/internal/spelling"
 )
 
 // benchServer runs soak bench -side server, the libraries as chat servers,
@@ -69,7 +70,12 @@ func chatConfig(fs *flagSet, a *benchArgs) (bench.ChatConfig, []string, error) {
 		case l == chat.NodeLib:
 			cfg.Node, cfg.NodeScript = node, script
 		case !slices.Contains(chat.Libs, l):
-			return cfg, nil, usageError{fmt.Errorf("flag -libs: unknown library %q (known: %s, %s)", l, strings.Join(chat.Libs, ", "), chat.NodeLib)}
+			known := append(slices.Clone(chat.Libs), chat.NodeLib)
+			msg := fmt.Sprintf("flag -libs: unknown library %q (known: %s)", l, strings.Join(known, ", "))
+			if near := spelling.Nearest(l, known); near != "" {
+				msg += fmt.Sprintf("; did you mean %q?", near)
+			}
+			return cfg, nil, usageError{errors.New(msg)}
 		}
 		cfg.Libs = append(cfg.Libs, l)
 	}

@@ -14,7 +14,8 @@ import (
 
 // runHelp is what soak run -h prints.
 var runHelp = help{
-	synopsis: "soak run [-profile FILE] [-duration DURATION] [-libs LIBS] [-out DIR] [-http HOST:PORT] [-baseline COLUMN] [-wide] | -resume RUN_DIR",
+	synopsis: "soak run [-profile FILE] [-duration DURATION] [-libs LIBS] [-out DIR] [-http HOST:PORT] [-baseline COLUMN] [-wide]\n" +
+		"       soak run -resume RUN_DIR",
 	about: `Run a soak: every column of the profile (a library, or a variant of one) in its own
 worker process on the same streams, one row per worker per second into DIR/<run-id>/soak.db.
 Prints the comparison table and writes report.html beside the database. Exit code 3 when a
@@ -43,7 +44,7 @@ func runFlags(fs *flagSet) *runArgs {
 		profile:       fs.String("profile", "", "YAML profile `FILE` (default "+defaultProfile+", or the built-in default when that file is absent)"),
 		duration:      fs.String("duration", "", "measured `DURATION`, overrides the profile (e.g. 30s, 2m, 24h)"),
 		out:           fs.String("out", "out", "make the run directory in `DIR`"),
-		libs:          fs.String("libs", "", "comma-separated `LIBS` to run, overrides the profile: libraries, or the names of the profile's variants"),
+		libs:          fs.String("libs", "", "comma-separated `LIBS` to run, overrides the profile: libraries ("+strings.Join(wire.Libraries, ", ")+"), or the names of the profile's variants"),
 		workerTimeout: fs.Duration("worker-timeout", 30*time.Second, "kill and restart a worker that sent nothing for this `DURATION`"),
 		verbose:       fs.Bool("v", false, "log debug details"),
 		backlog:       fs.Int("write-backlog", 600, "`SECONDS` of data kept in memory while database writes fail (disk full); beyond that the oldest are dropped and recorded as missing"),
