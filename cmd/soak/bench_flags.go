@@ -83,6 +83,7 @@ type benchArgs struct {
 	clients                                                                  *string
 	deliveries                                                               *int64
 	perRound, queue                                                          *int
+	wide                                                                     *bool
 }
 
 // benchFlags declares soak bench's flags, -side defaulting to def.
@@ -93,6 +94,7 @@ func benchFlags(fs *flagSet, def side) *benchArgs {
 	a.runs = fs.Int("runs", 5, "`N` counted rounds after one warm-up round (library order alternating)")
 	a.cpus = fs.String("cpus", "", "pin the server side (the firehose, the chat servers) and the client side to CPU `LISTS` SERVER:CLIENT, such as 0:1 or 0-1:2-3 (-side server: default 0:1 when the machine has both; none: not pinned)")
 	a.out = fs.String("out", "out", "make the bench directory in `DIR`")
+	a.wide = fs.Bool("wide", false, "print the tables with every cell in full, however wide (default: they fit 120 columns; table.txt has every cell)")
 	a.profile = fs.String("profile", "", "-side client: YAML profile `FILE` (default "+defaultBenchProfile+", or the built-in default when that file is absent)")
 	a.format = fs.String("format", "table", "-side client: what to print: `FORMAT` table, or gobench (Go benchmark lines, for benchstat)")
 	a.scenarios = fs.String("scenarios", "", "-side client: comma-separated firehose scenarios `LIST`: aggTrade, kline, depth20, depth, tickerArr, mix (default: the profile's; "+defaultBenchProfile+" and the built-in one: all six)")

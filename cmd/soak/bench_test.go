@@ -304,7 +304,7 @@ func TestBenchGobench(t *testing.T) {
 // (received == sent) and prints one row per size.
 func TestBenchSweep(t *testing.T) {
 	out := t.TempDir()
-	stdout, stderr, err := runSoak(t, "bench", "-sweep", "2KB..4KB", "-libs", "gorilla", "-runs", "1", "-n", "40", "-out", out)
+	stdout, stderr, err := runSoak(t, "bench", "-sweep", "2KB..4KB", "-libs", "gorilla", "-runs", "1", "-n", "40", "-out", out, "-wide") // the full cells
 	if err != nil {
 		t.Fatalf("soak bench: %v\n%s", err, stderr)
 	}

@@ -32,7 +32,11 @@ func benchServer(ctx context.Context, fs *flagSet, a *benchArgs, stdout, stderr 
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
-	_, _ = stdout.Write(out.Table)
+	table := out.Fitted
+	if *a.wide {
+		table = out.Table
+	}
+	_, _ = stdout.Write(table)
 	fmt.Fprintf(stdout, "\nresults: %s (soak.db, results.json, table.txt); soak report %s draws the bars\n", rec.Dir, rec.Dir)
 	if out.RunErr != nil {
 		return fmt.Errorf("bench: %w", out.RunErr)

@@ -14,7 +14,7 @@ import (
 
 // runHelp is what soak run -h prints.
 var runHelp = help{
-	synopsis: "soak run [-profile FILE] [-duration DURATION] [-libs LIBS] [-out DIR] [-http HOST:PORT] [-baseline COLUMN] [-wide]\n" +
+	synopsis: "soak run [-profile FILE] [-duration D] [-libs LIBS] [-out DIR] [-http HOST:PORT] [-baseline COLUMN] [-wide]\n" +
 		"       soak run -resume RUN_DIR",
 	about: `Run a soak: every column of the profile (a library, or a variant of one) in its own
 worker process on the same streams, one row per worker per second into DIR/<run-id>/soak.db.

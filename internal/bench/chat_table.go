@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"text/tabwriter"
 
 	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/store"
@@ -60,11 +59,16 @@ func chatCell(a *measure.Agg, lib string, n int) *measure.BenchCell {
 	return a.Cell(measure.Dims{Side: measure.SideServer, Scenario: measure.ChatScenario, Clients: n, Lib: lib})
 }
 
-// PrintChat writes the server bench's table of a: a row per N × library.
-func PrintChat(w io.Writer, cfg ChatConfig, a *measure.Agg, lines []string) {
+// PrintChat writes the server bench's table of a: a row per N × library;
+// unless wide within 120 columns (the table in parts).
+func PrintChat(w io.Writer, cfg ChatConfig, a *measure.Agg, lines []string, wide bool) {
+	folded(w, wide, func(w io.Writer) { printChat(w, cfg, a, lines, wide) })
+}
+
+func printChat(w io.Writer, cfg ChatConfig, a *measure.Agg, lines []string, wide bool) {
 	header(w, lines)
 	rate := a.Set.Rate
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newGrid(w, wide, 2)
 	fmt.Fprintln(tw, "N\tlibrary\tdeliveries/s (min–max)\tserver CPU µs/delivery\tserver CPU\tpeak RSS\tp50\tp99\tclient CPU µs/delivery\tclient CPU\tlimit\tserver writes/delivery\tclient reads/delivery")
 	for _, n := range cfg.Clients {
 		for _, lib := range cfg.Libs {

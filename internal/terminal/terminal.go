@@ -71,3 +71,68 @@ func Trimmed(w io.Writer, s string) {
 		fmt.Fprintln(w, strings.TrimRight(line, " \n"))
 	}
 }
+
+// Table writes rows (the first the header) as aligned columns two spaces
+// apart, within Width: when they do not fit, in parts of as many columns
+// as fit, each part repeating the first keys columns (what names a row),
+// a blank line between parts. A column that fits no part alone is cut.
+func Table(w io.Writer, rows [][]string, keys int) {
+	if len(rows) == 0 {
+		return
+	}
+	n := 0
+	for _, r := range rows {
+		n = max(n, len(r))
+	}
+	widths := make([]int, n)
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], Columns(c))
+		}
+	}
+	keys = min(keys, n)
+	keyW := 0
+	for _, wd := range widths[:keys] {
+		keyW += wd + 2
+	}
+	for from, part := keys, 0; from < n || part == 0; part++ {
+		to, used := from, keyW
+		for to < n && (to == from || used+widths[to] <= Width) {
+			used += widths[to] + 2
+			to++
+		}
+		if part > 0 {
+			fmt.Fprintln(w)
+		}
+		cols := append(seq(0, keys), seq(from, to)...)
+		for _, r := range rows {
+			var b strings.Builder
+			for k, i := range cols {
+				c := ""
+				if i < len(r) {
+					c = r[i]
+				}
+				if k > 0 {
+					b.WriteString("  ")
+				}
+				cw := min(widths[i], Width-keyW)
+				c = Cut(c, cw)
+				b.WriteString(c)
+				if k < len(cols)-1 {
+					b.WriteString(strings.Repeat(" ", cw-Columns(c)))
+				}
+			}
+			fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+		}
+		from = to
+	}
+}
+
+// seq is from, from+1, …, to-1.
+func seq(from, to int) []int {
+	var out []int
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
+}

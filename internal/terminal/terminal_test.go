@@ -46,3 +46,38 @@ func TestFold(t *testing.T) {
 		t.Errorf("Fold(short) = %q", got)
 	}
 }
+
+// TestTable: a table that fits is one part, aligned as a tabwriter would;
+// one too wide comes in parts within Width, each with the key column,
+// every cell printed once.
+func TestTable(t *testing.T) {
+	var b strings.Builder
+	Table(&b, [][]string{{"scenario", "gorilla", "gws"}, {"aggTrade", "678k", "1.04M"}}, 1)
+	if want := "scenario  gorilla  gws\naggTrade  678k     1.04M\n"; b.String() != want {
+		t.Errorf("one part:\n%q\nwant\n%q", b.String(), want)
+	}
+	wide := strings.Repeat("x", 40)
+	rows := [][]string{{"key", "a", "b", "c", "d"}, {"row1", wide + "1", wide + "2", wide + "3", wide + "4"}}
+	b.Reset()
+	Table(&b, rows, 1)
+	out := b.String()
+	parts := strings.Split(out, "\n\n")
+	if len(parts) < 2 {
+		t.Fatalf("want parts:\n%s", out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if Columns(l) > Width {
+			t.Errorf("line of %d columns: %q", Columns(l), l)
+		}
+	}
+	for i := 1; i <= 4; i++ {
+		if strings.Count(out, wide+string(rune('0'+i))) != 1 {
+			t.Errorf("cell %d printed %d times", i, strings.Count(out, wide+string(rune('0'+i))))
+		}
+	}
+	for _, p := range parts {
+		if !strings.HasPrefix(p, "key") {
+			t.Errorf("a part without its key column: %q", p)
+		}
+	}
+}
