@@ -93,8 +93,8 @@ var Catalogue = []*Measure{
 			if c.truth == nil {
 				return notMeasured()
 			}
-			if c.truth.Code == 0 {
-				return Cell{Text: "✓ " + c.truth.Detail, Num: 0}
+			if c.truth.Code == 0 { // what was compared; the rest of the account is in the event
+				return Cell{Text: "✓ " + cut(c.truth.Detail), Num: 0}
 			}
 			return Cell{Text: "✗ " + c.truth.Detail, Num: 1}
 		}},

@@ -3,6 +3,7 @@ package measure
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -257,5 +258,84 @@ func TestSecondsMissingAtEnd(t *testing.T) {
 		if c, _ := r.Get("seconds_missing", Dims{Lib: "gws"}); c.Text != tc.want {
 			t.Errorf("%s, now %v, owned %v: seconds missing %q, want %q", tc.status, tc.now, tc.owned, c.Text, tc.want)
 		}
+	}
+}
+
+// TestServerSideRows: a server-side soak's table has the rows of a server
+// and none of a market client's: deliveries, the end account's check,
+// clients dropped by cause, write syscalls per delivery over the window,
+// broadcast latency and its per-second mean; a chat server's heap is not
+// measured (no row, no series), not 0.
+func TestServerSideRows(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	start := time.Unix(1_800_000_000, 0)
+	if err := db.CreateRun(store.Run{ID: "s", Name: "s", Target: "local chat servers", Status: "done", Started: start, Planned: 4 * time.Second,
+		Settings: map[string]string{"side": SideServer}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.UpsertWorker(store.Worker{Lib: "gws", Module: "chat server", Started: start, Ended: start.Add(5 * time.Second),
+		LatCount: 400, LatP50: 1000, LatP99: 8000, LatMax: 9000}); err != nil { // the load client's account of the window
+		t.Fatal(err)
+	}
+	b := &store.Batch{}
+	for sec := int64(1); sec <= 4; sec++ {
+		b.Samples = append(b.Samples, store.Sample{Lib: "gws", Sec: sec, TS: start.Add(time.Duration(sec) * time.Second), HasWorker: true,
+			Msgs: 100, MsgsTotal: 100 * sec, Bytes: 800, BytesTotal: 800 * sec, LatP50: 1000, LatP99: 2000 * sec, LatMax: 9000,
+			HasDrops: true, Writes: 50, HasProc: true, RSS: 20e6, CPUPct: 3})
+	}
+	b.Events = []store.Event{
+		{Lib: "gws", TS: start.Add(2 * time.Second), Sec: 2, Kind: wire.EventDropped, Fault: wire.FaultSlowReader, Code: 1, Slot: -1},
+		{Lib: "gws", TS: start.Add(3 * time.Second), Sec: 3, Kind: wire.EventDropped, Fault: wire.FaultHalfOpen, Code: 2, Slot: -1},
+		{Lib: "gws", TS: start.Add(5 * time.Second), Sec: 5, Kind: wire.EventTruth, Slot: -1,
+			Detail: "exact: clients read 400 deliveries, the server wrote 400 (less 0 to the 3 clients it dropped)"},
+	}
+	if err := db.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Compute(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := r.EndTable()
+	var ids []string
+	for _, row := range tbl.Rows {
+		ids = append(ids, row.ID)
+	}
+	var want []string
+	for _, m := range TableOf(SideServer) {
+		if !m.WhenMeasured {
+			want = append(want, m.ID)
+		}
+	}
+	if !slices.Equal(ids, want) || tbl.Side != SideServer {
+		t.Errorf("rows %v (side %q), want the server's %v", ids, tbl.Side, want)
+	}
+	gws := Dims{Lib: "gws"}
+	for id, w := range map[string]string{
+		"deliveries":          "400 / 3.2 kB",
+		"chat_truth":          "✓ exact: clients read 400 deliveries, the server wrote 400",
+		"drops":               "1 / 2",
+		"writes_per_delivery": "0.50",
+		"broadcast_latency":   "1.00 / 8.00",
+		"latency_mean_p99":    "5.00",
+	} {
+		if c, ok := r.Get(id, gws); !ok || c.Text != w {
+			t.Errorf("%s = %q (%v), want %q", id, c.Text, ok, w)
+		}
+	}
+	for _, id := range []string{"heap", "messages", "lost", "dials", "wire_truth"} {
+		if r.Row(id) != nil {
+			t.Errorf("%s: a market client's row in a server-side soak", id)
+		}
+	}
+	if heap := r.Series[0].Heap; len(finiteOf(heap)) != 0 {
+		t.Errorf("a chat server's heap series %v, want none measured", heap)
+	}
+	if c, _ := r.Get("drops", gws); !slices.Equal(c.Vals, []float64{1, 2}) {
+		t.Errorf("drops by cause %v, want slow readers 1, half-open 2", c.Vals)
 	}
 }

@@ -113,8 +113,10 @@ func at(xs []float64, sec int64) float64 {
 
 // sampleSeries records a window second's values.
 func (c *column) sampleSeries(s *store.Sample) {
-	if s.HasWorker && !c.run.server { // a chat server reports no heap: not 0
-		put(&c.series.Heap, s.Sec, float64(s.HeapBytes))
+	if s.HasWorker {
+		if !c.run.server { // a chat server reports no heap: not 0
+			put(&c.series.Heap, s.Sec, float64(s.HeapBytes))
+		}
 		if s.LatP99 > 0 { // 0: no latency this second (a recorded value is at least 1 µs)
 			put(&c.series.LatP99, s.Sec, float64(s.LatP99)/1000)
 		}

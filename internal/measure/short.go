@@ -139,6 +139,9 @@ func ShortTitle(id, title string) string {
 	if m == nil || m.Short == "" {
 		return title
 	}
+	if m.label != nil && title != m.Title && !strings.HasPrefix(title, m.Title+" (") && utf8.RuneCountInString(title) <= shortTitleWidth {
+		return title // the run's own wording of the row ("Client reconnects"), short already
+	}
 	if m.label != nil && strings.HasPrefix(title, m.Title+" (") {
 		if s := m.Short + " (" + strings.ReplaceAll(strings.TrimPrefix(title, m.Title+" ("), " / ", "/"); utf8.RuneCountInString(s) <= shortTitleWidth {
 			return s
