@@ -54,6 +54,10 @@ type pageData struct {
 	Counts  []eventCounts `json:"counts"` // every event, counted by library and kind
 }
 
+// broadcastNote is what a server-side soak's latency charts rest on.
+const broadcastNote = "The load client stamps a message when one of its clients sends it and measures it where each other client " +
+	"receives it: one process, one clock, so no clock synchronisation enters it; it includes the load client's own delays."
+
 // workerRow is a column's process as the Libraries (Servers) table shows it.
 type workerRow struct {
 	store.Worker
@@ -170,6 +174,9 @@ func pageOf(d *runData, checked []store.Verdict) (*page, error) {
 	for i := range p.Charts {
 		if c := &p.Charts[i]; c.ID == "lat_p50" || c.ID == "lat_p99" {
 			c.Note = d.clock.chartNote()
+			if p.Side == measure.SideServer {
+				c.Note = broadcastNote
+			}
 		}
 	}
 	p.Data.Events, p.Data.Kinds, p.Data.Counts = eventRows(libs, d.events)
