@@ -278,6 +278,7 @@ func (c *controller) reopen(until time.Time) error {
 	if err := rs.db.ReopenRun("running"); err != nil {
 		return err
 	}
+	c.recorded(rs.run)
 	out := c.addOutage(until, "resumed")
 	c.resumedAt = float64(rs.lastSec) + out.Seconds()
 	c.o.Log.Warn("resuming a crashed run", "run", rs.run.ID, "last_second", rs.lastSec, "outage", out.Round(time.Millisecond),
