@@ -107,7 +107,7 @@ replay:
   speed: 5
 `)
 	out := filepath.Join(dir, "out")
-	cmd := exec.Command(os.Args[0], "run", "-profile", prof, "-out", out, "-http", "127.0.0.1:0")
+	cmd := exec.Command(os.Args[0], "run", "-profile", prof, "-out", out, "-http", "127.0.0.1:0", "-linger", "0")
 	cmd.Env = append(os.Environ(), "SOAK_TEST_AS_MAIN=1")
 	var stdout lockedBuffer
 	cmd.Stdout = &stdout
@@ -255,7 +255,7 @@ func TestLiveRefusesPublicAddress(t *testing.T) {
 // run has recorded something.
 func TestLiveGuards(t *testing.T) {
 	var logs lockedBuffer
-	lv, stop, err := startLive("127.0.0.1:0", false, newLogger(&logs, slog.LevelInfo))
+	lv, stop, err := startLive(liveSetup{addr: "127.0.0.1:0"}, newLogger(&logs, slog.LevelInfo))
 	if err != nil {
 		t.Fatal(err)
 	}

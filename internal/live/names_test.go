@@ -14,10 +14,10 @@ import (
 func TestPromNamesFromCatalogue(t *testing.T) {
 	re := regexp.MustCompile(`fqName: "([^"]+)"`)
 	var served []string
-	for _, m := range metrics {
-		sub := re.FindStringSubmatch(m.desc.String())
+	for _, d := range perLib() {
+		sub := re.FindStringSubmatch(d.String())
 		if sub == nil {
-			t.Fatalf("no name in %s", m.desc)
+			t.Fatalf("no name in %s", d)
 		}
 		served = append(served, sub[1])
 	}

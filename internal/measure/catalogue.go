@@ -106,7 +106,7 @@ var Catalogue = []*Measure{
 			}
 			return Cell{fmt.Sprintf("%s / %.2f (%+.1f %%%s)", sampled, ru, 100*(reaped-ru)/ru, unreaped), n}
 		}},
-	{ID: "faults", Title: "Faults seen", Unit: "faults", Better: NoRank,
+	{ID: "faults", Title: "Faults seen", Unit: "faults", Better: NoRank, Prom: "soak_faults_total",
 		Value: func(c *column) Cell { return countCell(c.faults) }},
 	{ID: "reconnects", Title: "Reconnects", Unit: "reconnects", Better: Lower, Threshold: "max_reconnects", Prom: "soak_reconnects_total",
 		label: func(r *runInfo) string {
@@ -166,7 +166,7 @@ var Catalogue = []*Measure{
 		// Ids missing while a connection was up: a library's or the harness's
 		// fault, 0 without faults; charged like lost_across.
 		Value: func(c *column) Cell { return c.lostWhere(false) }},
-	{ID: "latency", Title: "Latency p50 / p99 (ms)", Unit: "ms", Better: Lower,
+	{ID: "latency", Title: "Latency p50 / p99 (ms)", Unit: "ms", Better: Lower, Prom: "soak_latency_seconds",
 		Value: func(c *column) Cell { // whole-run p99
 			w := c.worker
 			if w.LatCount == 0 {
@@ -189,7 +189,7 @@ var Catalogue = []*Measure{
 			}
 			return Cell{text, float64(c.errors + c.stalls)}
 		}},
-	{ID: "dropped_events", Title: "Events dropped by the worker", Unit: "events", Better: Lower,
+	{ID: "dropped_events", Title: "Events dropped by the worker", Unit: "events", Better: Lower, Prom: "soak_events_dropped_total",
 		// Events (errors, stalls, reconnects …) a worker could not pass to
 		// its frame writer because the channel was full: they are in no
 		// count of this table, which is short by that many.
@@ -203,7 +203,7 @@ var Catalogue = []*Measure{
 			}
 			return Cell{fmt.Sprintf("%d (the event counts above are short by as many)", d), float64(d)}
 		}},
-	{ID: "seconds_missing", Title: "Seconds missing", Unit: "s", Better: Lower,
+	{ID: "seconds_missing", Title: "Seconds missing", Unit: "s", Better: Lower, Prom: "soak_missing_seconds",
 		// Seconds of the window the run lived through (endSec: the whole
 		// window of a run done, up to the last second recorded for any
 		// library of one interrupted or still written) without a worker
@@ -231,7 +231,7 @@ var Catalogue = []*Measure{
 			}
 			return Cell{fmt.Sprintf("%d (%s)", miss, strings.Join(notes, ", ")), float64(miss)}
 		}},
-	{ID: "dials", Title: "Dials / failed (status × n)", Unit: "dials", Better: Lower,
+	{ID: "dials", Title: "Dials / failed (status × n)", Unit: "dials", Better: Lower, Prom: "soak_dials_total",
 		Value: func(c *column) Cell { // failed dials
 			if c.dialSlots == 0 {
 				return notMeasured()
@@ -322,6 +322,7 @@ var Catalogue = []*Measure{
 	{ID: "goroutines", Title: "Goroutines", Unit: "count", Better: NoRank, Hidden: true, Prom: "soak_goroutines"},
 	{ID: "conns_up", Title: "Connections up", Unit: "connections", Better: NoRank, Hidden: true, Prom: "soak_connections_up"},
 	{ID: "worker_up", Title: "Worker up", Unit: "bool", Better: NoRank, Hidden: true, Prom: "soak_worker_up"},
+	{ID: "worker_restarts", Title: "Worker restarts", Unit: "count", Better: Lower, Hidden: true, Prom: "soak_worker_restarts_total"},
 }
 
 // wrap is a note of a cell ("; …") in parentheses after it ("" when none).

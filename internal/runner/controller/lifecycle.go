@@ -97,7 +97,12 @@ func begin(o Options, runID, dir string, lock *rundir.Lock, db *store.DB) *Lifec
 // lock and creates its database, mode 0600 like every file of the run.
 func createRun(o Options) (runID, dir string, lock *rundir.Lock, db *store.DB, err error) {
 	runID = o.Now().UTC().Format("20060102-150405") + "-" + sanitize(o.Profile.Name)
-	if dir, err = rundir.Create(o.OutDir, runID); err != nil {
+	if o.RunDir != "" {
+		dir, err = rundir.Use(o.RunDir)
+	} else {
+		dir, err = rundir.Create(o.OutDir, runID)
+	}
+	if err != nil {
 		return "", "", nil, nil, err
 	}
 	if lock, err = rundir.TakeLock(dir); err != nil {
