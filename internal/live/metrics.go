@@ -1,6 +1,8 @@
 package live
 
 import (
+	"strings"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/wssoak/wssoak/internal/measure"
@@ -73,12 +75,13 @@ var (
 	latencyDesc = desc("latency", "Receive time minus event time of every message, from the workers' latency histograms (one each minute and at the end); classic buckets, negative values (a clock ahead of the server's) counted as 0.")
 	faultsDesc  = desc("faults", "Faults the replay server applied, by kind; lib is empty for those that hit every library at once.", "kind")
 
-	secondDesc  = prometheus.NewDesc("soak_run_second", "Run second of the newest sample row committed to the database; each library's values are those of its newest row up to this second.", []string{"run_id"}, nil)
-	stateDesc   = prometheus.NewDesc("soak_run_state", "1 for the state the run is in (warmup, running, draining, then done, interrupted or failed), 0 for the others.", []string{"run_id", "state"}, nil)
-	startDesc   = prometheus.NewDesc("soak_run_start_timestamp_seconds", "Unix time the run's measured window started (or starts, during the warm-up).", []string{"run_id"}, nil)
-	endDesc     = prometheus.NewDesc("soak_run_planned_end_timestamp_seconds", "Unix time the run's measured window is planned to end.", []string{"run_id"}, nil)
-	busyDesc    = prometheus.NewDesc("soak_host_cpu_busy_seconds_total", "Machine-seconds the host's CPUs were busy (all but idle and iowait): a second with every core busy adds 1, so rate() is the busy fraction of the machine.", []string{"run_id"}, nil)
-	stealDesc   = prometheus.NewDesc("soak_host_cpu_steal_seconds_total", "Machine-seconds of the host's CPU time taken by the hypervisor for other guests: rate() is the stolen fraction of the machine.", []string{"run_id"}, nil)
+	secondDesc = prometheus.NewDesc("soak_run_second", "Run second of the newest sample row committed to the database; each library's values are those of its newest row up to this second.", []string{"run_id"}, nil)
+	stateDesc  = prometheus.NewDesc("soak_run_state", "1 for the state the run is in (warmup, running, draining, then done, interrupted or failed), 0 for the others.", []string{"run_id", "state"}, nil)
+	startDesc  = prometheus.NewDesc("soak_run_start_timestamp_seconds", "Unix time the run's measured window started (or starts, during the warm-up).", []string{"run_id"}, nil)
+	endDesc    = prometheus.NewDesc("soak_run_planned_end_timestamp_seconds", "Unix time the run's measured window is planned to end.", []string{"run_id"}, nil)
+	busyDesc   = prometheus.NewDesc("soak_host_cpu_busy_seconds_total", "Machine-seconds the host's CPUs were busy (all but idle and iowait): a second with every core busy adds 1, so rate() is the busy fraction of the machine.", []string{"run_id"}, nil)
+	infoDesc   = prometheus.NewDesc("soak_run_info", "", nil, nil) // its name; the run's own, with its labels, is made when the run is recorded
+	stealDesc  = prometheus.NewDesc("soak_host_cpu_steal_seconds_total", "Machine-seconds of the host's CPU time taken by the hypervisor for other guests: rate() is the stolen fraction of the machine.", []string{"run_id"}, nil)
 )
 
 // perLib are the descriptions of every per-library family.
@@ -144,4 +147,23 @@ func (s *Server) Collect(ch chan<- prometheus.Metric) {
 	for k, n := range s.faults {
 		ch <- prometheus.MustNewConstMetric(faultsDesc, counter, n, id, k.lib, string(k.kind))
 	}
+}
+
+// SeriesNames are the names of the soak_* families the live view serves
+// (a histogram's _bucket, _sum and _count under its own name): the alert
+// rules and the dashboard may use no other.
+func SeriesNames() []string {
+	var out []string
+	for _, d := range append(perLib(), secondDesc, stateDesc, startDesc, endDesc, busyDesc, stealDesc, infoDesc) {
+		out = append(out, descName(d))
+	}
+	return out
+}
+
+// descName is a description's metric name.
+func descName(d *prometheus.Desc) string {
+	s := d.String() // Desc{fqName: "soak_…", …}
+	_, rest, _ := strings.Cut(s, `fqName: "`)
+	name, _, _ := strings.Cut(rest, `"`)
+	return name
 }

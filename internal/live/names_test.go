@@ -12,14 +12,13 @@ import (
 // of the catalogue that has a Prometheus name, and no other per-library
 // series.
 func TestPromNamesFromCatalogue(t *testing.T) {
-	re := regexp.MustCompile(`fqName: "([^"]+)"`)
 	var served []string
 	for _, d := range perLib() {
-		sub := re.FindStringSubmatch(d.String())
-		if sub == nil {
-			t.Fatalf("no name in %s", d)
+		name := descName(d)
+		if !regexp.MustCompile(`^soak_[a-z0-9_]+$`).MatchString(name) {
+			t.Fatalf("no name in %s: %q", d, name)
 		}
-		served = append(served, sub[1])
+		served = append(served, name)
 	}
 	var want []string
 	for _, m := range measure.Catalogue {
