@@ -101,7 +101,7 @@ func runProfile(fs *flagSet, a *runArgs) (*profile.Profile, error) {
 	} else if p, err = loadProfile(*a.profile); err != nil {
 		return nil, err
 	}
-	if *a.duration != "" || given(fs, "duration") {
+	if p != nil && (*a.duration != "" || given(fs, "duration")) {
 		d, err := time.ParseDuration(*a.duration)
 		if err != nil || d <= 0 {
 			return nil, usageError{fmt.Errorf("flag -duration: bad duration %q: want a positive number with a unit such as 30s, 2m, 24h", *a.duration)}
@@ -114,7 +114,7 @@ func runProfile(fs *flagSet, a *runArgs) (*profile.Profile, error) {
 		}
 		p.Duration = profile.Duration(d)
 	}
-	if *a.libs != "" || given(fs, "libs") { // an empty -libs is refused, not the profile's list used
+	if p != nil && (*a.libs != "" || given(fs, "libs")) { // an empty -libs is refused, not the profile's list used
 		if err := p.SetLibraries(strings.Split(*a.libs, ",")); err != nil {
 			return nil, usageError{fmt.Errorf("flag -libs: %w", err)}
 		}
@@ -123,6 +123,9 @@ func runProfile(fs *flagSet, a *runArgs) (*profile.Profile, error) {
 		return nil, usageError{fmt.Errorf("flag -write-backlog: %d is not a number of seconds: want 1 to 86400 (about a second's rows each, kept in memory while the disk refuses them)", *a.backlog)}
 	}
 	for _, kv := range a.labels.pairs {
+		if p == nil {
+			break // -dir resuming: the run's own labels
+		}
 		k, v, _ := strings.Cut(kv, "=")
 		if err := p.Labels.Set(k, v); err != nil {
 			return nil, usageError{fmt.Errorf("flag -label %s: %w", kv, err)}

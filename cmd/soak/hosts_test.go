@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wssoak/wssoak/internal/store"
+)
+
+// TestHTTPPublicNeedsToken: -http-public without a token is refused before
+// anything listens (exit code 2, saying how to give one); a short token
+// likewise; the token never appears in the error.
+func TestHTTPPublicNeedsToken(t *testing.T) {
+	t.Setenv(tokenEnv, "")
+	_, _, err := runSoak(t, "run", "-duration", "1s", "-http", "0.0.0.0:0", "-http-public", "-out", t.TempDir())
+	if err == nil || exitCode(err, io.Discard) != 2 || !strings.Contains(err.Error(), "-http-token-file") || !strings.Contains(err.Error(), tokenEnv) {
+		t.Errorf("-http-public without a token: %v", err)
+	}
+	t.Setenv(tokenEnv, "shortsecret")
+	_, _, err = runSoak(t, "run", "-duration", "1s", "-http", "0.0.0.0:0", "-http-public", "-out", t.TempDir())
+	if err == nil || exitCode(err, io.Discard) != 2 || strings.Contains(err.Error(), "shortsecret") {
+		t.Errorf("a short token: %v", err)
+	}
+	for _, args := range [][]string{{"-metrics-only"}, {"-http-token-file", "x"}, {"-http-public"}} {
+		_, _, err = runSoak(t, append([]string{"run", "-duration", "1s", "-out", t.TempDir()}, args...)...)
+		if err == nil || exitCode(err, io.Discard) != 2 || !strings.Contains(err.Error(), "give -http") {
+			t.Errorf("%v without -http: %v", args, err)
+		}
+	}
+}
+
+// TestHTTPToken: a run whose live view has a token (from a file) answers
+// 401 without it and serves /metrics with it; the token is in no output,
+// log or file of the run.
+func TestHTTPToken(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real run")
+	}
+	t.Parallel()
+	const token = "tok-3f9a1c7e5b2d4086"
+	dir := t.TempDir()
+	tokenFile := writeProfile(t, dir, "token", token+"\n")
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(os.Args[0], "run", "-duration", "3s", "-libs", "gorilla", "-out", out, "-http", "127.0.0.1:0",
+		"-http-token-file", tokenFile, "-linger", "0", "-v")
+	cmd.Env = append(os.Environ(), "SOAK_TEST_AS_MAIN=1")
+	var stdout, stderr lockedBuffer
+	cmd.Stdout = &stdout
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(errPipe)
+		for sc.Scan() {
+			stderr.Write([]byte(sc.Text() + "\n"))
+			if m := liveAddr.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+	}()
+	var base string
+	select {
+	case a := <-addr:
+		base = "http://" + a
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no live view address logged:\n%s", stderr.String())
+	}
+	get := func(auth string) int {
+		req, _ := http.NewRequest("GET", base+"/metrics", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get(""); code != http.StatusUnauthorized {
+		t.Errorf("without the token: %d, want 401", code)
+	}
+	if code := get("Bearer " + token); code != http.StatusOK {
+		t.Errorf("with the token: %d, want 200", code)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("soak run: %v\n%s", err, stderr.String())
+	}
+	for what, text := range map[string]string{"stdout": stdout.String(), "stderr": stderr.String()} {
+		if strings.Contains(text, token) {
+			t.Errorf("%s shows the token", what)
+		}
+	}
+	if !strings.Contains(stderr.String(), `auth="bearer token"`) {
+		t.Errorf("the log does not say the live view has a token:\n%s", stderr.String())
+	}
+	err = filepath.Walk(out, func(path string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err == nil && strings.Contains(string(b), token) {
+			t.Errorf("%s holds the token", path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRunDir: -dir makes the run in DIR itself; the same command again
+// refuses a DIR whose run ended (exit code 2: a service must not start
+// another run in its place); a DIR whose run never recorded its end is
+// resumed (here too late: its window is over, which the resume says).
+func TestRunDir(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real run")
+	}
+	t.Parallel()
+	tmp := t.TempDir()
+	prof := writeProfile(t, tmp, "svc.yaml", "name: svc\nduration: 1s\nwarmup: 1s\nlibraries: [gorilla]\nsymbols: [btcusdt]\n")
+	dir := filepath.Join(tmp, "svc", "run")
+	args := []string{"run", "-dir", dir, "-profile", prof, "-label", "region=fra"}
+	if _, stderr, err := runSoak(t, args...); err != nil {
+		t.Fatalf("first run: %v\n%s", err, stderr)
+	}
+	db, err := store.OpenReadOnly(filepath.Join(dir, "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := db.Run()
+	db.Close()
+	if err != nil || run.Status != "done" || run.Settings["labels"] != `{"region":"fra"}` {
+		t.Fatalf("the run in -dir: %+v, %v", run, err)
+	}
+	_, _, err = runSoak(t, args...)
+	if err == nil || exitCode(err, io.Discard) != 2 || !strings.Contains(err.Error(), "ended (done)") {
+		t.Errorf("again on an ended run: %v", err)
+	}
+	// A crash: the run recorded as running, owned by no process.
+	rw, err := store.Open(filepath.Join(dir, "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rw.ReopenRun("running"); err != nil {
+		t.Fatal(err)
+	}
+	rw.Close()
+	stdout, _, err := runSoak(t, args...)
+	if !strings.Contains(stdout, "resuming "+dir) || err == nil || !strings.Contains(err.Error(), "nothing is left to run") {
+		t.Errorf("a crashed run in -dir: stdout %q, err %v; want it resumed, and told its window is over", stdout, err)
+	}
+	for _, bad := range [][]string{{"-out", "x"}, {"-resume", dir}} {
+		_, _, err := runSoak(t, append([]string{"run", "-dir", dir}, bad...)...)
+		if err == nil || exitCode(err, io.Discard) != 2 {
+			t.Errorf("-dir with %v: %v", bad, err)
+		}
+	}
+}
