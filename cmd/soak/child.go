@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -91,10 +92,11 @@ func workerChild(ctx context.Context, plan *wire.Plan, stdin *bufio.Reader, stdo
 	return worker.Run(ctx, plan, stdin, stdout, newLogger(stderr, slog.LevelInfo))
 }
 
-// replayChild is the replay server of a run on a free loopback port: its
-// address as the first line, then it serves until stdin ends.
+// replayChild is the replay server of a run on a free loopback port (or on
+// the config's Listen: its address behind the run's link): its address as
+// the first line, then it serves until stdin ends.
 func replayChild(_ context.Context, cfg *wire.Replay, stdin *bufio.Reader, stdout, stderr io.Writer) error {
-	srv, err := startReplay(replay.Config{Replay: *cfg, Logger: newLogger(stderr, slog.LevelInfo)}, cfg.CertFile, cfg.KeyFile, "127.0.0.1:0")
+	srv, err := startReplay(replay.Config{Replay: *cfg, Logger: newLogger(stderr, slog.LevelInfo)}, cfg.CertFile, cfg.KeyFile, cmp.Or(cfg.Listen, "127.0.0.1:0"))
 	if err != nil {
 		return err
 	}

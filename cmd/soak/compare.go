@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/wssoak/wssoak/internal/compare"
 	"github.com/wssoak/wssoak/internal/store"
@@ -11,17 +12,27 @@ import (
 
 // compareHelp is what soak compare -h prints.
 var compareHelp = help{
-	synopsis: "soak compare RUN_A RUN_B",
-	about:    `Print two runs' end tables side by side, with their differences (each run a run directory or its soak.db).`,
+	synopsis: "soak compare RUN_A RUN_B | soak compare A1 A2 A3 -- B1 B2 B3",
+	about: `Print two runs' end tables side by side, with their differences (each run a run directory or its soak.db),
+and test the ranked measures of each column, B against A (Mann–Whitney): on the batch means within
+the runs (within-run noise only), or, with 3 or more runs a side (A… -- B…), on the runs themselves.`,
 	examples: []example{
 		{"soak compare out/20261201-100000-local out/20261201-233000-local", "the later run beside the earlier one"},
+		{"soak compare out/a1 out/a2 out/a3 out/a4 -- out/b1 out/b2 out/b3 out/b4", "four runs of one setting against four of another, runs as the unit"},
 	},
-	args: 2,
+	args: maxCompared,
 }
+
+// maxCompared is the most runs soak compare reads at once (each side's
+// measures are computed from its samples).
+const maxCompared = 100
 
 // compareCmd prints two runs' end tables side by side with their
 // differences, or two benches' cells (median msgs/s and CPU µs/msg).
 func compareCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	if i := slices.Index(args, "--"); i >= 0 {
+		return compareSets(args[:i], args[i+1:], stdout, stderr)
+	}
 	pos, err := parseInterspersed(newFlagSet("compare", stdout, stderr), args)
 	if err != nil {
 		return err
@@ -85,5 +96,58 @@ func compareCmd(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageError{err}
 	}
 	compare.Write(stdout, sides[0], sides[1])
+	return nil
+}
+
+// compareSets compares the runs before "--" with those after it: the
+// ranked measures per column, runs as the unit when each side has 3 or
+// more (compare.RunsAreUnit).
+func compareSets(left, right []string, stdout, stderr io.Writer) error {
+	if len(left)+len(right) > maxCompared {
+		return usageError{fmt.Errorf("compare: %d runs: at most %d", len(left)+len(right), maxCompared)}
+	}
+	var pos [2][]string
+	for k, args := range [2][]string{left, right} {
+		var err error
+		if pos[k], err = parseInterspersed(newFlagSet("compare", stdout, stderr), args); err != nil {
+			return err
+		}
+		if len(pos[k]) == 0 {
+			return usageError{fmt.Errorf("compare: no run %s \"--\" (A1 A2 … -- B1 B2 …)", [2]string{"before", "after"}[k])}
+		}
+	}
+	var sides [2][]compare.Side
+	for k := range pos {
+		for _, arg := range pos[k] {
+			if arg == "" {
+				return usageError{fmt.Errorf("compare: a run is an empty name")}
+			}
+			path, err := runDB(arg, "")
+			if err != nil {
+				return err
+			}
+			if isBench(path) {
+				return usageError{fmt.Errorf("compare: %s is a bench: compare two benches as BENCH_A BENCH_B", arg)}
+			}
+			db, err := store.OpenReadOnly(path)
+			if err != nil {
+				return fmt.Errorf("%s: %w", arg, err)
+			}
+			side, err := compare.Load(db, arg)
+			db.Close()
+			if err != nil {
+				return err
+			}
+			sides[k] = append(sides[k], side)
+		}
+	}
+	if len(sides[0]) == 1 && len(sides[1]) == 1 {
+		compare.Write(stdout, sides[0][0], sides[1][0])
+		return nil
+	}
+	compare.WriteHeader(stdout, sides[0], sides[1])
+	if !compare.WriteRanked(stdout, sides[0], sides[1]) {
+		fmt.Fprintln(stdout, "\nno ranked measure has values on both sides")
+	}
 	return nil
 }

@@ -49,6 +49,9 @@ func TestBadInput(t *testing.T) {
 		{"speed NaN", []string{"serve", "-addr", "127.0.0.1:0", "-speed", "NaN"}, `flag -speed: NaN is not a rate factor`, 2},
 		{"serve compression", []string{"serve", "-addr", "127.0.0.1:0", "-compression", "gzip"}, `flag -compression: unknown compression "gzip" \(allowed: off, on, no_context_takeover\)`, 2},
 		{"firehose compression", []string{"firehose", "-compression", "yes"}, `flag -compression: unknown compression "yes" \(allowed: off, on, no_context_takeover\)`, 2},
+		{"unknown baseline", []string{"run", "-libs", "gorilla,gws", "-baseline", "coder", "-out", out}, `flag -baseline: coder is not a column of the run \(gorilla, gws\)`, 2},
+		{"compare: no run before --", []string{"compare", "--", dir}, `compare: no run before "--"`, 2},
+		{"compare: no run after --", []string{"compare", dir, "--"}, `compare: no run after "--"`, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -22,6 +22,7 @@ var meanings = map[string]struct{ arg, meaning string }{
 	"o":               {"FILE", "the file the command writes"},
 	"dir":             {"DIR", "the folder the command writes its files into"},
 	"out":             {"DIR", "the folder that holds the run directories (made there, or looked for)"},
+	"baseline":        {"COLUMN", "the column every other is marked better, worse or = against, instead of the leader's ★"},
 	"resume":          {"RUN_DIR", "the run directory of a run to continue"},
 	"profile":         {"FILE", "the YAML profile"},
 	"duration":        {"DURATION", "how long the run (or the synthetic run) lasts"},

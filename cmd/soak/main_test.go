@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/wssoak/wssoak/internal/link"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -29,7 +31,13 @@ func TestMain(m *testing.M) {
 		os.Exit(exitCode(err, os.Stderr))
 	}
 	os.Setenv("SOAK_TEST_AS_MAIN", "1") // inherited by the children only
-	os.Exit(m.Run())
+	code := m.Run()
+	// The linked runs (link_test.go) leave no pair, nft table or namespace.
+	if err := link.Remaining(5 * time.Second); err != nil {
+		fmt.Fprintln(os.Stderr, "leak check:", err)
+		code = max(code, 1)
+	}
+	os.Exit(code)
 }
 
 // runSoak runs the command in-process and returns stdout, stderr and the error.

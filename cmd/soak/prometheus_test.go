@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/sampler"
+	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
@@ -117,6 +119,27 @@ faults:
 		if len(lost) != 1 || lost[lib] != 3 {
 			t.Errorf("%s: lost while connected %v, want the 3 ids the drop fault skipped", lib, lost)
 		}
+	}
+	// The latency histogram: as many values as the minute digests stored.
+	digests := map[string]int64{}
+	err = db.EachLatencyDigest(func(x *store.LatencyDigest) error {
+		d, err := sampler.DecodeDigest(x.Digest)
+		if err == nil {
+			digests[x.Lib] += d.Count()
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for lib, n := range digests {
+		got := q(fmt.Sprintf(`last_over_time(soak_latency_seconds_count{run_id=%q,lib=%q}[1m])`, run.ID, lib))
+		if n == 0 || got[lib] != float64(n) {
+			t.Errorf("%s: latency histogram count %v, the stored digests' %d", lib, got, n)
+		}
+	}
+	if len(digests) != 2 {
+		t.Errorf("digests stored for %v, want both libraries", digests)
 	}
 	if got := q(fmt.Sprintf(`last_over_time(soak_run_info{run_id=%q,region="test",profile="scrape"}[1m])`, run.ID)); got[""] != 1 {
 		t.Errorf("soak_run_info with the run's label: %v", got)

@@ -17,13 +17,14 @@ import (
 
 // reportHelp is what soak report -h prints.
 var reportHelp = help{
-	synopsis: "soak report [-o FILE] [-out DIR] [RUN_DIR|DB]",
+	synopsis: "soak report [-o FILE] [-out DIR] [-baseline COLUMN] [RUN_DIR|DB]",
 	about: `Write report.html beside a run's database (default RUN: the latest soak run under
 -out; a bench directory when given, for its bench page). A finished soak is checked against
 its profile's thresholds: exit code 3 when a library broke one, 4 when the run was interrupted.`,
 	examples: []example{
 		{"soak report", "the report of the latest soak run under out/"},
 		{"soak report -o /tmp/report.html out/20261201-233000-local", "that run's report, written to /tmp/report.html"},
+		{"soak report -baseline gorilla", "the latest run's report, every column marked better, worse or = against gorilla"},
 	},
 	args:  1,
 	flags: func(fs *flagSet) any { return reportFlags(fs) },
@@ -31,13 +32,14 @@ its profile's thresholds: exit code 3 when a library broke one, 4 when the run w
 
 // reportArgs are the flags of soak report.
 type reportArgs struct {
-	o, out *string
+	o, out, baseline *string
 }
 
 func reportFlags(fs *flagSet) *reportArgs {
 	return &reportArgs{
-		o:   fs.String("o", "", "write the report to `FILE` (default: report.html beside the database)"),
-		out: fs.String("out", "out", "look for the latest soak run in `DIR` when no RUN is given"),
+		o:        fs.String("o", "", "write the report to `FILE` (default: report.html beside the database)"),
+		out:      fs.String("out", "out", "look for the latest soak run in `DIR` when no RUN is given"),
+		baseline: fs.String("baseline", "", "mark every column better, worse or = against `COLUMN` (a library of the run) instead of the leader's ★"),
 	}
 }
 
@@ -84,7 +86,7 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// database may be written, else shown in the page only). A run still
 	// going (or crashed) has no verdict yet.
 	var verdicts error
-	var opts report.Options
+	opts := report.Options{Baseline: *a.baseline}
 	switch {
 	case len(stored) > 0:
 		verdicts = outcome.PrintVerdicts(stdout, stored)
@@ -108,8 +110,9 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if verdicts == nil && run.Status == "interrupted" {
 		return interruptedError{run.ID} // as soak run exited
 	}
-	if verdicts == nil && run.Status == store.StatusNoEnd {
-		return fmt.Errorf("run %s ended without recording its end (its controller died, or the disk was full): the report shows what was recorded, the seconds not written counted as missing; soak run -resume %s goes on with it while its window lasts",
+	if run.Status == store.StatusNoEnd {
+		// The report is written and right; the run is not: say so, once.
+		fmt.Fprintf(stderr, "soak: note: run %s ended without recording its end (its controller died, or the disk was full): the report shows what was recorded, the seconds not written counted as missing; soak run -resume %s goes on with it while its window lasts\n",
 			run.ID, filepath.Dir(dbPath))
 	}
 	return verdicts

@@ -75,7 +75,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if src == "" {
 			src = "built-in (as profiles/local.yaml)"
 		}
-		fmt.Fprintf(stdout, "soak run: profile %s, %s, libraries %s\n", src, time.Duration(p.Duration), strings.Join(p.Libraries, ", "))
+		fmt.Fprintf(stdout, "soak run: profile %s, %s, libraries %s\n", src, time.Duration(p.Duration), strings.Join(p.ColumnNames(), ", "))
 		every = p.Report.Every
 	} else {
 		fmt.Fprintf(stdout, "soak run: resuming %s\n", *a.resume)
@@ -115,7 +115,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	interrupted := err == nil && ctx.Err() != nil
 	refresh.close()
 	// Whatever failed, the table is printed and the report attempted.
-	if err = outcome.End(stdout, res, retry, err); err == nil && interrupted {
+	if err = outcome.End(stdout, res, retry, err, *a.baseline); err == nil && interrupted {
 		id := ""
 		if res != nil {
 			id = res.RunID

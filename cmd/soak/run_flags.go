@@ -6,21 +6,23 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/runner/outcome"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // runHelp is what soak run -h prints.
 var runHelp = help{
-	synopsis: "soak run [-profile FILE] [-duration DURATION] [-libs LIBS] [-label KEY=VALUE]... [-out DIR | -dir DIR] [-http HOST:PORT] | -resume RUN_DIR",
-	about: `Run a soak: every library of the profile in its own worker process on the same streams,
-one row per worker per second into DIR/<run-id>/soak.db. Prints the comparison table and
-writes report.html beside the database. Exit code 3 when a library broke a threshold of the
-profile, 4 when the run was interrupted (Ctrl-C).`,
+	synopsis: "soak run [-profile FILE] [-duration DURATION] [-libs LIBS] [-label KEY=VALUE]... [-out DIR | -dir DIR] [-http HOST:PORT] [-baseline COLUMN] | -resume RUN_DIR",
+	about: `Run a soak: every column of the profile (a library, or a variant of one) in its own
+worker process on the same streams, one row per worker per second into DIR/<run-id>/soak.db.
+Prints the comparison table and writes report.html beside the database. Exit code 3 when a
+column broke a threshold of the profile, 4 when the run was interrupted (Ctrl-C).`,
 	examples: []example{
 		{"soak run", "2 minutes of the five libraries against the embedded replay server (profiles/local.yaml)"},
 		{"soak run -duration 30s -libs gorilla,gws -out /tmp/runs", "30 seconds of two libraries, the run directory under /tmp/runs"},
@@ -28,6 +30,7 @@ profile, 4 when the run was interrupted (Ctrl-C).`,
 		{"soak run -resume out/20261201-233000-local", "continue a run whose controller died, in the same database, up to its original end"},
 		{"soak run -dir /var/lib/soak/run -profile profiles/binance-24h.yaml -label region=fra", "a day in that directory, labelled region=fra; started again after a crash, it resumes the run there"},
 		{"soak run -http 0.0.0.0:9464 -http-public -http-token-file token -http-cert server.pem -http-key server-key.pem -metrics-only", "/metrics alone, for a Prometheus on another host: TLS, and a bearer token"},
+		{"soak run -libs gorilla,gobwas,gws -baseline gorilla", "three libraries, each marked better, worse or = against gorilla"},
 	},
 	flags: func(fs *flagSet) any { return runFlags(fs) },
 }
@@ -35,6 +38,7 @@ profile, 4 when the run was interrupted (Ctrl-C).`,
 // runArgs are the flags of soak run.
 type runArgs struct {
 	profile, duration, out, libs, resume, http *string
+	baseline                                   *string
 	workerTimeout                              *time.Duration
 	verbose, httpPublic                        *bool
 	backlog                                    *int
@@ -55,7 +59,7 @@ func runFlags(fs *flagSet) *runArgs {
 		profile:       fs.String("profile", "", "YAML profile `FILE` (default "+defaultProfile+", or the built-in default when that file is absent)"),
 		duration:      fs.String("duration", "", "measured `DURATION`, overrides the profile (e.g. 30s, 2m, 24h)"),
 		out:           fs.String("out", "out", "make the run directory in `DIR`"),
-		libs:          fs.String("libs", "", "comma-separated `LIBS`, overrides the profile"),
+		libs:          fs.String("libs", "", "comma-separated `LIBS` to run, overrides the profile: libraries, or the names of the profile's variants"),
 		workerTimeout: fs.Duration("worker-timeout", 30*time.Second, "kill and restart a worker that sent nothing for this `DURATION`"),
 		verbose:       fs.Bool("v", false, "log debug details"),
 		backlog:       fs.Int("write-backlog", 600, "`SECONDS` of data kept in memory while database writes fail (disk full); beyond that the oldest are dropped and recorded as missing"),
@@ -69,14 +73,15 @@ func runFlags(fs *flagSet) *runArgs {
 		metricsOnly:   fs.Bool("metrics-only", false, "the live view serves /metrics alone, not the report"),
 		linger:        fs.Duration("linger", 30*time.Second, "with -http, keep the live view up this `DURATION` after the end, with the final state and counts (a second Ctrl-C skips it)"),
 		labels:        labels,
+		baseline:      fs.String("baseline", "", "mark every column better, worse or = against `COLUMN` (a library of the run) instead of the leader's ★"),
 	}
 }
 
 const defaultProfile = "profiles/local.yaml"
 
 // runProfile checks the flags of soak run and returns the profile they
-// make: the file (or the built-in one) with -duration and -libs laid over
-// it; nil with -resume, which keeps the run's own.
+// make: the file (or the built-in one) with -duration and -libs (the
+// columns kept) laid over it; nil with -resume, which keeps the run's own.
 func runProfile(fs *flagSet, a *runArgs) (*profile.Profile, error) {
 	if *a.http != "" {
 		if err := httpFlag.check(*a.http, *a.httpPublic); err != nil {
@@ -115,7 +120,7 @@ func runProfile(fs *flagSet, a *runArgs) (*profile.Profile, error) {
 		p.Duration = profile.Duration(d)
 	}
 	if p != nil && (*a.libs != "" || given(fs, "libs")) { // an empty -libs is refused, not the profile's list used
-		if err := p.SetLibraries(strings.Split(*a.libs, ",")); err != nil {
+		if err := p.SelectColumns(strings.Split(*a.libs, ",")); err != nil {
 			return nil, usageError{fmt.Errorf("flag -libs: %w", err)}
 		}
 	}
@@ -133,6 +138,11 @@ func runProfile(fs *flagSet, a *runArgs) (*profile.Profile, error) {
 	}
 	if *a.linger < 0 || *a.linger > time.Hour {
 		return nil, usageError{fmt.Errorf("flag -linger: %s: want 0 (none) to 1h", *a.linger)}
+	}
+	if *a.baseline != "" && p != nil {
+		if cols := wire.Names(p.Columns()); !slices.Contains(cols, *a.baseline) {
+			return nil, usageError{fmt.Errorf("flag -baseline: %s is not a column of the run (%s)", *a.baseline, strings.Join(cols, ", "))}
+		}
 	}
 	if *a.workerTimeout < 2*time.Second {
 		return nil, usageError{fmt.Errorf("flag -worker-timeout: %s is too short: workers report every second; want at least 2s", *a.workerTimeout)}

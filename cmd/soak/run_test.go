@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wssoak/wssoak/internal/sampler"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/wire"
 )
@@ -105,6 +106,27 @@ func TestRunEndToEnd(t *testing.T) {
 		}
 	}
 	checkNoErrorEvents(t, db)
+
+	// Every latency value is in the workers' minute digests: merged per
+	// library they count what the worker's final report counted (one
+	// process each, no restart), and the run's ranking is stored.
+	merged := map[string]*sampler.Digest{}
+	if err := db.EachLatencyDigest(func(d *store.LatencyDigest) error {
+		if merged[d.Lib] == nil {
+			merged[d.Lib] = sampler.NewDigest()
+		}
+		return merged[d.Lib].AddEncoded(d.Digest)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range workers {
+		if d := merged[w.Lib]; d == nil || w.LatCount == 0 || d.Count() != w.LatCount {
+			t.Errorf("%s: latency digests hold %v values, the final report %d", w.Lib, d, w.LatCount)
+		}
+	}
+	if rk, err := db.Ranking(); err != nil || len(rk) == 0 {
+		t.Errorf("ranking %d rows, %v; want it stored", len(rk), err)
+	}
 }
 
 // checkServerCounts asserts that every library received, per subscription, exactly what the

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"time"
 
 	"github.com/wssoak/wssoak/internal/measure"
+	"github.com/wssoak/wssoak/internal/ranking"
 	"github.com/wssoak/wssoak/internal/report/synth"
 	"github.com/wssoak/wssoak/internal/store"
 )
@@ -77,13 +79,14 @@ func synthCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	// The end table computed and stored, as soak run does at the end.
-	t, err := measure.Summarize(db)
+	// The end table and the ranking computed and stored, as soak run does
+	// at the end.
+	res, err := measure.Compute(db)
 	if err != nil {
 		db.Close()
 		return fmt.Errorf("summarize: %w", err)
 	}
-	if err := db.SaveSummary(t.SummaryRows()); err != nil {
+	if err := errors.Join(db.SaveSummary(res.EndTable().SummaryRows()), db.SaveRanking(ranking.Compute(res).Rows())); err != nil {
 		db.Close()
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/firehose"
+	"github.com/wssoak/wssoak/internal/link"
 	"github.com/wssoak/wssoak/internal/runner/child"
 	"github.com/wssoak/wssoak/internal/wire"
 )
@@ -36,6 +37,9 @@ type Config struct {
 	Deflate      wire.Deflate       // how the firehose compresses (window, level)
 	Progress     io.Writer          `json:"-"` // a line per run; nil: none
 	ChildTimeout time.Duration
+	// Link puts the firehose behind a link (package link), the clients
+	// dialing from its one column's address; Link.On false: loopback.
+	Link wire.Link `json:",omitzero"`
 }
 
 // Rows returns the table's rows: every scenario under every compression
@@ -61,13 +65,23 @@ func (c *Config) encodings() []string {
 	return c.Encodings
 }
 
-// MessagesFor returns the message count of a run of sc.
+// MessagesFor returns the message count of a run of sc: behind a link
+// with a rate, no more than the link carries in LinkSeconds.
 func (c *Config) MessagesFor(sc firehose.Scenario) int {
-	if c.N > 0 {
-		return c.N
+	n := c.N
+	if n <= 0 {
+		n = max(10, int(c.BytesPerRun/int64(sc.Target)))
 	}
-	return max(10, int(c.BytesPerRun/int64(sc.Target)))
+	if r := c.Link.Rate; c.Link.On && r > 0 {
+		n = min(n, max(10, int(float64(r)/8*LinkSeconds/float64(sc.Target))))
+	}
+	return n
 }
+
+// LinkSeconds bounds a run behind a link with a rate: its message count is
+// what the link carries in this many seconds at the scenario's size (less
+// when deflate or a binary encoding makes the messages smaller).
+const LinkSeconds = 10
 
 // Order is the library order of a round: as given in even rounds, reversed
 // in odd ones (ABCDE, EDCBA, ABCDE, …), so that no library always runs
@@ -80,12 +94,34 @@ func Order(libs []string, round int) []string {
 	return out
 }
 
+// behindLink reserves a link for the firehose when cfg asks for one, and
+// has o start it in a namespace of its own attached to the link, spec
+// listening on its address there; nil without a link.
+func behindLink(cfg wire.Link, o *child.Options, spec *ServerSpec) (*link.Link, error) {
+	if !cfg.On {
+		return nil, nil
+	}
+	l, err := link.Reserve(cfg, 1)
+	if err != nil {
+		return nil, err
+	}
+	o.NewNet = true
+	o.Setup = func(pid int) error { return l.Attach(fmt.Sprintf("/proc/%d/ns/net", pid)) }
+	spec.Listen = l.ServerListen()
+	return l, nil
+}
+
 // Run runs the bench: per scenario a firehose process, and round by round
 // (round 0 the warm-up) every library × path, then raw and the ceiling, each
 // client in a process of its own, one at a time.
 func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	if cfg.ChildTimeout == 0 {
 		cfg.ChildTimeout = 5 * time.Minute
+	}
+	if cfg.Link.On {
+		if err := link.Check(cfg.Link); err != nil {
+			return nil, err
+		}
 	}
 	var all []Result
 	for _, name := range cfg.Scenarios {
@@ -110,8 +146,17 @@ func runScenario(ctx context.Context, cfg Config, sc firehose.Scenario, mode wir
 	if mode.Enabled() {
 		zs.Compression = wire.CompressionOn // the firehose takes either mode as the library offers it
 	}
-	srv, err := child.Start(child.Options{Name: "firehose", Exe: cfg.Exe, Args: []string{"child", "firehose"}, CPUs: cfg.ServerCPUs,
-		Spec: ServerSpec{Scenario: sc.Name, N: cfg.MessagesFor(sc), Seed: cfg.Seed, Encodings: cfg.Encodings, Deflate: zs}})
+	spec := ServerSpec{Scenario: sc.Name, N: cfg.MessagesFor(sc), Seed: cfg.Seed, Encodings: cfg.Encodings, Deflate: zs}
+	o := child.Options{Name: "firehose", Exe: cfg.Exe, Args: []string{"child", "firehose"}, CPUs: cfg.ServerCPUs}
+	from, err := behindLink(cfg.Link, &o, &spec)
+	if err != nil {
+		return nil, err
+	}
+	if from != nil {
+		defer from.Close() // after the firehose stopped: its namespace goes with it
+	}
+	o.Spec = spec
+	srv, err := child.Start(o)
 	if err != nil {
 		return nil, err
 	}
@@ -149,6 +194,9 @@ func runScenario(ctx context.Context, cfg Config, sc firehose.Scenario, mode wir
 			}
 			cs := ClientSpec{URL: info.URL, StatsURL: info.StatsURL, Lib: j.lib, Path: j.path, Streams: info.Streams,
 				RcvBuf: cfg.RcvBuf, Runtime: cfg.Runtime, Encoding: j.enc}
+			if from != nil {
+				cs.LocalAddr = from.ColumnAddr(0).String()
+			}
 			if j.lib != RawLib {
 				cs.Compression = mode
 			}

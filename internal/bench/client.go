@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/netip"
 	"runtime"
 	"time"
 
@@ -61,6 +62,13 @@ func RunClient(ctx context.Context, spec ClientSpec) Result {
 
 func runClient(ctx context.Context, spec ClientSpec, res *Result) error {
 	d := &transport.Dialer{RcvBuf: spec.RcvBuf, Timeout: dialTimeout}
+	if spec.LocalAddr != "" {
+		ip, err := netip.ParseAddr(spec.LocalAddr)
+		if err != nil {
+			return fmt.Errorf("local address: %w", err)
+		}
+		d.LocalAddr = &net.TCPAddr{IP: ip.AsSlice()}
+	}
 	var nc net.Conn
 	netDial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := d.DialContext(ctx, network, addr)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/wssoak/wssoak/internal/firehose"
+	"github.com/wssoak/wssoak/internal/link"
 	"github.com/wssoak/wssoak/internal/profile"
 )
 
@@ -24,8 +25,11 @@ func ProfileNames() profile.BenchNames {
 func ConfigFromProfile(p *profile.Bench) (Config, []string) {
 	cfg := Config{Scenarios: p.Scenarios, Encodings: p.Encodings, Libs: p.Libs, Paths: p.Paths, Runs: p.Runs, N: p.N,
 		BytesPerRun: int64(p.BytesPerRun), Seed: p.Seed, RcvBuf: int(p.RcvBuf), Runtime: p.WorkerRuntime.Wire(),
-		Compression: p.Compression, Deflate: p.Deflate.Wire()}
+		Compression: p.Compression, Deflate: p.Deflate.Wire(), Link: p.Link}
 	var notes []string
+	if p.Link.On {
+		notes = append(notes, fmt.Sprintf("link: %s (a run carries at most what the link moves in %d s)", link.Describe(p.Link), LinkSeconds))
+	}
 	if c := p.CPUs; c.Pinned() {
 		if missing := c.Missing(UsableCPUs()); len(missing) > 0 {
 			notes = append(notes, fmt.Sprintf("-cpus %s: not pinned, this machine lacks CPU(s) %v", c, missing))

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 
@@ -20,6 +21,9 @@ type ServerSpec struct {
 	Encodings []string `json:"encodings,omitempty"`
 	// Deflate is the permessage-deflate the firehose accepts.
 	Deflate wire.Deflate `json:"deflate"`
+	// Listen is the address to listen on: "" a free loopback port; behind
+	// a link, the firehose's address there.
+	Listen string `json:"listen,omitempty"`
 }
 
 // ServerInfo is the firehose process's first line on stdout.
@@ -47,7 +51,7 @@ func Serve(spec ServerSpec, stdin io.Reader, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("firehose: %w", err)
 	}
-	if err := srv.Listen("127.0.0.1:0"); err != nil {
+	if err := srv.Listen(cmp.Or(spec.Listen, "127.0.0.1:0")); err != nil {
 		return fmt.Errorf("firehose: %w", err)
 	}
 	defer srv.Close()

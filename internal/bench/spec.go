@@ -37,6 +37,9 @@ type ClientSpec struct {
 	Encoding  string       `json:"encoding,omitempty"`   // asked for by subprotocol (codec names); "": json
 	// Compression is the permessage-deflate the library asks for, as far as it can.
 	Compression wire.Compression `json:"compression"`
+	// LocalAddr is the address the client dials from: behind a link, its
+	// column's; "": the kernel's choice.
+	LocalAddr string `json:"local_addr,omitempty"`
 }
 
 // Result is what one client process measured over its timed part: from the

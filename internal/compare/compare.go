@@ -1,5 +1,7 @@
 // Package compare puts the end tables of two runs side by side, per library,
-// with the difference of the number behind each cell.
+// with the difference of the number behind each cell, and tests the ranked
+// measures of two runs (or of two sets of runs) with the ranking's
+// statistics: per column, B against A by Mann–Whitney.
 package compare
 
 import (
@@ -11,15 +13,20 @@ import (
 	"text/tabwriter"
 
 	"github.com/wssoak/wssoak/internal/measure"
+	"github.com/wssoak/wssoak/internal/ranking"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/unit"
 )
 
-// Side is one run of a comparison: its record and its end table.
+// Side is one run of a comparison: its record and its end table, and its
+// ranked measures: each column's level and the samples within the run
+// (ranking.Samples).
 type Side struct {
-	Path string // what the user named
-	Run  store.Run
-	Rows []store.SummaryRow
+	Path    string // what the user named
+	Run     store.Run
+	Rows    []store.SummaryRow
+	Ranking *ranking.Ranking
+	Samples map[string][][]float64
 }
 
 // Load reads a run's record and stored end table; a run without one (still
@@ -33,14 +40,14 @@ func Load(db *store.DB, path string) (Side, error) {
 	if err != nil {
 		return Side{}, err
 	}
-	if len(rows) == 0 {
-		t, err := measure.Summarize(db)
-		if err != nil {
-			return Side{}, fmt.Errorf("summarize %s: %w", path, err)
-		}
-		rows = t.SummaryRows()
+	res, err := measure.Compute(db)
+	if err != nil {
+		return Side{}, fmt.Errorf("summarize %s: %w", path, err)
 	}
-	return Side{Path: path, Run: run, Rows: rows}, nil
+	if len(rows) == 0 {
+		rows = res.EndTable().SummaryRows()
+	}
+	return Side{Path: path, Run: run, Rows: rows, Ranking: ranking.Compute(res), Samples: ranking.Samples(res)}, nil
 }
 
 type cell struct {
@@ -147,6 +154,7 @@ func Write(w io.Writer, a, b Side) {
 	for _, line := range strings.SplitAfter(table.String(), "\n") {
 		fmt.Fprint(w, strings.TrimRight(line, " \n"), strings.Repeat("\n", strings.Count(line, "\n")))
 	}
+	WriteRanked(w, []Side{a}, []Side{b})
 }
 
 // delta formats a difference in a metric's unit.

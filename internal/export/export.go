@@ -36,6 +36,9 @@ var Columns = map[string][]string{
 	"host_samples":  {"t_unix_ms", "run_s", "load1", "load5", "load15", "cpu_pct", "steal_pct", "iowait_pct", "mem_used_bytes", "mem_avail_bytes"},
 	"summary":       {"ord", "id", "metric", "lib", "value", "num", "num_unit"},
 	"clock_samples": {"t_unix_ms", "run_s", "synced", "state", "status", "esterror_us", "maxerror_us"},
+	// The run's columns: every lib of the other tables, the library behind
+	// it and what a variant sets (wire.Column).
+	"columns": {"lib", "library", "settings", "module", "version", "runtime"},
 	// A bench's client runs (soak bench), the warm-up round included, then
 	// the bench measures of the run (measureColumns).
 	"bench_results": append([]string{"scenario", "encoding", "compression", "path", "lib", "version", "round", "warmup", "valid", "reason", "err",
@@ -63,7 +66,7 @@ func measureColumns(ms []*measure.Measure) []string {
 }
 
 // Tables is the order in which Write writes the tables.
-var Tables = []string{"samples", "stream_samples", "events", "host_samples", "clock_samples", "summary"}
+var Tables = []string{"samples", "stream_samples", "events", "host_samples", "clock_samples", "summary", "columns"}
 
 // BenchTables are the tables of a bench's database: Write writes those
 // that hold its runs (bench_results alone for a bench without runs).
@@ -326,6 +329,23 @@ func fill(db *store.DB, table string, w *rowWriter, start time.Time) error {
 			w.int(int64(c.Status))
 			w.int(c.EstErrorUs)
 			w.int(c.MaxErrorUs)
+			if err := w.end(); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "columns":
+		cols, err := RunColumns(db)
+		if err != nil {
+			return err
+		}
+		for _, c := range cols {
+			w.str(c.Name)
+			w.str(c.Lib)
+			w.str(c.Settings)
+			w.str(c.Module)
+			w.str(c.Version)
+			w.str(c.Runtime)
 			if err := w.end(); err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package live
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/wssoak/wssoak/internal/sampler"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -12,31 +13,30 @@ import (
 // decade, so that a quantile read from them is within a bucket's width.
 var latencyBounds = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 
-// latency is one library's latency since the run started, in classic
-// buckets: the counts of the workers' histograms, each value counted in the
-// first bucket whose bound is at or above it (the histograms keep values
-// within 1 %, so a value within 1 % of a bound may fall on either side).
+// latency is one column's latency since the run started, in classic
+// buckets: the counts of the workers' minute digests, each range of the
+// digest (values within 1 % of each other) counted in the first bucket
+// whose bound is at or above its lowest value, and summed at its middle.
 type latency struct {
 	counts []uint64 // per bound, not cumulative; values above the last are only in n
 	n      uint64
 	sum    float64 // seconds
 }
 
-// add counts n values of us microseconds; a negative value (the server's
-// clock behind ours) counts as 0.
-func (l *latency) add(us int64, n uint64) {
+// add counts n values between from and to microseconds.
+func (l *latency) add(from, to, n int64) {
 	if l.counts == nil {
 		l.counts = make([]uint64, len(latencyBounds))
 	}
-	v := max(float64(us), 0) / 1e6
+	v := max(float64(from), 0) / 1e6
 	for i, b := range latencyBounds {
 		if v <= b {
-			l.counts[i] += n
+			l.counts[i] += uint64(n)
 			break
 		}
 	}
-	l.n += n
-	l.sum += v * float64(n)
+	l.n += uint64(n)
+	l.sum += (max(float64(from), 0) + max(float64(to), 0)) / 2 / 1e6 * float64(n)
 }
 
 // metric is the histogram as Prometheus takes it: cumulative bucket counts.
@@ -50,10 +50,19 @@ func (l *latency) metric(d *prometheus.Desc, labels ...string) prometheus.Metric
 	return prometheus.MustNewConstHistogram(d, l.n, l.sum, buckets, labels...)
 }
 
-// digests adds the batch's latency histograms to their libraries'.
-//
-// SEAM (issue 21): the workers' minute histograms (latency digests) are not
-// on main yet; once store.Batch carries them, each is decoded here and its
-// values added with latency.add. Until then no latency histogram is served
-// (absent, not zero), and soak_latency_p99_seconds is the latency there is.
-func (s *Server) digests(*store.Batch) {}
+// digests adds the batch's latency digests (a column's minute, and its
+// last part minute at the end) to their columns' histograms. A digest the
+// controller stored was checked; one that does not decode here is skipped.
+func (s *Server) digests(b *store.Batch) {
+	for _, x := range b.Digests {
+		d, err := sampler.DecodeDigest(x.Digest)
+		if err != nil {
+			continue
+		}
+		l := s.lib(x.Lib)
+		if l.lat == nil {
+			l.lat = &latency{}
+		}
+		d.Buckets(l.lat.add)
+	}
+}

@@ -59,6 +59,24 @@ func get(fams map[string]*dto.MetricFamily, name, lib string) (float64, bool) {
 	return 0, false
 }
 
+// TestVariantLabel: a variant's column is a series of its own, labelled
+// with its name, beside its library's.
+func TestVariantLabel(t *testing.T) {
+	s := New(nil)
+	s.Observe(&store.Batch{Samples: []store.Sample{sample("gorilla", 1, true, true), sample("gorilla-gc25", 1, true, true)}})
+	var labels []string
+	for _, m := range gather(t, s)["soak_messages_total"].GetMetric() {
+		for _, l := range m.Label {
+			if l.GetName() != "run_id" { // every series has it (TestIdentityAndState)
+				labels = append(labels, l.GetName()+"="+l.GetValue())
+			}
+		}
+	}
+	if strings.Join(labels, " ") != "lib=gorilla lib=gorilla-gc25" {
+		t.Errorf("soak_messages_total labels %q, want one series per column", labels)
+	}
+}
+
 func TestObserve(t *testing.T) {
 	s := New(nil)
 	s.Observe(&store.Batch{Samples: []store.Sample{sample("gws", 1, true, true), sample("coder", 1, false, true)},

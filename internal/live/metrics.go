@@ -29,14 +29,20 @@ type metric struct {
 	src    source
 }
 
+// ColumnLabel is the label of every per-column series: its value is the
+// column's name (wire.Column: a library's, or a variant's), as the store's
+// lib. The name stays "lib", which dashboards already select on; a column
+// name needs no escaping as a label value (wire.CheckColumnName).
+const ColumnLabel = "lib"
+
 // desc is the series of the catalogue's measure id (its Prom name), by run
-// and library, and by the extra labels.
+// and column, and by the extra labels.
 func desc(id, help string, extra ...string) *prometheus.Desc {
 	m := measure.ByID(id)
 	if m == nil || m.Prom == "" {
 		panic("live: measure " + id + " has no Prometheus name") // the catalogue and this list go together (tested)
 	}
-	return prometheus.NewDesc(m.Prom, help, append([]string{"run_id", "lib"}, extra...), nil)
+	return prometheus.NewDesc(m.Prom, help, append([]string{"run_id", ColumnLabel}, extra...), nil)
 }
 
 var (

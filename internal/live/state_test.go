@@ -2,6 +2,7 @@ package live
 
 import (
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/wssoak/wssoak/internal/sampler"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/wire"
 )
@@ -170,27 +172,60 @@ func TestAlarmCounters(t *testing.T) {
 	}
 }
 
-// TestLatencyBuckets: values land in the first bucket whose bound is at or
-// above them, the buckets served cumulative, negative values as 0.
+// TestLatencyBuckets: a range lands in the first bucket whose bound is at
+// or above its lowest value, the buckets served cumulative, the sum at the
+// ranges' middles.
 func TestLatencyBuckets(t *testing.T) {
 	var l latency
-	l.add(50, 3)   // 50 µs: the first bucket (100 µs)
-	l.add(1000, 2) // 1 ms exactly: le 0.001
-	l.add(1001, 1) // just above: le 0.0025
-	l.add(-20, 1)  // negative: 0, the first bucket
-	l.add(60e6, 4) // a minute: above every bound, in the count only
+	l.add(50, 50, 3)       // 50 µs: the first bucket (100 µs)
+	l.add(1000, 1009, 2)   // from 1 ms: le 0.001
+	l.add(1010, 1019, 1)   // just above: le 0.0025
+	l.add(60e6, 60.5e6, 4) // a minute: above every bound, in the count only
 	var m dto.Metric
 	if err := l.metric(latencyDesc, "run", "gws").Write(&m); err != nil {
 		t.Fatal(err)
 	}
 	h := m.GetHistogram()
-	if h.GetSampleCount() != 11 {
-		t.Errorf("count %d, want 11", h.GetSampleCount())
+	if h.GetSampleCount() != 10 {
+		t.Errorf("count %d, want 10", h.GetSampleCount())
 	}
-	if want := (50*3 + 1000*2 + 1001 + 60e6*4) / 1e6; h.GetSampleSum() != want {
+	if want := (50*3 + 1004.5*2 + 1014.5 + 60.25e6*4) / 1e6; math.Abs(h.GetSampleSum()-want) > 1e-9 {
 		t.Errorf("sum %v, want %v", h.GetSampleSum(), want)
 	}
-	want := map[float64]uint64{0.0001: 4, 0.00025: 4, 0.0005: 4, 0.001: 6, 0.0025: 7, 10: 7}
+	want := map[float64]uint64{0.0001: 3, 0.00025: 3, 0.0005: 3, 0.001: 5, 0.0025: 6, 10: 6}
+	for _, b := range h.GetBucket() {
+		if w, ok := want[b.GetUpperBound()]; ok && b.GetCumulativeCount() != w {
+			t.Errorf("le %v: %d, want %d", b.GetUpperBound(), b.GetCumulativeCount(), w)
+		}
+	}
+}
+
+// TestLatencyFromDigests: the workers' minute digests in the batches make
+// the histogram, count and buckets as the latencies recorded.
+func TestLatencyFromDigests(t *testing.T) {
+	s := New(nil)
+	minute := func(us ...int64) []byte {
+		l := sampler.NewLatency()
+		for _, v := range us {
+			l.Record(v)
+		}
+		d := sampler.NewDigest()
+		d.AddLatency(l)
+		return d.Encode()
+	}
+	s.Observe(&store.Batch{Samples: []store.Sample{sample("gws", 60, true, true)},
+		Digests: []store.LatencyDigest{{Lib: "gws", Sec: 60, Digest: minute(200, 300, 4000)}}})
+	s.Observe(&store.Batch{Digests: []store.LatencyDigest{{Lib: "gws", Sec: 120, Digest: minute(200, 2_000_000)}, {Lib: "gws", Sec: 121, Digest: []byte("junk")}}})
+	var h *dto.Histogram
+	for _, m := range gather(t, s)["soak_latency_seconds"].GetMetric() {
+		if labelsOf(m)["lib"] == "gws" {
+			h = m.GetHistogram()
+		}
+	}
+	if h == nil || h.GetSampleCount() != 5 {
+		t.Fatalf("gws latency histogram: %v, want 5 values", h)
+	}
+	want := map[float64]uint64{0.00025: 2, 0.0005: 3, 0.005: 4, 2.5: 5}
 	for _, b := range h.GetBucket() {
 		if w, ok := want[b.GetUpperBound()]; ok && b.GetCumulativeCount() != w {
 			t.Errorf("le %v: %d, want %d", b.GetUpperBound(), b.GetCumulativeCount(), w)

@@ -7,8 +7,16 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wssoak/wssoak/internal/stats"
 	"github.com/wssoak/wssoak/internal/unit"
 	"github.com/wssoak/wssoak/internal/wire"
+)
+
+// never and check are the Rank of a measure that is never ranked and of
+// an integrity check.
+var (
+	never = RankRule{Kind: Never}
+	check = RankRule{Kind: Check}
 )
 
 // Catalogue is every measure: the end table's rows in their order, then the
@@ -16,14 +24,14 @@ import (
 // direction, that ids are unique, and that every profile threshold key has
 // exactly one measure.
 var Catalogue = []*Measure{
-	{ID: "messages", Title: "Messages / data", Unit: "messages", Better: Higher, Prom: "soak_messages_total",
+	{ID: "messages", Title: "Messages / data", Unit: "messages", Better: Higher, Rank: never, Prom: "soak_messages_total",
 		Value: func(c *column) Cell { // messages received, drain included
 			if !c.hasWorker {
 				return notMeasured()
 			}
 			return Cell{fmt.Sprintf("%s / %s", unit.Count(float64(c.msgsMax)), unit.Bytes(float64(c.bytesMax))), float64(c.msgsMax)}
 		}},
-	{ID: "wire_bytes", Title: "Wire bytes / ratio", Unit: "bytes", Better: Lower, Prom: "soak_wire_bytes_total",
+	{ID: "wire_bytes", Title: "Wire bytes / ratio", Unit: "bytes", Better: Lower, Rank: never, Prom: "soak_wire_bytes_total",
 		Value: func(c *column) Cell { // frame bytes read ÷ payload bytes: under 1 when deflate pays
 			if !c.hasWorker || c.wireMax == 0 {
 				return notMeasured()
@@ -34,7 +42,7 @@ var Catalogue = []*Measure{
 			}
 			return Cell{fmt.Sprintf("%s / %s", unit.Bytes(float64(c.wireMax)), ratio), float64(c.wireMax)}
 		}},
-	{ID: "negotiated", Title: "Negotiated", Unit: "connections", Better: NoRank,
+	{ID: "negotiated", Title: "Negotiated", Unit: "connections", Better: NoRank, Rank: never,
 		Value: func(c *column) Cell { // connections by the extensions (and subprotocol) the server answered
 			if len(c.negotiated) == 0 {
 				return notMeasured()
@@ -49,7 +57,7 @@ var Catalogue = []*Measure{
 			}
 			return Cell{strings.Join(parts, "; "), float64(deflated)}
 		}},
-	{ID: "wire_truth", Title: "Wire bytes: client = server", Unit: "bytes", Better: Lower,
+	{ID: "wire_truth", Title: "Wire bytes: client = server", Unit: "bytes", Better: Lower, Rank: check,
 		Value: func(c *column) Cell { // the bytes by which the worker's count differs from the server's (0: exact)
 			if c.wireCheck == nil || c.wireCheck.Slots == 0 {
 				return notMeasured()
@@ -59,7 +67,12 @@ var Catalogue = []*Measure{
 			}
 			return Cell{c.wireCheck.String(), float64(c.wireCheck.AbsDiff())}
 		}},
-	{ID: "msg_rate", Title: "Avg / peak msgs/s", Unit: "msgs/s", Better: Higher, Prom: "soak_messages_per_second",
+	{ID: "server_truth", Title: "Received = server sent (per subscription)", Unit: "subscriptions", Better: Lower, Rank: check,
+		// Per subscription, the messages the library received against what
+		// the replay server sent its connections of the slot (their counts
+		// added); its number is the subscriptions that differ (0: exact).
+		Value: func(c *column) Cell { return c.sentCell() }},
+	{ID: "msg_rate", Title: "Avg / peak msgs/s", Unit: "msgs/s", Better: Higher, Rank: never, Prom: "soak_messages_per_second",
 		Value: func(c *column) Cell { // the average over the window's one-second counts
 			if c.rate == 0 {
 				return notMeasured()
@@ -67,14 +80,32 @@ var Catalogue = []*Measure{
 			avg := float64(c.rateSum) / float64(c.rate)
 			return Cell{fmt.Sprintf("%s / %s", unit.Num(avg), unit.Num(float64(c.ratePeak))), avg}
 		}},
-	{ID: "rss", Title: "RSS start → end (peak)", Unit: "bytes", Better: Lower, Prom: "soak_rss_bytes",
+	{ID: "rss", Title: "RSS start → end (peak)", Unit: "bytes", Better: Lower, Rank: never, Prom: "soak_rss_bytes",
 		Value: func(c *column) Cell { // RSS at the window's last second
 			if c.rssN == 0 {
 				return notMeasured()
 			}
 			return Cell{fmt.Sprintf("%s → %s MB (%s)", unit.MB(float64(c.rssFirst)), unit.MB(float64(c.rssLast)), unit.MB(float64(c.rssPeak))), float64(c.rssLast)}
 		}},
-	{ID: "cpu_avg", Title: "CPU avg (% of one core)", Unit: "%", Better: Lower, Threshold: "max_cpu_avg",
+	{ID: "rss_level", Title: "RSS steady level (median of the window's second half)", Unit: "bytes", Better: Lower,
+		Rank: RankRule{Kind: Ranked, Stat: SteadyLevel, Of: SeriesRSS, Floor: 2e6, Dim: DimMemory, Name: "RSS over the window's second half"},
+		Value: func(c *column) Cell {
+			m := stats.Median(SecondHalf(c.series.RSS))
+			if math.IsNaN(m) {
+				return notMeasured()
+			}
+			return Cell{unit.MB(m) + " MB", m}
+		}},
+	{ID: "rss_trend", Title: "RSS growth (MB/h after the first minute)", Unit: "MB/h", Better: Lower,
+		Rank: RankRule{Kind: Ranked, Stat: Growth, Of: SeriesRSS, Floor: 5, Dim: DimMemory, Name: "Theil–Sen slope of RSS after the first minute"},
+		Value: func(c *column) Cell { // the Theil–Sen slope of the column's batch means
+			g := GrowthPerHour(AfterWarmUp(c.series.RSS))
+			if math.IsNaN(g.Slope) {
+				return notMeasured()
+			}
+			return Cell{fmt.Sprintf("%+.1f MB/h", g.Slope), g.Slope}
+		}},
+	{ID: "cpu_avg", Title: "CPU avg (% of one core)", Unit: "%", Better: Lower, Rank: RankRule{Kind: Ranked, Stat: BatchMeans, Of: SeriesCPU, Floor: 0.25, Dim: DimCPU, Name: "mean of per-second CPU %"}, Threshold: "max_cpu_avg",
 		Value: func(c *column) Cell { // mean over the window, its first second left out
 			if c.cpuN == 0 {
 				return notMeasured()
@@ -82,7 +113,16 @@ var Catalogue = []*Measure{
 			avg := c.cpuSum / float64(c.cpuN)
 			return Cell{fmt.Sprintf("%.1f %%", avg), avg}
 		}},
-	{ID: "cpu_seconds", Title: "CPU s sampled / rusage", Unit: "s", Better: NoRank, Prom: "soak_cpu_seconds_total",
+	{ID: "heap", Title: "Go heap (mean, MB)", Unit: "bytes", Better: Lower,
+		Rank: RankRule{Kind: Ranked, Stat: BatchMeans, Of: SeriesHeap, Floor: 1e6, Dim: DimMemory, Name: "mean of per-second Go heap"},
+		Value: func(c *column) Cell { // the mean of the window's seconds of the worker's HeapAlloc
+			m := meanOf(c.series.Heap)
+			if math.IsNaN(m) {
+				return notMeasured()
+			}
+			return Cell{unit.MB(m), m}
+		}},
+	{ID: "cpu_seconds", Title: "CPU s sampled / rusage", Unit: "s", Better: NoRank, Rank: check, Prom: "soak_cpu_seconds_total",
 		Value: func(c *column) Cell { // CPU seconds from /proc, summed over the worker's processes
 			w := c.worker
 			ru := w.RusageUser + w.RusageSys
@@ -106,9 +146,9 @@ var Catalogue = []*Measure{
 			}
 			return Cell{fmt.Sprintf("%s / %.2f (%+.1f %%%s)", sampled, ru, 100*(reaped-ru)/ru, unreaped), n}
 		}},
-	{ID: "faults", Title: "Faults seen", Unit: "faults", Better: NoRank, Prom: "soak_faults_total",
+	{ID: "faults", Title: "Faults seen", Unit: "faults", Better: NoRank, Rank: never, Prom: "soak_faults_total",
 		Value: func(c *column) Cell { return countCell(c.faults) }},
-	{ID: "reconnects", Title: "Reconnects", Unit: "reconnects", Better: Lower, Threshold: "max_reconnects", Prom: "soak_reconnects_total",
+	{ID: "reconnects", Title: "Reconnects", Unit: "reconnects", Better: Lower, Rank: never, Threshold: "max_reconnects", Prom: "soak_reconnects_total",
 		label: func(r *runInfo) string {
 			if len(r.groups) == 0 {
 				return "Reconnects"
@@ -128,7 +168,7 @@ var Catalogue = []*Measure{
 			}
 			return Cell{strings.Join(parts, " / "), float64(c.disconnects)}
 		}},
-	{ID: "reconnect_duration", Title: "Reconnect duration (median / max)", Unit: "ms", Better: Lower,
+	{ID: "reconnect_duration", Title: "Reconnect duration (median / max)", Unit: "ms", Better: Lower, Rank: RankRule{Kind: Ranked, Stat: PerFault, Of: SeriesReconnect, Floor: 50, Dim: DimResilience, Name: "longest reconnect per fault"},
 		Value: func(c *column) Cell { // the longest reconnect
 			if len(c.recDurMs) == 0 {
 				return notMeasured() // no reconnect: no duration
@@ -136,12 +176,12 @@ var Catalogue = []*Measure{
 			s := slices.Sorted(slices.Values(c.recDurMs))
 			return Cell{fmt.Sprintf("%s / %s", unit.Millis(s[len(s)/2]), unit.Millis(s[len(s)-1])), s[len(s)-1]}
 		}},
-	{ID: "lost_across", Title: "Lost across reconnects (library / source)", Unit: "ids", Better: Lower,
+	{ID: "lost_across", Title: "Lost across reconnects (library / source)", Unit: "ids", Better: Lower, Rank: RankRule{Kind: Ranked, Stat: PerFault, Of: SeriesLostAcross, Floor: 1, Dim: DimResilience, Name: "ids lost across the reconnects of each fault"},
 		// Ids missing at a subscription's first message on a new connection:
 		// the price of the outage, charged to the library when another
 		// library received them, to the source when every library lost them.
 		Value: func(c *column) Cell { return c.lostWhere(true) }},
-	{ID: "silence", Title: "Max seconds without data", Unit: "s", Better: Lower, Threshold: "max_silence",
+	{ID: "silence", Title: "Max seconds without data", Unit: "s", Better: Lower, Rank: never, Threshold: "max_silence",
 		Value: func(c *column) Cell { // the worst subscription
 			switch {
 			case c.streams == 0, c.silenceStream == "" && c.seqStreams == 0:
@@ -155,30 +195,45 @@ var Catalogue = []*Measure{
 			s := float64(c.silenceMs) / 1000
 			return Cell{fmt.Sprintf("%.1f s (%s)", s, c.silenceStream), s}
 		}},
-	{ID: "lost", Title: "Lost / duplicate (sequence ids)", Unit: "ids", Better: Lower, Threshold: "max_lost", Prom: "soak_lost_messages_total",
+	{ID: "lost", Title: "Lost / duplicate (sequence ids)", Unit: "ids", Better: Lower, Rank: never, Threshold: "max_lost", Prom: "soak_lost_messages_total",
 		Value: func(c *column) Cell { // lost sequence ids, over all subscriptions
 			if c.seqStreams == 0 {
 				return notMeasured() // no subscription totals recorded, or no message: no sequence checked
 			}
 			return Cell{fmt.Sprintf("%d / %d", c.lost, c.dup), float64(c.lost)}
 		}},
-	{ID: "lost_connected", Title: "Lost while connected (library / source)", Unit: "ids", Better: Lower,
+	{ID: "lost_connected", Title: "Lost while connected (library / source)", Unit: "ids", Better: Lower, Rank: check,
 		// Ids missing while a connection was up: a library's or the harness's
 		// fault, 0 without faults; charged like lost_across.
 		Value: func(c *column) Cell { return c.lostWhere(false) }},
-	{ID: "latency", Title: "Latency p50 / p99 (ms)", Unit: "ms", Better: Lower, Prom: "soak_latency_seconds",
+	{ID: "latency", Title: "Latency p50 / p99 (ms)", Unit: "ms", Better: Lower, Rank: never, Prom: "soak_latency_seconds",
 		Value: func(c *column) Cell { // whole-run p99
-			w := c.worker
-			if w.LatCount == 0 {
+			lat := c.latency()
+			if lat.Count == 0 {
 				return notMeasured()
 			}
-			text := fmt.Sprintf("%.2f / %.2f", float64(w.LatP50)/1000, float64(w.LatP99)/1000)
+			text := fmt.Sprintf("%.2f / %.2f", float64(lat.P50)/1000, float64(lat.P99)/1000)
 			if c.run.latencySuspect { // a live target, and this machine's clock was not synchronised
 				text += ClockMark
 			}
-			return Cell{text, float64(w.LatP99) / 1000}
+			return Cell{text, float64(lat.P99) / 1000}
 		}},
-	{ID: "errors_stalls", Title: "Errors / stalls", Unit: "count", Better: Lower,
+	{ID: "latency_mean_p99", Title: "Latency: mean of per-second p99 (ms)", Unit: "ms", Better: Lower,
+		Rank: RankRule{Kind: Ranked, Stat: BatchMeans, Of: SeriesLatP99, Floor: 0.1, Dim: DimLatency, Name: "mean of per-second p99"},
+		// Not the run's p99 (the row above): the mean over the window's
+		// seconds of each second's p99, which pairs second by second.
+		Value: func(c *column) Cell {
+			m := meanOf(c.series.LatP99)
+			if math.IsNaN(m) {
+				return notMeasured()
+			}
+			text := fmt.Sprintf("%.2f", m)
+			if c.run.latencySuspect {
+				text += ClockMark
+			}
+			return Cell{text, m}
+		}},
+	{ID: "errors_stalls", Title: "Errors / stalls", Unit: "count", Better: Lower, Rank: never,
 		Value: func(c *column) Cell { // errors + stalls
 			if !c.ran() {
 				return notMeasured()
@@ -189,7 +244,7 @@ var Catalogue = []*Measure{
 			}
 			return Cell{text, float64(c.errors + c.stalls)}
 		}},
-	{ID: "dropped_events", Title: "Events dropped by the worker", Unit: "events", Better: Lower, Prom: "soak_events_dropped_total",
+	{ID: "dropped_events", Title: "Events dropped by the worker", Unit: "events", Better: Lower, Rank: check, Prom: "soak_events_dropped_total",
 		// Events (errors, stalls, reconnects …) a worker could not pass to
 		// its frame writer because the channel was full: they are in no
 		// count of this table, which is short by that many.
@@ -203,7 +258,7 @@ var Catalogue = []*Measure{
 			}
 			return Cell{fmt.Sprintf("%d (the event counts above are short by as many)", d), float64(d)}
 		}},
-	{ID: "seconds_missing", Title: "Seconds missing", Unit: "s", Better: Lower, Prom: "soak_missing_seconds",
+	{ID: "seconds_missing", Title: "Seconds missing", Unit: "s", Better: Lower, Rank: check, Prom: "soak_missing_seconds",
 		// Seconds of the window the run lived through (endSec: the whole
 		// window of a run done, up to the last second recorded for any
 		// library of one interrupted or still written) without a worker
@@ -231,7 +286,7 @@ var Catalogue = []*Measure{
 			}
 			return Cell{fmt.Sprintf("%d (%s)", miss, strings.Join(notes, ", ")), float64(miss)}
 		}},
-	{ID: "dials", Title: "Dials / failed (status × n)", Unit: "dials", Better: Lower, Prom: "soak_dials_total",
+	{ID: "dials", Title: "Dials / failed (status × n)", Unit: "dials", Better: Lower, Rank: never, Prom: "soak_dials_total",
 		Value: func(c *column) Cell { // failed dials
 			if c.dialSlots == 0 {
 				return notMeasured()
@@ -246,9 +301,9 @@ var Catalogue = []*Measure{
 			}
 			return Cell{text, float64(c.dialFails)}
 		}},
-	{ID: "unrepairable", Title: "Unrepairable slots", Unit: "slots", Better: Lower,
+	{ID: "unrepairable", Title: "Unrepairable slots", Unit: "slots", Better: Lower, Rank: never,
 		Value: func(c *column) Cell { return c.counted(len(c.unrepairSlots)) }}, // slots the unrepairable rule fired for
-	{ID: "stalled_at_end", Title: "Stalled subscriptions at end", Unit: "subscriptions", Better: Lower,
+	{ID: "stalled_at_end", Title: "Stalled subscriptions at end", Unit: "subscriptions", Better: Lower, Rank: never,
 		Value: func(c *column) Cell {
 			names := c.stalledStreams
 			if c.streams == 0 {
@@ -268,37 +323,37 @@ var Catalogue = []*Measure{
 	// only within another row.
 	// Replaced by lost_across and lost_connected, which say where the ids
 	// were lost; kept for the tables stored with it.
-	{ID: "lost_charged", Title: "Lost charged to library / source", Unit: "ids", Better: Lower, Hidden: true, Retired: true,
+	{ID: "lost_charged", Title: "Lost charged to library / source", Unit: "ids", Better: Lower, Rank: never, Hidden: true, Retired: true,
 		Value: func(c *column) Cell { // lost ids that another library received
 			if c.charges == 0 {
 				return notMeasured()
 			}
 			return Cell{fmt.Sprintf("%d / %d", c.chargedLib, c.chargedSrc), float64(c.chargedLib)}
 		}},
-	{ID: "bytes", Title: "Bytes received", Unit: "bytes", Better: Higher, Hidden: true, Prom: "soak_bytes_total",
+	{ID: "bytes", Title: "Bytes received", Unit: "bytes", Better: Higher, Rank: never, Hidden: true, Prom: "soak_bytes_total",
 		Value: func(c *column) Cell { // payload bytes, drain included (the table shows them with the messages)
 			if !c.hasWorker {
 				return notMeasured()
 			}
 			return Cell{unit.Bytes(float64(c.bytesMax)), float64(c.bytesMax)}
 		}},
-	{ID: "dup", Title: "Duplicate ids", Unit: "ids", Better: Lower, Hidden: true, Threshold: "max_dup",
+	{ID: "dup", Title: "Duplicate ids", Unit: "ids", Better: Lower, Rank: never, Hidden: true, Threshold: "max_dup",
 		Value: func(c *column) Cell { // duplicate sequence ids, over all subscriptions
 			if c.seqStreams == 0 {
 				return notMeasured()
 			}
 			return Cell{fmt.Sprint(c.dup), float64(c.dup)}
 		}},
-	{ID: "reconnect_p99", Title: "Reconnect duration p99", Unit: "s", Better: Lower, Hidden: true, Threshold: "max_reconnect_p99",
+	{ID: "reconnect_p99", Title: "Reconnect duration p99", Unit: "s", Better: Lower, Rank: never, Hidden: true, Threshold: "max_reconnect_p99",
 		Value: func(c *column) Cell { // nearest rank; 0 without a reconnect
 			p := p99(c.recDurMs) / 1000
 			return Cell{fmt.Sprintf("%.3f s", p), p}
 		}},
-	{ID: "stalls", Title: "Stalls", Unit: "count", Better: Lower, Hidden: true, Threshold: "max_stalls", Prom: "soak_stalls_total",
+	{ID: "stalls", Title: "Stalls", Unit: "count", Better: Lower, Rank: never, Hidden: true, Threshold: "max_stalls", Prom: "soak_stalls_total",
 		Value: func(c *column) Cell { return c.counted(c.stalls) }},
-	{ID: "errors", Title: "Errors", Unit: "count", Better: Lower, Hidden: true, Threshold: "max_errors",
+	{ID: "errors", Title: "Errors", Unit: "count", Better: Lower, Rank: never, Hidden: true, Threshold: "max_errors",
 		Value: func(c *column) Cell { return c.counted(c.errors) }}, // store.Event.IsError
-	{ID: "rss_growth", Title: "RSS growth", Unit: "bytes", Better: Lower, Hidden: true, Threshold: "max_rss_growth",
+	{ID: "rss_growth", Title: "RSS growth", Unit: "bytes", Better: Lower, Rank: never, Hidden: true, Threshold: "max_rss_growth",
 		Value: func(c *column) Cell { // the window's last RSS minus its first
 			if c.rssN == 0 {
 				return notMeasured()
@@ -306,23 +361,23 @@ var Catalogue = []*Measure{
 			g := c.rssLast - c.rssFirst
 			return Cell{fmt.Sprintf("%+.1f MB", float64(g)/1e6), float64(g)}
 		}},
-	{ID: "latency_p99", Title: "Latency p99", Unit: "s", Better: Lower, Hidden: true, Threshold: "max_latency_p99", Prom: "soak_latency_p99_seconds",
+	{ID: "latency_p99", Title: "Latency p99", Unit: "s", Better: Lower, Rank: never, Hidden: true, Threshold: "max_latency_p99", Prom: "soak_latency_p99_seconds",
 		// Whole-run p99; not measured across an unsynchronised clock, where
 		// it can be off by any amount (the table marks its cell instead).
 		Value: func(c *column) Cell {
-			w := c.worker
-			if w.LatCount == 0 || c.run.latencySuspect {
+			lat := c.latency()
+			if lat.Count == 0 || c.run.latencySuspect {
 				return notMeasured()
 			}
-			s := float64(w.LatP99) / 1e6
+			s := float64(lat.P99) / 1e6
 			return Cell{fmt.Sprintf("%.4f s", s), s}
 		}},
 
 	// Live only: the worker's state at the latest second.
-	{ID: "goroutines", Title: "Goroutines", Unit: "count", Better: NoRank, Hidden: true, Prom: "soak_goroutines"},
-	{ID: "conns_up", Title: "Connections up", Unit: "connections", Better: NoRank, Hidden: true, Prom: "soak_connections_up"},
-	{ID: "worker_up", Title: "Worker up", Unit: "bool", Better: NoRank, Hidden: true, Prom: "soak_worker_up"},
-	{ID: "worker_restarts", Title: "Worker restarts", Unit: "count", Better: Lower, Hidden: true, Prom: "soak_worker_restarts_total"},
+	{ID: "goroutines", Title: "Goroutines", Unit: "count", Better: NoRank, Rank: never, Hidden: true, Prom: "soak_goroutines"},
+	{ID: "conns_up", Title: "Connections up", Unit: "connections", Better: NoRank, Rank: never, Hidden: true, Prom: "soak_connections_up"},
+	{ID: "worker_up", Title: "Worker up", Unit: "bool", Better: NoRank, Rank: never, Hidden: true, Prom: "soak_worker_up"},
+	{ID: "worker_restarts", Title: "Worker restarts", Unit: "count", Better: Lower, Rank: never, Hidden: true, Prom: "soak_worker_restarts_total"},
 }
 
 // wrap is a note of a cell ("; …") in parentheses after it ("" when none).

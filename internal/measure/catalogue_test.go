@@ -50,8 +50,56 @@ func TestCatalogueComplete(t *testing.T) {
 			t.Errorf("ByTitle(%q) = %v", m.Title, ByTitle(m.Title))
 		}
 	}
-	if n := len(Table()); n != 22 {
-		t.Errorf("%d rows in the end table, want 22", n)
+	// Every run's rows; the findings of what only some runs do are shown
+	// when measured (the blackhole's three).
+	always := slices.DeleteFunc(Table(), func(m *Measure) bool { return m.WhenMeasured })
+	if n := len(always); n != 27 {
+		t.Errorf("%d rows in every end table, want 27", n)
+	}
+}
+
+// TestRankKinds: every measure says what it is to the ranking; a ranked
+// one names its statistic, what it compares, a practical floor above 0, a
+// dimension, an honest name and a direction. Counts every column must
+// share and structural values are never ranked, the integrity rows are
+// checks (issue 21: no ★ on messages, msgs/s or wire bytes).
+func TestRankKinds(t *testing.T) {
+	for _, m := range Catalogue {
+		r := m.Rank
+		switch r.Kind {
+		case Ranked:
+			if r.Stat == "" || r.Of == "" || !(r.Floor > 0) || !slices.Contains(Dimensions, r.Dim) || r.Name == "" ||
+				(m.Better != Higher && m.Better != Lower) || m.Hidden {
+				t.Errorf("%s: ranked, but %+v (better %q, hidden %v)", m.ID, r, m.Better, m.Hidden)
+			}
+		case Never, Check:
+			if r != (RankRule{Kind: r.Kind}) {
+				t.Errorf("%s: %s, with a statistic %+v", m.ID, r.Kind, r)
+			}
+		default:
+			t.Errorf("%s: rank kind %q, want ranked, never or check", m.ID, r.Kind)
+		}
+	}
+	for _, id := range []string{"messages", "msg_rate", "wire_bytes", "bytes", "lost", "dup", "goroutines", "silence", "rss", "latency"} {
+		if ByID(id).Rank.Kind != Never {
+			t.Errorf("%s is %s, want never ranked", id, ByID(id).Rank.Kind)
+		}
+	}
+	for _, id := range []string{"wire_truth", "server_truth", "cpu_seconds", "seconds_missing", "dropped_events", "lost_connected"} {
+		if ByID(id).Rank.Kind != Check {
+			t.Errorf("%s is %s, want a check", id, ByID(id).Rank.Kind)
+		}
+	}
+	for _, d := range Dimensions[:4] { // correctness is the checks'
+		n := 0
+		for _, m := range Catalogue {
+			if m.Rank.Dim == d {
+				n++
+			}
+		}
+		if n == 0 {
+			t.Errorf("no ranked measure for %s", d)
+		}
 	}
 }
 

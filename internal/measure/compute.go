@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/sampler"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/wire"
 )
@@ -18,6 +19,9 @@ type Results struct {
 	Seconds int64  // the planned window
 	Cols    []Dims // one per library, in column order (Rank)
 	Rows    []Row  // every measure with a Value, in catalogue order, hidden ones included
+	// Series are what each column recorded second by second and at each
+	// fault, in column order: what the ranking compares.
+	Series []*Series
 }
 
 // Row is one measure across the columns.
@@ -75,6 +79,16 @@ type runInfo struct {
 type column struct {
 	run    *runInfo
 	worker store.Worker
+	series *Series
+	// digest is the run's latency merged from the stored minute digests
+	// (nil: none stored, a database before them or a run without latency).
+	digest *sampler.Digest
+	// sent compares each subscription's messages with what the replay
+	// server sent (nil: no server counts, a live target).
+	sent *SentCheck
+	// dropKinds are the kinds of the faults that hit the column after
+	// which the server's counts and the client's may rightly differ.
+	dropKinds []wire.FaultKind
 
 	// samples
 	hasWorker               bool
@@ -122,6 +136,8 @@ type column struct {
 	dialSlots                        int
 	dials, dialFails                 int64
 	statuses                         map[string]int64
+
+	net netFinding // the blackholes of a linked run (network.go)
 }
 
 // Compute reads the run in db in one pass — the samples and events streamed
@@ -151,7 +167,7 @@ func computeAt(db *store.DB, now time.Time) (*Results, error) {
 	cols := map[string]*column{}
 	for _, w := range workers {
 		cols[w.Lib] = &column{run: ri, worker: w, reconnects: map[string]int{}, unrepairSlots: map[int]bool{},
-			statuses: map[string]int64{}}
+			statuses: map[string]int64{}, series: newSeries(ri.seconds, ri.latencySuspect)}
 		res.Cols = append(res.Cols, Dims{Lib: w.Lib})
 	}
 	slices.SortStableFunc(res.Cols, func(a, b Dims) int { return Rank(a.Lib) - Rank(b.Lib) })
@@ -176,6 +192,9 @@ func computeAt(db *store.DB, now time.Time) (*Results, error) {
 			ri.lastSec = max(ri.lastSec, end)
 			ri.noEnd = run.Status == store.StatusRunning
 		}
+	}
+	for _, c := range cols {
+		c.series.trim(ri.lastSec)
 	}
 	streams, err := db.LatestStreamSamples()
 	if err != nil {
@@ -248,6 +267,26 @@ func computeAt(db *store.DB, now time.Time) (*Results, error) {
 			}
 		}
 	}
+	sent, err := db.ServerCounts()
+	if err != nil {
+		return nil, err
+	}
+	if len(sent) > 0 {
+		for lib, sc := range CheckSent(sent, streams) {
+			if c := cols[lib]; c != nil {
+				c.sent = sc
+			}
+		}
+	}
+	lat, err := digests(db)
+	if err != nil {
+		return nil, err
+	}
+	for lib, d := range lat {
+		if c := cols[lib]; c != nil {
+			c.digest = d
+		}
+	}
 
 	for _, m := range Catalogue {
 		if m.Value == nil {
@@ -261,6 +300,9 @@ func computeAt(db *store.DB, now time.Time) (*Results, error) {
 			row.Cells = append(row.Cells, m.Value(cols[d.Lib]))
 		}
 		res.Rows = append(res.Rows, row)
+	}
+	for _, d := range res.Cols {
+		res.Series = append(res.Series, cols[d.Lib].series)
 	}
 	return res, nil
 }
@@ -307,6 +349,7 @@ func (c *column) sample(s *store.Sample) {
 	if !c.inWindow(s.Sec) {
 		return
 	}
+	c.sampleSeries(s)
 	// The frame for second k counts the messages since the worker's previous
 	// frame: one second's only when that frame is of k−1 and the totals agree.
 	if !s.HasWorker {
@@ -352,6 +395,8 @@ func (c *column) stream(s *store.StreamSample) {
 
 func (c *column) event(e *store.Event) {
 	c.events++
+	c.net.event(e)
+	c.eventSeries(e)
 	switch e.Kind {
 	case wire.EventDisconnected:
 		c.reconnects[e.Group]++
@@ -360,6 +405,9 @@ func (c *column) event(e *store.Event) {
 		c.recDurMs = append(c.recDurMs, e.DurMs)
 	case wire.EventFault:
 		c.faults++
+		if discards(e.Fault) {
+			c.dropKinds = append(c.dropKinds, e.Fault)
+		}
 	case wire.EventWorkerRestart:
 		c.restarts++
 	case wire.EventStall:
@@ -423,6 +471,17 @@ func CPUSampled(w store.Worker) bool { return !math.IsNaN(w.SampledCPU) }
 var nan = math.NaN()
 
 func notMeasured() Cell { return Cell{NotMeasured, nan} }
+
+// latency is the column's whole-run latency: from the stored minute
+// digests (every process of the worker, within 1 %), else the worker's
+// final report (its last process only, within 0.1 %).
+func (c *column) latency() sampler.LatencySnap {
+	if c.digest != nil && c.digest.Count() > 0 {
+		return c.digest.Summary()
+	}
+	w := c.worker
+	return sampler.LatencySnap{Count: w.LatCount, P50: w.LatP50, P99: w.LatP99, P999: w.LatP999, Max: w.LatMax, Negative: w.LatNeg}
+}
 
 func countCell(n int) Cell { return Cell{fmt.Sprint(n), float64(n)} }
 

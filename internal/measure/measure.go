@@ -38,12 +38,84 @@ const (
 	NoRank Better = "none" // not ranked: a count of what happened to a library (faults), or a cross-check
 )
 
+// RankKind is what a measure is to the ranking (internal/ranking).
+type RankKind string
+
+// The rank kinds; every measure of the catalogue has one.
+const (
+	// Ranked: the columns are compared by a paired statistic (Rank.Stat),
+	// and the best earns a ★ only when it is called against every other
+	// column by more than Rank.Floor.
+	Ranked RankKind = "ranked"
+	// Never ranked: a count every column must share (messages, bytes, lost
+	// ids without faults), a structural value (goroutines), a description,
+	// or one figure of one run with no spread to judge it by.
+	Never RankKind = "never"
+	// Check: an integrity check of the measurement, ✓ when its number is 0
+	// (the check's block says which fails and why); never ranked.
+	Check RankKind = "check"
+)
+
+// Statistic is how a ranked measure compares two columns.
+type Statistic string
+
+// The statistics of the ranking.
+const (
+	// BatchMeans: the window's seconds paired (only seconds where both
+	// columns have a value), cut into batches; the mean of the batch means'
+	// differences with its t-interval.
+	BatchMeans Statistic = "batch_means"
+	// SteadyLevel: BatchMeans over the window's second half; the level
+	// shown is the median of that half.
+	SteadyLevel Statistic = "steady_level"
+	// Growth: the Theil–Sen slope of the paired batch means after the
+	// first minute, with Sen's interval.
+	Growth Statistic = "growth"
+	// PerFault: the consequences of each injected fault paired (the same
+	// fault hit every column), the mean of their differences with its
+	// t-interval.
+	PerFault Statistic = "per_fault"
+)
+
+// Dimension is what a ranked measure or a check tells about a library, for
+// the summary.
+type Dimension string
+
+// The summary's dimensions, in its order.
+const (
+	DimCPU         Dimension = "CPU"
+	DimMemory      Dimension = "Memory"
+	DimLatency     Dimension = "Latency"
+	DimResilience  Dimension = "Resilience"
+	DimCorrectness Dimension = "Correctness"
+)
+
+// Dimensions are the summary's dimensions in order.
+var Dimensions = []Dimension{DimCPU, DimMemory, DimLatency, DimResilience, DimCorrectness}
+
+// RankRule is how a measure takes part in the ranking.
+type RankRule struct {
+	Kind RankKind
+	// The rest is a Ranked measure's.
+	Stat Statistic
+	Of   SeriesID // what is compared
+	// Floor is the least difference (in Unit) worth a call: a smaller one,
+	// however certain, is "=". A catalogue value: the calibration of A/A
+	// runs may raise it.
+	Floor float64
+	Dim   Dimension
+	// Name says what is compared, honestly: "mean of per-second p99", not
+	// "p99".
+	Name string
+}
+
 // Measure is one entry of the catalogue.
 type Measure struct {
 	ID     string // stable: stored in the summary table, used by compare and export
 	Title  string // the end table's row name
 	Unit   string // of Cell.Num
 	Better Better
+	Rank   RankRule
 	// Threshold is the profile key ("thresholds:") whose limit is checked
 	// against this measure's number, in Unit; "" when none.
 	Threshold string
@@ -54,6 +126,10 @@ type Measure struct {
 	// Hidden measures are not rows of the end table: thresholds and the live
 	// view need them.
 	Hidden bool
+	// WhenMeasured rows are in the end table only of a run that measured
+	// them for some column: findings of what not every run does (a
+	// blackhole on a link).
+	WhenMeasured bool
 	// Retired marks a row of earlier end tables that a newer pair of rows
 	// replaced: hidden, but a table stored with it still finds it by title.
 	Retired bool

@@ -44,7 +44,7 @@ func (r *Results) EndTable() *EndTable {
 	t := &EndTable{RunID: r.RunID, Seconds: r.Seconds, Libs: r.Libs()}
 	for _, row := range r.Rows {
 		m := row.Measure
-		if m.Hidden {
+		if m.Hidden || m.WhenMeasured && !anyMeasured(row.Cells) {
 			continue
 		}
 		tr := EndRow{ID: m.ID, Name: row.Title, Unit: m.Unit, Better: m.Better}
@@ -102,4 +102,9 @@ func EndTableFromRows(run store.Run, rows []store.SummaryRow) *EndTable {
 		t.Rows[i].Cells[li], t.Rows[i].Nums[li] = r.Value, r.Num
 	}
 	return t
+}
+
+// anyMeasured reports whether some cell holds a value.
+func anyMeasured(cells []Cell) bool {
+	return slices.ContainsFunc(cells, func(c Cell) bool { return c.Text != NotMeasured })
 }

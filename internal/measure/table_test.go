@@ -48,7 +48,7 @@ func TestEndTableRoundTrip(t *testing.T) {
 	}
 	var want []string
 	for _, m := range Catalogue {
-		if !m.Hidden {
+		if !m.Hidden && !m.WhenMeasured { // a run without a blackhole: none of its rows
 			want = append(want, m.ID)
 		}
 	}

@@ -84,7 +84,7 @@ func (w WireCheck) Diff() int64 {
 }
 
 // CheckWire compares every library's slot accounts with the server's
-// per-connection counts (tags lib/slot/attempt; rows of other tags, such as
+// per-connection counts (tags column/slot/attempt; rows of other tags, such as
 // the preflight's, are left out). A library without any slot account is
 // left out, and so is an interim account (recorded during the run: its
 // bytes are not the slot's to the end); the result is ordered as the
@@ -100,7 +100,7 @@ func CheckWire(server []store.ServerWire, dials []store.SlotDials) []WireCheck {
 		if err != nil {
 			continue
 		}
-		k := key{t.Lib, t.Slot}
+		k := key{t.Column, t.Slot}
 		s := bySlot[k]
 		s.Written += w.WireBytes
 		s.Readable += w.Readable

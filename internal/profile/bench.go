@@ -33,6 +33,11 @@ type Bench struct {
 	CPUs          CPUs               `yaml:"cpus" soak:"kind=cpus"`                     // pinning; "" in the file: none
 	WorkerRuntime Runtime            `yaml:"worker_runtime"`                            // the Go runtime of every client alike
 
+	// Link puts the firehose behind a link, as a soak's link: does the
+	// replay server (link.go); a run with a rate carries at most what the
+	// link moves in about BenchLinkSeconds. Link.On: the profile has link:.
+	Link wire.Link `yaml:"link"`
+
 	names BenchNames // what the lists are checked against, for Set
 }
 
@@ -98,6 +103,11 @@ func ParseBench(path string, data []byte, names BenchNames) (*Bench, error) {
 	b.Path = path
 	if err := d.mapping(root, "profile", d.fields(reflect.ValueOf(b), "")); err != nil {
 		return nil, err
+	}
+	if b.Link.On = d.set["link"]; b.Link.On {
+		if e := d.checkLink(b.Link); e != nil {
+			return nil, e
+		}
 	}
 	return b, nil
 }

@@ -888,8 +888,10 @@ func (d *decoder) validate(p *Profile) error {
 			}
 		}
 	}
+	d.validateLink(p, add)
 	d.validateSide(p, add)
 	d.validateFaults(p, add)
+	d.validateVariants(p, add)
 	if len(errs) == 0 {
 		return nil
 	}

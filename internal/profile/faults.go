@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -30,7 +31,8 @@ type Fault struct {
 	Size       ByteSize       `yaml:"size" soak:"positive"`
 	For        Duration       `yaml:"for"`
 	Delay      Duration       `yaml:"delay" soak:"positive"`
-	Line       int            `yaml:"-"` // line of the item in the file
+	Rate       wire.BitRate   `yaml:"rate" soak:"positive"` // throttle: the link's rate toward each column meanwhile
+	Line       int            `yaml:"-"`                    // line of the item in the file
 	lines      map[string]int // key → line, for validation messages
 }
 
@@ -52,14 +54,7 @@ func (d *decoder) faults(v *yaml.Node, dst *[]Fault) error {
 // fault decodes one item of faults into f.
 func (d *decoder) fault(fn *yaml.Node, f *Fault) error {
 	f.Line, f.lines = d.at(deref(fn).Line), map[string]int{}
-	fs := d.fields(reflect.ValueOf(f), "fault ")
-	for i, fd := range fs {
-		fs[i].decode = func(v *yaml.Node) error {
-			f.lines[fd.key] = d.at(deref(v).Line)
-			return fd.decode(v)
-		}
-	}
-	if err := d.mapping(fn, "fault", fs); err != nil {
+	if err := d.listItem(fn, reflect.ValueOf(f), "fault", f.lines); err != nil {
 		return err
 	}
 	switch {
@@ -78,7 +73,7 @@ func (d *decoder) faultKind(v *yaml.Node, name string, dst *string) error {
 	if err != nil {
 		return err
 	}
-	if k := wire.FaultKind(s); !k.OnClientSide() && !k.OnServerSide() {
+	if k := wire.FaultKind(s); !k.OnClientSide() && !k.OnServerSide() && !k.OnNetwork() {
 		kinds := kindNames()
 		hint := suggest(s, kinds)
 		if hint == "" {
@@ -99,10 +94,12 @@ func (d *decoder) faultStreams(v *yaml.Node, name string, dst *[]string) error {
 	return err
 }
 
+// kindNames are the fault kinds of a side: client run: the replay server's,
+// then the network's.
 func kindNames() []string {
-	out := make([]string, len(wire.FaultKinds))
-	for i, k := range wire.FaultKinds {
-		out[i] = string(k)
+	var out []string
+	for _, k := range append(slices.Clone(wire.FaultKinds), wire.NetworkFaultKinds...) {
+		out = append(out, string(k))
 	}
 	return out
 }
@@ -122,19 +119,24 @@ func (f *Fault) replayFault(symbols []string) wire.Fault {
 	}
 	size := int(min(f.Size, math.MaxInt32)) // Validate rejects anything that large
 	return wire.Fault{Kind: wire.FaultKind(f.Kind), Streams: streams, Code: f.Code, Reason: f.Reason, N: f.N,
-		Status: f.Status, RetryAfter: f.RetryAfter.Std(), Size: size, For: f.For.Std(), Delay: f.Delay.Std()}
+		Status: f.Status, RetryAfter: f.RetryAfter.Std(), Size: size, For: f.For.Std(), Delay: f.Delay.Std(), Rate: int64(f.Rate)}
 }
 
 // ScheduledFaults returns the faults for the replay server's schedule:
-// none on side: server, whose faults are the load client's (ServerFaults).
+// none on side: server, whose faults are the load client's (ServerFaults),
+// and none of the network's kinds, which the controller plays on the link
+// (NetworkFaults).
 func (p *Profile) ScheduledFaults() []wire.ScheduledFault {
 	if p.Server() {
 		return nil
 	}
-	out := make([]wire.ScheduledFault, len(p.Faults))
+	out := []wire.ScheduledFault{}
 	for i := range p.Faults {
 		f := &p.Faults[i]
-		out[i] = wire.ScheduledFault{Fault: f.replayFault(p.Symbols), At: f.At.Std(), Every: f.Every.Std()}
+		if wire.FaultKind(f.Kind).OnNetwork() {
+			continue
+		}
+		out = append(out, wire.ScheduledFault{Fault: f.replayFault(p.Symbols), At: f.At.Std(), Every: f.Every.Std()})
 	}
 	return out
 }
@@ -185,6 +187,10 @@ func (d *decoder) validateFaults(p *Profile, add func(*Error)) {
 			add(d.errf(at("every"), "faults fire %d times or more in %v: at most %d in a run (every fault is logged and recorded per library)",
 				firings, p.Duration, MaxFaultFirings))
 			return
+		}
+		if wire.FaultKind(f.Kind).OnNetwork() && !p.Link.On {
+			add(d.errf(at("kind"), "fault %s needs link: (the kernel plays it on the link to the replay server)", f.Kind))
+			continue
 		}
 		if err := checkFaultTemplates(p, f.Streams); err != nil {
 			add(d.errf(at("streams"), "fault %v", err))

@@ -114,6 +114,21 @@ func (d *decoder) fields(v reflect.Value, prefix string) []field {
 	return fs
 }
 
+// listItem decodes n, one mapping item of a list (a fault, a variant), into the
+// struct v points at, recording the line of each key it sets in lines: the
+// item's own checks name the line of the key at fault. what names the item
+// in messages ("fault"), and begins its keys' names ("fault at").
+func (d *decoder) listItem(n *yaml.Node, v reflect.Value, what string, lines map[string]int) error {
+	fs := d.fields(v, what+" ")
+	for i, fd := range fs {
+		fs[i].decode = func(x *yaml.Node) error {
+			lines[fd.key] = d.at(deref(x).Line)
+			return fd.decode(x)
+		}
+	}
+	return d.mapping(n, what, fs)
+}
+
 // value decodes into fv, field s of the struct parent, named name in messages.
 func (d *decoder) value(s spec, name string, fv, parent reflect.Value) func(*yaml.Node) error {
 	if s.kind != "" {
@@ -130,6 +145,8 @@ func (d *decoder) value(s spec, name string, fv, parent reflect.Value) func(*yam
 		return d.duration(name, (*Duration)(p), sg)
 	case *ByteSize:
 		return d.size(name, p, sg, s.max)
+	case *wire.BitRate:
+		return d.bitRate(name, p, sg)
 	case *float64:
 		return d.float(name, p, sg)
 	case *int64:
@@ -218,6 +235,14 @@ func (d *decoder) custom(s spec, name string, fv, parent reflect.Value) func(*ya
 		return func(v *yaml.Node) error { return d.perConnection(v, name, fv.Addr().Interface().(*int)) }
 	case "libraries":
 		return func(v *yaml.Node) error { return d.names(v, name, "library", wire.Libraries, nil, false, list()) }
+	case "column_libraries": // a soak's: empty with variants (validateVariants)
+		return func(v *yaml.Node) error { return d.names(v, name, "library", wire.Libraries, nil, true, list()) }
+	case "library":
+		return str(func(v *yaml.Node, dst *string) error { return d.library(v, name, dst) })
+	case "column_name":
+		return str(func(v *yaml.Node, dst *string) error { return d.columnName(v, name, dst) })
+	case "variants":
+		return func(v *yaml.Node) error { return d.variants(v, fv.Addr().Interface().(*[]Variant)) }
 	case "symbols":
 		return func(v *yaml.Node) error { return d.symbols(v, name, list()) }
 	case "symbols_or_top": // and its sibling Top

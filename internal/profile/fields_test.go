@@ -11,7 +11,7 @@ import (
 // without a yaml tag, an unknown option or kind panics), each key once.
 func TestFieldsDeclared(t *testing.T) {
 	for _, v := range []any{&Profile{}, &Keepalive{}, &Reconnect{}, &Silence{}, &wire.Replay{}, &TLS{}, &Report{}, &Runtime{},
-		&Group{}, &Fault{}, &Top{}} {
+		&Group{}, &Fault{}, &Top{}, &Variant{}} {
 		typ := reflect.TypeOf(v).Elem()
 		func() {
 			defer func() {

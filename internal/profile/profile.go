@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/wssoak/wssoak/internal/limit"
@@ -55,36 +54,42 @@ type Profile struct {
 	Text string `yaml:"-"` // source text, stored with the run
 
 	Name             string           `yaml:"name" soak:"kind=name"`
-	Target           string           `yaml:"target" soak:"kind=target"`           // "local" or a ws:// / wss:// base URL
-	Duration         Duration         `yaml:"duration" soak:"kind=window"`         // measured window
-	Warmup           Duration         `yaml:"warmup"`                              // connect/subscribe time before the window
-	Libraries        []string         `yaml:"libraries" soak:"kind=libraries"`     // subset of wire.Libraries
-	Symbols          []string         `yaml:"symbols" soak:"kind=symbols_or_top"`  // lowercase; filled by ResolveSymbols when Top is set
-	Top              *Top             `yaml:"-"`                                   // symbols: {top: N, quote: Q}, resolved once at the start
-	REST             string           `yaml:"rest" soak:"kind=rest"`               // REST base for Top; "" = DefaultREST (live) or the replay server (local)
-	Groups           []Group          `yaml:"groups" soak:"kind=groups"`           // connection groups
-	Keepalive        Keepalive        `yaml:"keepalive"`                           // client pings
-	Reconnect        Reconnect        `yaml:"reconnect"`                           // backoff bounds, unrepairable rule
-	Silence          Silence          `yaml:"silence"`                             // per-subscription silence watchdog
-	HandshakeTimeout Duration         `yaml:"handshake_timeout" soak:"positive"`   // per dial
-	ReadLimit        ByteSize         `yaml:"read_limit" soak:"positive"`          // max message size
-	RcvBuf           ByteSize         `yaml:"rcvbuf"`                              // SO_RCVBUF; 0 = kernel default (autotuning)
-	Encoding         string           `yaml:"encoding" soak:"kind=encoding"`       // events' encoding: json (default), msgpack, packed (target local only)
-	Thresholds       []Threshold      `yaml:"thresholds" soak:"kind=thresholds"`   // pass/fail limits per library, in ThresholdKeys order
-	Faults           []Fault          `yaml:"faults" soak:"kind=faults"`           // injected by the replay server (target local only)
-	Replay           wire.Replay      `yaml:"replay"`                              // only for target local; read it with ReplayConfig
-	Proxy            string           `yaml:"proxy" soak:"kind=proxy"`             // forward proxy for every connection (socks5, socks4, http, https URL); "" = direct
-	TLS              TLS              `yaml:"tls"`                                 // trust for wss targets and https proxies
-	Report           Report           `yaml:"report"`                              // the HTML report written during and after the run
-	WorkerRuntime    Runtime          `yaml:"worker_runtime"`                      // the Go runtime of every worker alike
-	Compression      wire.Compression `yaml:"compression" soak:"kind=compression"` // permessage-deflate: off, on, no_context_takeover
-	Side             string           `yaml:"side" soak:"kind=side"`               // "client" (default): the libraries as clients; "server": as chat servers (side.go)
-	Chat             ChatLoad         `yaml:"chat"`                                // the chat load of a side: server run
-	Labels           Labels           `yaml:"labels" soak:"kind=labels"`           // the user's names for the run (region: fra): soak_run_info and the report over several runs
+	Target           string           `yaml:"target" soak:"kind=target"`              // "local" or a ws:// / wss:// base URL
+	Duration         Duration         `yaml:"duration" soak:"kind=window"`            // measured window
+	Warmup           Duration         `yaml:"warmup"`                                 // connect/subscribe time before the window
+	Libraries        []string         `yaml:"libraries" soak:"kind=column_libraries"` // subset of wire.Libraries; may be empty when variants are given
+	Variants         []Variant        `yaml:"variants" soak:"kind=variants"`          // libraries under settings of their own, columns of their own (variants.go)
+	Symbols          []string         `yaml:"symbols" soak:"kind=symbols_or_top"`     // lowercase; filled by ResolveSymbols when Top is set
+	Top              *Top             `yaml:"-"`                                      // symbols: {top: N, quote: Q}, resolved once at the start
+	REST             string           `yaml:"rest" soak:"kind=rest"`                  // REST base for Top; "" = DefaultREST (live) or the replay server (local)
+	Groups           []Group          `yaml:"groups" soak:"kind=groups"`              // connection groups
+	Keepalive        Keepalive        `yaml:"keepalive"`                              // client pings
+	Reconnect        Reconnect        `yaml:"reconnect"`                              // backoff bounds, unrepairable rule
+	Silence          Silence          `yaml:"silence"`                                // per-subscription silence watchdog
+	HandshakeTimeout Duration         `yaml:"handshake_timeout" soak:"positive"`      // per dial
+	ReadLimit        ByteSize         `yaml:"read_limit" soak:"positive"`             // max message size
+	RcvBuf           ByteSize         `yaml:"rcvbuf"`                                 // SO_RCVBUF; 0 = kernel default (autotuning)
+	Encoding         string           `yaml:"encoding" soak:"kind=encoding"`          // events' encoding: json (default), msgpack, packed (target local only)
+	Thresholds       []Threshold      `yaml:"thresholds" soak:"kind=thresholds"`      // pass/fail limits per library, in ThresholdKeys order
+	Faults           []Fault          `yaml:"faults" soak:"kind=faults"`              // injected by the replay server (target local only)
+	Replay           wire.Replay      `yaml:"replay"`                                 // only for target local; read it with ReplayConfig
+	Proxy            string           `yaml:"proxy" soak:"kind=proxy"`                // forward proxy for every connection (socks5, socks4, http, https URL); "" = direct
+	TLS              TLS              `yaml:"tls"`                                    // trust for wss targets and https proxies
+	Report           Report           `yaml:"report"`                                 // the HTML report written during and after the run
+	WorkerRuntime    Runtime          `yaml:"worker_runtime"`                         // the Go runtime of every worker alike
+	Compression      wire.Compression `yaml:"compression" soak:"kind=compression"`    // permessage-deflate: off, on, no_context_takeover
+	Side             string           `yaml:"side" soak:"kind=side"`                  // "client" (default): the libraries as clients; "server": as chat servers (side.go)
+	Chat             ChatLoad         `yaml:"chat"`                                   // the chat load of a side: server run
+	Labels           Labels           `yaml:"labels" soak:"kind=labels"`              // the user's names for the run (region: fra): soak_run_info and the report over several runs
 
 	// Warnings are problems that do not stop the run, as "<path>:<line>: <text>":
 	// e.g. a stream Binance retired, which will be reported as stalled.
 	Warnings []string `yaml:"-"`
+
+	// Link puts the replay server in a network namespace of its own, behind
+	// a link that shapes, loses and faults packets (link.go; target local,
+	// side client, root). Link.On says the profile has link:.
+	Link wire.Link `yaml:"link"`
 }
 
 // Runtime is the Go runtime every worker sets at its start, the same for
@@ -299,7 +304,7 @@ func ParseStored(path string, data []byte) (*Profile, error) {
 
 // ReplayConfig is the replay server's configuration for this profile: its
 // replay section, with the profile's symbols when it names none, its
-// faults and its compression. The controller adds a run's start, stop and certificate files.
+// faults and the compression its columns ask for. The controller adds a run's start, stop and certificate files.
 func (p *Profile) ReplayConfig() wire.Replay {
 	r := p.Replay
 	r.Rates = maps.Clone(r.Rates)
@@ -308,7 +313,7 @@ func (p *Profile) ReplayConfig() wire.Replay {
 	}
 	r.Symbols = slices.Clone(r.Symbols)
 	r.Faults = p.ScheduledFaults()
-	r.Compression = p.Compression // the server allows what the run asks for
+	r.Compression = wire.WidestCompression(p.Compression, p.Columns()) // the server allows what any column asks for
 	return r.WithDefaults()
 }
 
@@ -325,28 +330,4 @@ func (e *Error) Error() string {
 		return e.Path + ": " + e.Msg
 	}
 	return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg)
-}
-
-// SetLibraries replaces the profile's libraries (from a command-line flag),
-// with the same checks as the profile file gets.
-func (p *Profile) SetLibraries(libs []string) error {
-	if len(libs) == 0 || len(libs) == 1 && strings.TrimSpace(libs[0]) == "" {
-		return fmt.Errorf("no library given: want names such as gorilla,gobwas, or leave the flag out for the profile's")
-	}
-	var out []string
-	for _, l := range libs {
-		l = strings.TrimSpace(l)
-		if !slices.Contains(wire.Libraries, l) {
-			return fmt.Errorf("unknown library %q (known: %s)", l, strings.Join(wire.Libraries, ", "))
-		}
-		if slices.Contains(out, l) {
-			return fmt.Errorf("library %q listed twice", l)
-		}
-		out = append(out, l)
-	}
-	if len(out) == 0 {
-		return fmt.Errorf("no library given")
-	}
-	p.Libraries = out
-	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,10 @@ func strip(p *Profile) *Profile {
 	q.Faults = append([]Fault(nil), p.Faults...)
 	for i := range q.Faults {
 		q.Faults[i].lines = nil
+	}
+	q.Variants = slices.Clone(p.Variants)
+	for i := range q.Variants {
+		q.Variants[i].lines, q.Variants[i].Line = nil, 0
 	}
 	return &q
 }
@@ -474,6 +479,33 @@ var badProfiles = []struct{ name, yaml string }{
 	{"server fault half_open n past room", "side: server\nchat: {n: 3}\nfaults:\n  - kind: half_open\n    at: 1s\n    n: 3\n"},
 	{"server fault oversize small", "side: server\nfaults:\n  - kind: oversize\n    at: 1s\n    size: 1KiB\n"},
 	{"slow reader client side", "name: x\nfaults:\n  - kind: slow_reader\n    at: 1s\n"},
+	{"variants not a list", "variants: {name: gorilla-a, lib: gorilla}\n"},
+	{"variant unknown key", "variants:\n  - name: gorilla-a\n    lib: gorilla\n    read_bufer_size: 4KiB\n"},
+	{"variant not a mapping", "variants:\n  - gorilla-a\n"},
+	{"variant no name", "variants:\n  - lib: gorilla\n"},
+	{"variant no lib", "name: x\nvariants:\n  - name: gorilla-a\n"},
+	{"variant unknown lib", "variants:\n  - name: g\n    lib: gorila\n"},
+	{"variant unknown lib far", "variants:\n  - name: g\n    lib: nhooyr\n"},
+	{"variant named as a library", "variants:\n  - name: gws\n    lib: gorilla\n"},
+	{"variant bad name", "variants:\n  - name: Gorilla_GC\n    lib: gorilla\n"},
+	{"variant name with a slash", "variants:\n  - name: gorilla/2\n    lib: gorilla\n"},
+	{"variant name too long", "variants:\n  - name: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n    lib: gorilla\n"},
+	{"variant twice", "variants:\n  - name: g1\n    lib: gorilla\n  - name: g2\n    lib: gws\n  - name: g1\n    lib: gws\n"},
+	{"variant coder read buffer", "variants:\n  - name: coder-rb\n    lib: coder\n    read_buffer_size: 4KiB\n"},
+	{"variant read buffer small", "variants:\n  - name: g\n    lib: gobwas\n    read_buffer_size: 16B\n"},
+	{"variant read buffer huge", "variants:\n  - name: g\n    lib: gws\n    read_buffer_size: 1GiB\n"},
+	{"variant read buffer zero", "variants:\n  - name: g\n    lib: gws\n    read_buffer_size: 0\n"},
+	{"variant cost too high", "variants:\n  - name: g\n    lib: gorilla\n    calibration_cost: 2ms\n"},
+	{"variant cost unitless", "variants:\n  - name: g\n    lib: gorilla\n    calibration_cost: 5\n"},
+	{"variant cost negative", "variants:\n  - name: g\n    lib: gorilla\n    calibration_cost: -5us\n"},
+	{"variant gogc below off", "variants:\n  - name: g\n    lib: gorilla\n    worker_runtime: {gogc: -2}\n"},
+	{"variant runtime unknown key", "variants:\n  - name: g\n    lib: gorilla\n    worker_runtime: {gc: 25}\n"},
+	{"variant bad compression", "variants:\n  - name: g\n    lib: gorilla\n    compression: zstd\n"},
+	{"variant bad encoding", "variants:\n  - name: g\n    lib: gorilla\n    encoding: protobuf\n"},
+	{"variant encoding live target", "target: wss://stream.binance.com:9443\nvariants:\n  - name: g\n    lib: gorilla\n    encoding: msgpack\n"},
+	{"variants side server", "side: server\nvariants:\n  - name: g\n    lib: gorilla\n"},
+	{"too many variants", "variants:\n  - {name: v0, lib: gws}\n  - {name: v1, lib: gws}\n  - {name: v2, lib: gws}\n  - {name: v3, lib: gws}\n  - {name: v4, lib: gws}\n  - {name: v5, lib: gws}\n  - {name: v6, lib: gws}\n  - {name: v7, lib: gws}\n  - {name: v8, lib: gws}\n  - {name: v9, lib: gws}\n  - {name: v10, lib: gws}\n  - {name: v11, lib: gws}\n  - {name: v12, lib: gws}\n  - {name: v13, lib: gws}\n  - {name: v14, lib: gws}\n  - {name: v15, lib: gws}\n  - {name: v16, lib: gws}\n  - {name: v17, lib: gws}\n  - {name: v18, lib: gws}\n  - {name: v19, lib: gws}\n  - {name: v20, lib: gws}\n  - {name: v21, lib: gws}\n  - {name: v22, lib: gws}\n  - {name: v23, lib: gws}\n  - {name: v24, lib: gws}\n  - {name: v25, lib: gws}\n  - {name: v26, lib: gws}\n  - {name: v27, lib: gws}\n  - {name: v28, lib: gws}\n  - {name: v29, lib: gws}\n  - {name: v30, lib: gws}\n  - {name: v31, lib: gws}\n  - {name: v32, lib: gws}\n"},
+	{"no columns", "libraries: []\nvariants: []\n"},
 }
 
 func TestParseErrors(t *testing.T) {
@@ -714,7 +746,7 @@ func TestSuggest(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"local.yaml", "faults.yaml", "server-soak.yaml"} {
+	for _, name := range []string{"local.yaml", "faults.yaml", "server-soak.yaml", "calibration.yaml"} {
 		if data, err := os.ReadFile("../../profiles/" + name); err == nil {
 			f.Add(data)
 		}
@@ -748,6 +780,17 @@ func FuzzParse(f *testing.F) {
 		}
 		if _, err := p.Expand(); err != nil {
 			t.Fatalf("parsed but Expand fails: %v", err)
+		}
+		// Its columns are ones a worker runs, each name once.
+		names := map[string]bool{}
+		for _, c := range p.Columns() {
+			if err := c.Check(); err != nil || names[c.Name] {
+				t.Fatalf("parsed but column %+v is not one a worker runs (%v) or is named twice", c, err)
+			}
+			names[c.Name] = true
+		}
+		if len(names) == 0 {
+			t.Fatal("parsed with no column")
 		}
 		// and its faults must be accepted by the replay server
 		for _, sf := range p.ScheduledFaults() {

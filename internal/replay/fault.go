@@ -20,10 +20,19 @@ const FragmentParts = 4
 // the bytes 0xff 0xfe, which can never appear in UTF-8.
 var InvalidUTF8 = []byte("{\"e\":\"invalidUtf8\",\"s\":\"\xff\xfe\"}")
 
+// validate is wire.Fault.Validate for a fault the replay server plays: the
+// network's kinds are refused, the kernel plays them on a run's link.
+func validate(f wire.Fault) error {
+	if f.Kind.OnNetwork() {
+		return fmt.Errorf("%s is played by the kernel on a run's link (link:), not by the replay server", f.Kind)
+	}
+	return f.Validate()
+}
+
 // Inject applies f now to every matching live connection (reject: to the
 // next N handshakes of each connection slot) and logs it.
 func (s *Server) Inject(f wire.Fault) (wire.Applied, error) {
-	if err := f.Validate(); err != nil {
+	if err := validate(f); err != nil {
 		return wire.Applied{}, fmt.Errorf("inject: %w", err)
 	}
 	f.Streams, f.Libs = slices.Clone(f.Streams), slices.Clone(f.Libs)
@@ -65,7 +74,7 @@ func (s *Server) Faults() []wire.Applied {
 }
 
 func libMatch(libs []string, tag string) bool {
-	return len(libs) == 0 || slices.Contains(libs, wire.LibOf(tag))
+	return len(libs) == 0 || slices.Contains(libs, wire.ColumnOf(tag))
 }
 
 // label names a connection in the fault log: its tag, or #id when untagged.

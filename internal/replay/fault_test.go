@@ -50,6 +50,9 @@ func TestFaultValidate(t *testing.T) {
 		{wire.Fault{Kind: wire.FaultLatency, For: time.Second}, "latency: delay must be positive"},
 		{wire.Fault{Kind: wire.FaultShutdown}, ""},
 		{wire.Fault{Kind: wire.FaultInvalidUTF8, Size: 100}, "invalid_utf8 does not take size"},
+		{wire.Fault{Kind: wire.FaultBlackhole, For: time.Second}, ""},
+		{wire.Fault{Kind: wire.FaultThrottle, For: time.Second, Rate: 100}, "throttle: rate must be at least 8kbit"},
+		{wire.Fault{Kind: wire.FaultRST, Rate: 1e6}, "rst does not take rate"},
 	} {
 		err := tc.f.Validate()
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
@@ -58,6 +61,16 @@ func TestFaultValidate(t *testing.T) {
 	}
 	if _, err := New(Config{Replay: wire.Replay{Faults: []wire.ScheduledFault{{Fault: wire.Fault{Kind: wire.FaultClose}}}}}); err == nil || !strings.Contains(err.Error(), "fault 1: close: code 0") {
 		t.Fatalf("New with a bad fault: %v", err)
+	}
+	// The network's faults are valid, but the kernel's to play on a link,
+	// not the replay server's.
+	bh := wire.Fault{Kind: wire.FaultBlackhole, For: time.Second}
+	if _, err := New(Config{Replay: wire.Replay{Faults: []wire.ScheduledFault{{Fault: bh}}}}); err == nil || !strings.Contains(err.Error(), "fault 1: blackhole is played by the kernel") {
+		t.Errorf("New with a blackhole: %v", err)
+	}
+	srv := startServer(t, Config{})
+	if _, err := srv.Inject(bh); err == nil || !strings.Contains(err.Error(), "link") {
+		t.Errorf("Inject a blackhole: %v", err)
 	}
 }
 

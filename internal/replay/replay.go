@@ -153,7 +153,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	for i, sf := range cfg.Faults {
-		if err := sf.Validate(); err != nil {
+		if err := validate(sf.Fault); err != nil {
 			return nil, fmt.Errorf("new: fault %d: %w", i+1, err)
 		}
 		if sf.At < 0 || sf.Every < 0 {

@@ -23,6 +23,9 @@ type Options struct {
 	// Verdicts, when the database has none stored, are shown instead
 	// (checked now by a caller that may not write the database).
 	Verdicts []store.Verdict
+	// Baseline, when set, marks every column better, worse or = against
+	// this one instead of the leader's ★ (Holm's correction).
+	Baseline string
 }
 
 var (
@@ -74,7 +77,7 @@ func Render(ctx context.Context, db *store.DB, w io.Writer, opts Options) error 
 		}
 		return renderBench(db, w, now)
 	}
-	p, err := build(db, opts.Verdicts)
+	p, err := build(db, opts.Verdicts, opts.Baseline)
 	if err != nil {
 		return err
 	}

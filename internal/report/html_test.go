@@ -206,7 +206,7 @@ func reportCharts(t testing.TB, dbPath string, html []byte) ([]chart, [][]byte) 
 		t.Fatal(err)
 	}
 	defer db.Close()
-	p, err := build(db, nil)
+	p, err := build(db, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,8 +418,23 @@ func TestReportPage(t *testing.T) {
 	if n := strings.Count(page, "soak.draw("); n != 10 {
 		t.Errorf("%d chart snippets, want 10", n)
 	}
-	if n := strings.Count(page, `<td class="best">★`); n == 0 {
-		t.Error("no best value marked in the reference table")
+	// One ★, earned: gws's CPU is 2 % every second against 3 and 4 %. No
+	// ★ on a row never ranked (messages, msgs/s), however its numbers
+	// differ; the check rows say ✓ or ✗.
+	if n := strings.Count(page, `<td class="best">★`); n != 2 || !strings.Contains(page, `<td class="best">★ 2.0 %</td><td class="call">★ gws</td>`) {
+		t.Errorf("%d ★ in the reference table, want gws's on CPU (and on latency: 3.0 ms a second against 3.1 and 3.2)", n)
+	}
+	for _, row := range []string{"<th>Messages / data</th>", "<th>Avg / peak msgs/s</th>"} {
+		i := strings.Index(page, row)
+		if j := strings.Index(page[i:], "</tr>"); i < 0 || strings.Contains(page[i:i+j], "★") || !strings.Contains(page[i:i+j], `<td class="call"></td>`) {
+			t.Errorf("row %s: a ★ or a call on a row never ranked", row)
+		}
+	}
+	if !strings.Contains(page, `<tr class="check"><th>Seconds missing</th>`) || !strings.Contains(page, `<td class="call bad" title="gobwas: 5 (outage at 110 s: 1.5 s)">✗</td>`) {
+		t.Error("seconds missing is not a check row with its ✗")
+	}
+	if !strings.Contains(page, `<p class="headline">✗ 2 checks failed: Lost while connected (library / source) (gws), Seconds missing (gobwas)</p>`) {
+		t.Error("the failed checks are not named at the top")
 	}
 	// Lost: gws lost 3 ids on btcusdt@trade; the others 0: gws's cell shows "+3 ids".
 	if !strings.Contains(page, "<small>&#43;3 ids</small>") { // html/template writes + as &#43;

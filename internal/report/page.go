@@ -26,6 +26,10 @@ type page struct {
 	Workers  []store.Worker
 	Table    *measure.EndTable
 	Best     []bestRow
+	Headline string // every failed check named, "" when none failed
+	Checks   []checkRow
+	Summary  []kv // a line per dimension
+	Baseline string
 	Groups   []groupRow
 	Subs     []subRow
 	Faults   []faultRow
@@ -46,18 +50,29 @@ type pageData struct {
 	Counts  []eventCounts `json:"counts"` // every event, counted by library and kind
 }
 
+// checkRow is a line of the Checks block.
+type checkRow struct {
+	State, Name, Text string
+	Fail, Skip        bool
+}
+
 // verdictRow is one threshold checked for one library.
 type verdictRow struct {
 	Lib, Threshold, Text string
 	Broken, Skipped      bool // Skipped: not measured, neither passed nor broken
 }
 
-// build reads the run in db and makes its page.
-func build(db *store.DB, checked []store.Verdict) (*page, error) {
+// build reads the run in db and makes its page, its ranked rows marked
+// against baseline when one is given.
+func build(db *store.DB, checked []store.Verdict, baseline string) (*page, error) {
 	d, err := load(db)
 	if err != nil {
 		return nil, err
 	}
+	if baseline != "" && !slices.Contains(d.table.Libs, baseline) {
+		return nil, fmt.Errorf("baseline %s is not a column of this run (%s)", baseline, strings.Join(d.table.Libs, ", "))
+	}
+	d.baseline = baseline
 	return pageOf(d, checked)
 }
 
@@ -89,7 +104,17 @@ func pageOf(d *runData, checked []store.Verdict) (*page, error) {
 	}
 	p.Host = hostRows(run)
 	p.Settings = settingRows(run)
-	p.Best = bestRows(tbl)
+	f := Findings{Table: tbl, Ranking: d.ranking, Checks: verdict.Checks(tbl, d.workers, vs), Baseline: d.baseline}
+	p.Best, p.Baseline = bestRows(f), d.baseline
+	p.Headline = verdict.Headline(f.Checks)
+	p.Summary = summaryLines(f)
+	for _, c := range f.Checks {
+		text := c.Note
+		if c.State == verdict.Fail {
+			text = strings.Join(c.Failed, "; ")
+		}
+		p.Checks = append(p.Checks, checkRow{State: string(c.State), Name: c.Name, Text: text, Fail: c.State == verdict.Fail, Skip: c.State == verdict.Skip})
+	}
 	p.Charts = buildCharts(d.series, d.lastSec, libs, libIdx, d.events)
 	p.Clock = d.clock.header()
 	for i := range p.Charts {

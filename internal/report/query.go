@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/wssoak/wssoak/internal/measure"
+	"github.com/wssoak/wssoak/internal/ranking"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -16,6 +17,8 @@ type runData struct {
 	workers  []store.Worker
 	verdicts []store.Verdict // stored when the run finished; none while it goes on
 	table    *measure.EndTable
+	ranking  *ranking.Ranking // nil: nothing to rank
+	baseline string           // the column the marks are against ("": the leader's ★)
 	lastSec  int64
 	events   []store.Event
 	streams  []store.StreamSample // each subscription's latest totals
@@ -48,13 +51,13 @@ func load(db *store.DB) (*runData, error) {
 	if d.workers, err = db.Workers(); err != nil {
 		return nil, err
 	}
-	if d.table, err = table(db, d.run); err != nil {
+	if d.lastSec, err = db.LastSec(); err != nil {
+		return nil, err
+	}
+	if d.table, d.ranking, err = tableAndRanking(db, d.run, d.lastSec); err != nil {
 		return nil, err
 	}
 	if d.verdicts, err = db.Verdicts(); err != nil {
-		return nil, err
-	}
-	if d.lastSec, err = db.LastSec(); err != nil {
 		return nil, err
 	}
 	if d.events, err = db.Events(""); err != nil {
@@ -74,23 +77,42 @@ func load(db *store.DB) (*runData, error) {
 	return d, nil
 }
 
-// table is the reference table: the one stored when the run finished (what
-// soak run printed), else computed now from the samples.
-func table(db *store.DB, run store.Run) (*measure.EndTable, error) {
+// tableAndRanking are the reference table and the ranking: those stored
+// when the run finished (what soak run printed), else computed now from
+// the samples, in one pass (a run going on, or one that crashed; a
+// finished run recorded before rankings were stored gets its ranking
+// computed).
+func tableAndRanking(db *store.DB, run store.Run, lastSec int64) (*measure.EndTable, *ranking.Ranking, error) {
 	if run.Status != "running" {
 		rows, err := db.Summary()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(rows) > 0 {
-			return measure.EndTableFromRows(run, rows), nil
+			t := measure.EndTableFromRows(run, rows)
+			rr, err := db.Ranking()
+			if err != nil {
+				return nil, nil, err
+			}
+			window := lastSec
+			if planned := int64(run.Planned.Seconds()); planned > 0 {
+				window = min(window, planned)
+			}
+			if rk := ranking.FromRows(t.Libs, window, rr); rk != nil {
+				return t, rk, nil
+			}
+			res, err := measure.Compute(db)
+			if err != nil {
+				return nil, nil, fmt.Errorf("rank: %w", err)
+			}
+			return t, ranking.Compute(res), nil
 		}
 	}
-	t, err := measure.Summarize(db)
+	res, err := measure.Compute(db)
 	if err != nil {
-		return nil, fmt.Errorf("summarize: %w", err)
+		return nil, nil, fmt.Errorf("summarize: %w", err)
 	}
-	return t, nil
+	return res.EndTable(), ranking.Compute(res), nil
 }
 
 // bucketWidth is the width in seconds of the charts' buckets: 0 (every

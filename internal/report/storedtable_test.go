@@ -9,8 +9,8 @@ import (
 )
 
 // TestStoredTableWithoutIDs: a table stored before the ids finds its
-// measures by name — unit and direction, so the best mark and the deltas —
-// and a row of no known measure is shown unranked.
+// measures by name — unit, direction and rank kind, so the deltas — and a
+// row of no known measure is shown unranked.
 func TestStoredTableWithoutIDs(t *testing.T) {
 	rows := []store.SummaryRow{
 		{Metric: "Reconnects (arr / markets)", Lib: "gws", Value: "1 / 2", Num: 3, Ord: 0},
@@ -33,11 +33,13 @@ func TestStoredTableWithoutIDs(t *testing.T) {
 	if r := tbl.Rows[2]; r.ID != "lost" || r.Unit != "ids" {
 		t.Errorf("renamed row %+v, want its measure found by id", r)
 	}
-	best := bestRows(tbl)
-	if c := best[0].Cells; !c[0].Best || c[1].Delta != "+2 reconnects (+200.0 %)" {
-		t.Errorf("reconnects cells %+v, want gorilla best and gws +2", c)
+	// Reconnects are never ranked (a count of one run): no ★, the
+	// difference from the fewest only.
+	best := bestRows(Findings{Table: tbl})
+	if c := best[0].Cells; c[0].Star || !c[0].Ref || c[1].Delta != "+2 reconnects (+200.0 %)" || best[0].Call != "" {
+		t.Errorf("reconnects cells %+v (call %q), want gorilla the reference, gws +2, no ★", c, best[0].Call)
 	}
-	if best[1].Better != "" || best[1].Cells[0].Best || best[1].Cells[1].Best {
+	if best[1].Better != "" || best[1].Call != "" || best[1].Cells[0].Ref || best[1].Cells[1].Ref {
 		t.Errorf("unknown row ranked: %+v", best[1])
 	}
 }

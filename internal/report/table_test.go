@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/measure"
+	"github.com/wssoak/wssoak/internal/ranking"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/verdict"
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
@@ -139,6 +141,12 @@ func TestSummarizeKnownRun(t *testing.T) {
 		"Wire bytes / ratio":                        {math.NaN(), math.NaN()}, // a run recorded before wire bytes
 		"Negotiated":                                {math.NaN(), math.NaN()}, // no connected event in it
 		"Wire bytes: client = server":               {math.NaN(), math.NaN()}, // no server counts in it
+		"Received = server sent (per subscription)": {math.NaN(), math.NaN()}, // nor any other
+		// seconds 6..10, the window's second half (gorilla without 7): 16, 18, 19, 20 MB and 16..20 MB
+		"RSS steady level (median of the window's second half)": {18.5e6, 18e6},
+		"RSS growth (MB/h after the first minute)":              {math.NaN(), math.NaN()}, // a 10 s window has no second minute
+		"Go heap (mean, MB)":                                    {0, 0},                   // recorded as 0 in every second
+		"Latency: mean of per-second p99 (ms)":                  {math.NaN(), math.NaN()}, // no second recorded a p99
 	}
 	for _, r := range tbl.Rows {
 		w, ok := want[r.Name]
@@ -335,4 +343,34 @@ func TestDialsCellAccept(t *testing.T) {
 		}
 	}
 	t.Fatal("no dials row")
+}
+
+// TestFindingsKnownRun: what soak run prints at the end of the known run —
+// the failed checks named first, the table with its call column, the
+// checks and the summary — against testdata/findings.golden, and the same
+// against gorilla as the baseline (findings-baseline.golden).
+func TestFindingsKnownRun(t *testing.T) {
+	db := knownRun(t)
+	res, err := measure.Compute(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := db.Workers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := res.EndTable()
+	vs := []store.Verdict{{Lib: "gorilla", Threshold: "max_lost", Value: 3, Limit: 5, Unit: "ids"},
+		{Lib: "gws", Threshold: "max_lost", Value: 7, Limit: 5, Unit: "ids", Broken: true}}
+	f := Findings{Table: tbl, Ranking: ranking.Compute(res), Checks: verdict.Checks(tbl, ws, vs)}
+	for _, tc := range []struct{ baseline, golden string }{{"", "findings.golden"}, {"gorilla", "findings-baseline.golden"}} {
+		f.Baseline = tc.baseline
+		var buf bytes.Buffer
+		WriteFindings(&buf, f)
+		out := buf.String()
+		if !strings.HasPrefix(out, "✗ 3 checks failed: Events dropped by the worker (gws), Seconds missing (gorilla), threshold max_lost (gws)\n") {
+			t.Errorf("%s: the first line does not name every failed check:\n%s", tc.golden, out)
+		}
+		checkGolden(t, tc.golden, buf.Bytes())
+	}
 }

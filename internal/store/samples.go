@@ -107,7 +107,8 @@ type Batch struct {
 	StreamSamples []StreamSample
 	Events        []Event
 	Host          []HostSample
-	Clock         []ClockSample // the clock's sync state, once a minute
+	Clock         []ClockSample   // the clock's sync state, once a minute
+	Digests       []LatencyDigest // the workers' latency, once a minute per worker
 	// What changed of the accounts a resume continues (schemaResume): a
 	// slot's dial account, a subscription's lost ranges, each replacing
 	// what was recorded of the same slot or subscription.
@@ -117,7 +118,7 @@ type Batch struct {
 
 // Empty says whether b holds nothing to write.
 func (b *Batch) Empty() bool {
-	return len(b.Samples)+len(b.StreamSamples)+len(b.Events)+len(b.Host)+len(b.Clock)+len(b.Dials)+len(b.Gaps) == 0
+	return len(b.Samples)+len(b.StreamSamples)+len(b.Events)+len(b.Host)+len(b.Clock)+len(b.Dials)+len(b.Gaps)+len(b.Digests) == 0
 }
 
 // nullable returns v, or NULL when the half it belongs to is missing.
@@ -170,6 +171,9 @@ func (s *DB) Write(b *Batch) error {
 				h.CPUPct, h.StealPct, h.IOWaitPct, h.MemUsed, h.MemAvail); err != nil {
 				return fmt.Errorf("host sample %d: %w", h.Sec, err)
 			}
+		}
+		if err := writeDigests(tx, b.Digests); err != nil {
+			return err
 		}
 		if err := writeClock(tx, b.Clock); err != nil {
 			return err

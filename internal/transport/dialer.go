@@ -21,6 +21,9 @@ type Dialer struct {
 	KeepAlive time.Duration // TCP keepalive period; 0 = Go default (15 s), negative = off
 	Proxy     *Proxy        // nil = direct
 	ProxyTLS  *tls.Config   // roots that verify an https proxy; nil = system roots
+	// LocalAddr is the address connections leave from (a column's own
+	// behind a link); nil = the kernel's choice.
+	LocalAddr net.Addr
 }
 
 // DialContext opens a TCP connection to addr, directly or through d.Proxy. It has the
@@ -56,7 +59,7 @@ func (d *Dialer) dial(ctx context.Context, network, addr string) (net.Conn, erro
 }
 
 func (d *Dialer) netDialer() *net.Dialer {
-	nd := &net.Dialer{Timeout: d.Timeout, KeepAlive: d.KeepAlive}
+	nd := &net.Dialer{Timeout: d.Timeout, KeepAlive: d.KeepAlive, LocalAddr: d.LocalAddr}
 	if d.RcvBuf > 0 {
 		size := d.RcvBuf
 		// Control runs after socket() and before connect(), so the SYN already

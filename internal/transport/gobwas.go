@@ -79,10 +79,13 @@ func (Gobwas) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 		return nil, fmt.Errorf("gobwas dial: %w", err)
 	}
 	// br holds whatever the server sent right after the 101 (it may be the first
-	// frames): read it before the socket.
+	// frames): read that before the socket, and then the socket itself. br
+	// reads the socket too once drained: left in the path it would go on
+	// making every read of the connection its own size (4 KiB), whatever
+	// ReadBufferSize says.
 	var src io.Reader = conn
 	if br != nil {
-		src = io.MultiReader(br, conn)
+		src = io.MultiReader(io.LimitReader(br, int64(br.Buffered())), conn)
 	}
 	c := &gobwasConn{
 		conn:  conn,

@@ -53,6 +53,29 @@ const (
 	FaultSlowReader FaultKind = "slow_reader"
 )
 
+// The network's, played by the kernel on the link between the replay server
+// and the workers (a profile's link:): the controller adds and removes nft
+// rules and htb rates in the server's network namespace at the fault's
+// instant, for every column at once. The server and the libraries see only
+// what a real path would do to their packets.
+//
+//   - blackhole: every packet between the workers and the server dropped,
+//     both ways, for For: a true half-open (the kernel retransmits, writes
+//     succeed, nothing arrives, no FIN, no reset);
+//   - rst: the path answers each connection open at the instant with a TCP
+//     reset at its next packet from the client (typically the ack of data)
+//     within For (0: RSTWindow), and the client's kernel then resets the
+//     server's side: both ends see a reset; new connections are not touched;
+//   - syn_drop: new connections go unanswered (SYNs dropped) for For, so dial
+//     timeouts and reconnect timing show; open ones go on;
+//   - throttle: the link's rate toward each column drops to Rate for For.
+const (
+	FaultBlackhole FaultKind = "blackhole"
+	FaultRST       FaultKind = "rst"
+	FaultSynDrop   FaultKind = "syn_drop"
+	FaultThrottle  FaultKind = "throttle"
+)
+
 // ServerTick is the pacing step of the load client of a side: server run:
 // it sends in ticks and injects its faults between two of them, so that is
 // the shortest period a server-side fault can repeat at (the profile
@@ -66,6 +89,10 @@ var FaultKinds = []FaultKind{
 	FaultReject, FaultOversize, FaultFragment, FaultInvalidUTF8, FaultShutdown, FaultDrip, FaultLatency,
 }
 
+// NetworkFaultKinds lists the kinds the controller plays through the kernel
+// on a run's link (side: client, link: set), in documentation order.
+var NetworkFaultKinds = []FaultKind{FaultBlackhole, FaultRST, FaultSynDrop, FaultThrottle}
+
 // ServerFaultKinds lists the kinds the load client plays against the chat
 // servers (side: server).
 var ServerFaultKinds = []FaultKind{FaultReset, FaultSlowReader, FaultHalfOpen, FaultOversize}
@@ -78,6 +105,19 @@ func (k FaultKind) OnClientSide() bool { return slices.Contains(FaultKinds, k) }
 // servers (a side: server run).
 func (k FaultKind) OnServerSide() bool { return slices.Contains(ServerFaultKinds, k) }
 
+// OnNetwork reports whether the controller plays k through the kernel on the
+// run's link (NetworkFaultKinds), not the replay server.
+func (k FaultKind) OnNetwork() bool { return slices.Contains(NetworkFaultKinds, k) }
+
+// RSTWindow is how long an rst fault without a For keeps resetting the
+// connections open at its instant: long enough for each to carry a packet
+// (the server's pings and data, which the client acknowledges).
+const RSTWindow = 10 * time.Second
+
+// MinThrottle is the lowest rate a throttle fault takes, in bits per second:
+// below it a single full-size segment takes longer than a second.
+const MinThrottle = 8_000
+
 // FaultCloseCodes are the codes a close fault may send.
 var FaultCloseCodes = []int{1000, 1001, 1008, 1011}
 
@@ -85,7 +125,7 @@ var FaultCloseCodes = []int{1000, 1001, 1008, 1011}
 type Fault struct {
 	Kind       FaultKind     `json:"kind"`
 	Streams    []string      `json:"streams,omitempty"` // empty = every connection; else the connections carrying one of them
-	Libs       []string      `json:"libs,omitempty"`    // only connections whose X-Soak-Conn tag names one of these libraries; empty = all
+	Libs       []string      `json:"libs,omitempty"`    // only connections whose X-Soak-Conn tag names one of these columns (libraries or variants); empty = all
 	Code       int           `json:"code,omitempty"`
 	Reason     string        `json:"reason,omitempty"`
 	N          int           `json:"n,omitempty"`
@@ -94,6 +134,7 @@ type Fault struct {
 	Size       int           `json:"size,omitempty"`
 	For        time.Duration `json:"for,omitempty"`
 	Delay      time.Duration `json:"delay,omitempty"`
+	Rate       int64         `json:"rate,omitempty"` // bits per second (throttle)
 }
 
 // ScheduledFault is a fault the replay server injects by itself at its start+At,
@@ -105,7 +146,7 @@ type ScheduledFault struct {
 }
 
 // Applied says what an injected fault hit: when, and which connections (their
-// X-Soak-Conn tags "lib/slot/attempt"; "#<id>" for an untagged one). For a
+// X-Soak-Conn tags "column/slot/attempt"; "#<id>" for an untagged one). For a
 // reject fault Conns fills in as handshakes are rejected.
 type Applied struct {
 	Fault  Fault     `json:"fault"`
@@ -143,6 +184,9 @@ func (f Fault) String() string {
 	if f.Delay != 0 {
 		add("delay", f.Delay.String())
 	}
+	if f.Rate != 0 {
+		add("rate", BitRate(f.Rate).String())
+	}
 	if len(f.Streams) > 0 {
 		add("streams", strings.Join(f.Streams, ","))
 	}
@@ -164,11 +208,13 @@ func (e *FaultError) Error() string { return e.Msg }
 // Validate reports the first problem of f as a *FaultError: an unknown kind,
 // a missing or out-of-range parameter, a parameter its kind does not use, an
 // invalid stream name, or a sequence fault on a stream without message ids.
+// The network's kinds (OnNetwork) are valid faults too: who plays one is the
+// caller's to check (the replay server refuses them).
 func (f Fault) Validate() error {
 	bad := func(field, format string, args ...any) error {
 		return &FaultError{Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
-	if !f.Kind.OnClientSide() {
+	if !f.Kind.OnClientSide() && !f.Kind.OnNetwork() {
 		return bad("kind", "unknown fault kind %q", f.Kind)
 	}
 	for _, name := range f.Streams {
@@ -211,6 +257,13 @@ func (f Fault) Validate() error {
 			{"status", f.Status >= 400 && f.Status <= 599, fmt.Sprintf("%d is not an HTTP error status", f.Status)},
 			{"retry_after", f.RetryAfter >= 0, "is negative"},
 			{"streams", len(f.Streams) == 0, "does not apply (a handshake is rejected before it subscribes)"}}
+	case FaultBlackhole, FaultSynDrop:
+		checks = []check{{"for", f.For > 0, "must be positive"}, {"streams", len(f.Streams) == 0, "does not apply (the link drops packets, not streams)"}}
+	case FaultRST:
+		checks = []check{{"for", f.For >= 0, "is negative"}, {"streams", len(f.Streams) == 0, "does not apply (the path resets connections, not streams)"}}
+	case FaultThrottle:
+		checks = []check{{"for", f.For > 0, "must be positive"}, {"rate", f.Rate >= MinThrottle, fmt.Sprintf("must be at least %s", BitRate(MinThrottle))},
+			{"streams", len(f.Streams) == 0, "does not apply (the link is throttled, not streams)"}}
 	case FaultOversize:
 		checks = []check{{"size", f.Size >= OversizeMin && f.Size <= 64<<20, fmt.Sprintf("must be between %d and 64 MiB", OversizeMin)}}
 	}
@@ -225,7 +278,8 @@ func (f Fault) Validate() error {
 		field string
 		set   bool
 	}{{"code", f.Code != 0}, {"reason", f.Reason != ""}, {"n", f.N != 0}, {"status", f.Status != 0},
-		{"retry_after", f.RetryAfter != 0}, {"size", f.Size != 0}, {"for", f.For != 0}, {"delay", f.Delay != 0}} {
+		{"retry_after", f.RetryAfter != 0}, {"size", f.Size != 0}, {"for", f.For != 0}, {"delay", f.Delay != 0},
+		{"rate", f.Rate != 0}} {
 		if p.set && !used[p.field] {
 			return bad(p.field, "%s does not take %s", f.Kind, p.field)
 		}

@@ -20,6 +20,9 @@ const (
 	FrameSubs  FrameType = "subs"  // per-subscription totals, every 10 s and at stop
 	FrameEvent FrameType = "event" // dial, connected, disconnected, reconnect, stall, ...
 	FrameFinal FrameType = "final" // after stop: the worker's own rusage
+	// FrameHist carries the latency of the minute that ended at Sec (and at
+	// stop, of the part minute since): a sampler.Digest in its encoded form.
+	FrameHist FrameType = "hist"
 )
 
 // Frame is the union of all worker → controller messages.
@@ -42,6 +45,7 @@ type Frame struct {
 	Slots []SlotStat   `json:"slots,omitempty"` // when a slot's account changed, and with the last subs frame
 	Ev    *Event       `json:"ev,omitempty"`
 	Fin   *FinalReport `json:"fin,omitempty"`
+	Hist  []byte       `json:"hist,omitempty"` // hist: a sampler.Digest, encoded (base64 in the JSON line)
 }
 
 // SecStat is one second [sec-1, sec) of a worker.

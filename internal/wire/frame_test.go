@@ -13,6 +13,7 @@ func TestFramesRoundTrip(t *testing.T) {
 		{Type: FrameHello, Lib: "gorilla", Version: "v1.5.3", Pid: 42},
 		{Type: FrameSec, Sec: 7, Stat: &SecStat{Msgs: 10, MsgsTotal: 70, LatP99: 1234}},
 		{Type: FrameEvent, Ev: &Event{Kind: "reconnect", Slot: 2, Group: "depth", DurMs: 12.5}},
+		{Type: FrameHist, Sec: 60, Hist: []byte{1, 0, 0xff, 10}},
 	}
 	for _, f := range sent {
 		if err := fw.Send(f); err != nil {
@@ -23,7 +24,8 @@ func TestFramesRoundTrip(t *testing.T) {
 	if err := ReadFrames(&buf, func(f *Frame) error { got = append(got, f); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 3 || got[0].Pid != 42 || got[1].Stat.MsgsTotal != 70 || got[2].Ev.DurMs != 12.5 {
+	if len(got) != 4 || got[0].Pid != 42 || got[1].Stat.MsgsTotal != 70 || got[2].Ev.DurMs != 12.5 ||
+		got[3].Sec != 60 || !bytes.Equal(got[3].Hist, []byte{1, 0, 0xff, 10}) {
 		t.Fatalf("frames came back as %+v", got)
 	}
 }

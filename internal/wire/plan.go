@@ -12,11 +12,16 @@ import (
 // against a stale worker binary on the PATH.
 const PlanVersion = 1
 
-// Plan is decided once by the controller and handed identically to every worker.
+// Plan is decided once by the controller and handed to every worker, the
+// same for each but for its column (Plan.For).
 type Plan struct {
-	Version  int       `json:"v"`
-	RunID    string    `json:"run_id"`
-	Lib      string    `json:"lib"` // set per worker
+	Version int    `json:"v"`
+	RunID   string `json:"run_id"`
+	// Column is the one the worker runs (Plan.For): set per worker.
+	Column Column `json:"column,omitzero"`
+	// Columns are the run's, in the profile's order: its libraries, then
+	// its variants. The plan the run stores lists them; a worker's has none.
+	Columns  []Column  `json:"columns,omitempty"`
 	Target   string    `json:"target"`
 	Local    bool      `json:"local"`
 	TimeUnit string    `json:"time_unit"` // "MICROSECOND" or "" (milliseconds)
@@ -44,15 +49,20 @@ type Plan struct {
 	Proxy            string        `json:"proxy,omitempty"`       // forward proxy URL, credentials included: stored only through endpoint.Mask
 	CAFiles          []string      `json:"ca_files,omitempty"`    // PEM files trusted besides the system roots (wss target, https proxy)
 	ServerName       string        `json:"server_name,omitempty"` // TLS server name instead of the target's host
-	Runtime          Runtime       `json:"runtime"`               // the Go runtime of every worker alike
+	Runtime          Runtime       `json:"runtime"`               // the Go runtime of every worker alike, but for a variant's own (Plan.For)
 	// Encoding is the events' encoding every worker asks for (codec's
 	// names: json, msgpack, packed), by its subprotocol; "" is json.
 	Encoding    string      `json:"encoding,omitempty"`
 	Compression Compression `json:"compression"` // permessage-deflate every library asks for, as far as it can
+	// LocalAddr is the address the worker's connections leave from (set
+	// per worker): behind a link each column has its own, which the link
+	// shapes and faults by. "": the kernel's choice.
+	LocalAddr string `json:"local_addr,omitempty"`
 }
 
 // Runtime is the Go runtime a worker sets at its start, the same for every
-// library of a run (a profile's worker_runtime). A zero field leaves Go's
+// library of a run (a profile's worker_runtime) but for what a variant sets
+// (Settings.Runtime). A zero field leaves Go's
 // default (GOMAXPROCS: the CPUs the process may use; GOGC 100, or the
 // GOGC environment variable; no memory limit).
 type Runtime struct {

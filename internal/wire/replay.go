@@ -32,6 +32,9 @@ type Replay struct {
 	Compression Compression `yaml:"-" json:"compression"`
 	CertFile    string      `yaml:"-" json:"cert_file,omitempty"` // with KeyFile: the PEM certificate and key to serve wss:// with
 	KeyFile     string      `yaml:"-" json:"key_file,omitempty"`
+	// Listen is the address the server listens on; "": a free loopback
+	// port. A run behind a link gives the server's address on it.
+	Listen string `yaml:"-" json:"listen,omitempty"`
 }
 
 // ReplayReady is the first line the replay server of a run (soak child

@@ -3,7 +3,7 @@ package wire
 import "testing"
 
 func TestTagRoundTrip(t *testing.T) {
-	for _, tg := range []Tag{{"gorilla", 0, 1}, {"fasthttp", 12, 3}} {
+	for _, tg := range []Tag{{Column: "gorilla", Slot: 0, Attempt: 1}, {Column: "fasthttp", Slot: 12, Attempt: 3}} {
 		got, err := ParseTag(tg.String())
 		if err != nil || got != tg {
 			t.Errorf("ParseTag(%q) = %+v, %v; want %+v", tg.String(), got, err, tg)
@@ -14,8 +14,8 @@ func TestTagRoundTrip(t *testing.T) {
 			t.Errorf("ParseTag(%q): no error", bad)
 		}
 	}
-	if got := LibOf("coder/3/1"); got != "coder" {
-		t.Errorf("LibOf = %q", got)
+	if got := ColumnOf("coder/3/1"); got != "coder" {
+		t.Errorf("ColumnOf = %q", got)
 	}
 }
 

@@ -30,6 +30,9 @@ type Options struct {
 	Name string   // what errors call it: "worker gorilla", "replay server"
 	Exe  string   // the program
 	Args []string // its arguments
+	// Env is added to this process's environment for the child (a later
+	// entry wins over an earlier one of the same name).
+	Env []string
 	// Spec, when not nil, is written on stdin as one JSON line before Start
 	// returns.
 	Spec any
@@ -43,6 +46,16 @@ type Options struct {
 	// does not read stdin (a chat server ends on SIGTERM); 0: closing stdin
 	// alone asks it to end.
 	StopSignal syscall.Signal
+	// NewNet starts the child in a network namespace of its own (Linux's
+	// CLONE_NEWNET; root only), empty but for a loopback interface that is
+	// down. The namespace is the child's: the kernel removes it, with every
+	// interface, qdisc and nft table in it, when the child ends.
+	NewNet bool
+	// Setup, when set, runs after the child started and before its spec is
+	// written (the child waits for its spec): for what must be ready before
+	// the child reads it, such as its network namespace's link. An error
+	// kills the child, and Start returns it.
+	Setup func(pid int) error
 }
 
 // stderrTail is how much of a child's stderr is kept when it has no log file.
@@ -70,6 +83,9 @@ type Process struct {
 func Start(o Options) (*Process, error) {
 	p := &Process{o: o, done: make(chan struct{})}
 	cmd := exec.Command(o.Exe, o.Args...)
+	if len(o.Env) > 0 {
+		cmd.Env = append(os.Environ(), o.Env...)
+	}
 	cmd.SysProcAttr = sysProcAttr()
 	// A grandchild that keeps stderr open must not hold up the reaping.
 	cmd.WaitDelay = 5 * time.Second
@@ -98,7 +114,12 @@ func Start(o Options) (*Process, error) {
 		return nil, fmt.Errorf("%s stdout: %w", o.Name, err)
 	}
 	cmd.Stdin, cmd.Stdout = inR, outW
-	err = startPinned(cmd, o.CPUs)
+	if o.NewNet {
+		err = newNetwork(cmd.SysProcAttr)
+	}
+	if err == nil {
+		err = startPinned(cmd, o.CPUs)
+	}
 	inR.Close() // the child's ends
 	outW.Close()
 	if err != nil {
@@ -110,6 +131,14 @@ func Start(o Options) (*Process, error) {
 	p.cmd, p.stdin, p.outFile, p.startedAt = cmd, inW, outR, time.Now()
 	p.out = bufio.NewReaderSize(&releasing{p}, 256<<10)
 	go p.wait()
+	if o.Setup != nil {
+		if err := o.Setup(p.Pid()); err != nil {
+			p.Kill()
+			p.DiscardOut()
+			<-p.done
+			return nil, fmt.Errorf("set up %s: %w", o.Name, err)
+		}
+	}
 	if o.Spec != nil {
 		line, err := json.Marshal(o.Spec)
 		if err == nil {

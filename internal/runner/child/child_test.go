@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -89,6 +90,20 @@ func playRole(role string) int {
 		}
 		fmt.Println(gc.Process.Pid)
 		_, _ = io.Copy(io.Discard, os.Stdin)
+		return 0
+	case "netns": // its network namespace, its interfaces, and whether the spec's file was there when the spec came
+		var s spec
+		if _, err := ReadSpec(os.Stdin, &s); err != nil {
+			return 1
+		}
+		ns, _ := os.Readlink("/proc/self/ns/net")
+		ifs, _ := net.Interfaces()
+		var names []string
+		for _, i := range ifs {
+			names = append(names, i.Name)
+		}
+		_, err := os.Stat(s.Word)
+		fmt.Println(ns, strings.Join(names, ","), err == nil)
 		return 0
 	case "parent": // starts a deaf child, prints its pid, and dies without stopping it
 		os.Setenv(roleEnv, "deaf")
@@ -311,6 +326,48 @@ func TestReadLineTimeout(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the child was not killed")
 	}
+}
+
+// TestNewNet: a child started with NewNet is in a network namespace of its
+// own (only a loopback interface), and Setup runs before its spec is
+// written; a Setup that fails kills the child, and Start says why.
+func TestNewNet(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a network namespace of its own needs root")
+	}
+	marker := filepath.Join(t.TempDir(), "set-up")
+	o := self(t, "netns")
+	o.NewNet, o.Spec = true, spec{Word: marker}
+	var setupPid int
+	o.Setup = func(pid int) error {
+		setupPid = pid
+		return os.WriteFile(marker, nil, 0o600)
+	}
+	p, err := Start(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := p.ReadLine(context.Background(), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.Done()
+	own, _ := os.Readlink("/proc/self/ns/net")
+	f := strings.Fields(string(line))
+	if len(f) != 3 || f[0] == own || f[1] != "lo" || f[2] != "true" || setupPid != p.Pid() {
+		t.Errorf("child said %q (ours %s), setup for pid %d of %d; want another namespace, only lo, the marker there before the spec", line, own, setupPid, p.Pid())
+	}
+
+	failed := 0
+	o.Setup = func(pid int) error {
+		failed = pid
+		return errors.New("no link")
+	}
+	_, err = Start(o)
+	if err == nil || !strings.Contains(err.Error(), "set up netns child: no link") || failed == 0 {
+		t.Fatalf("Start with a failing Setup: %v", err)
+	}
+	waitGone(t, failed, "the child whose setup failed")
 }
 
 // TestStartFails: a program that cannot start is an error naming the child.

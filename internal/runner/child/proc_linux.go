@@ -16,6 +16,12 @@ func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 }
 
+// newNetwork has the child start in a network namespace of its own.
+func newNetwork(a *syscall.SysProcAttr) error {
+	a.Cloneflags |= syscall.CLONE_NEWNET
+	return nil
+}
+
 // startPinned starts cmd with its CPU affinity set to cpus (none: as this
 // process's). The mask is set on the thread that forks, which the child
 // inherits for all of its threads, and restored after.

@@ -93,9 +93,9 @@ func (r *Result) Release() {
 	}
 }
 
-// WorkerResult is one library's process account.
+// WorkerResult is one column's process account.
 type WorkerResult struct {
-	Lib                   string
+	Lib                   string  // the column's name
 	SampledCPU, RusageCPU float64 // seconds: last gopsutil sample vs the kernel's rusage at exit
 	Restarts              int
 	Err                   error
@@ -120,10 +120,12 @@ type controller struct {
 	faultPoll  bool                // a poll is in flight
 	faultsSeen int                 // entries of the server's fault log already recorded
 	rejects    []pendingReject     // its reject faults, recorded per library as they hit
+
+	net *netLink // the replay server's link (link:), nil without one
 }
 
 // Run performs one soak run: it starts the replay server (local target), one
-// worker per library, samples them every second, and records everything in
+// worker per column (a library, or a variant of one), samples them every second, and records everything in
 // <OutDir>/<run-id>/soak.db. ctx cancellation stops the run gracefully. A
 // side: server profile is package serverside's to run; resuming one is
 // refused.
@@ -148,7 +150,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		o.Profile, db, dir, runID, lock = rs.profile, rs.db, o.Resume, rs.run.ID, rs.lock
 	}
 	p := o.Profile
-	if err := preflight(ctx, p.Target, p.Proxy); err != nil {
+	err = preflight(ctx, p.Target, p.Proxy)
+	if err == nil {
+		err = preflightLink(p)
+	}
+	if err != nil {
 		if db != nil {
 			db.Close()
 		}
@@ -200,6 +206,10 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 	target := p.Target
 	var caFile string
 	if local {
+		if err := c.reserveLink(); err != nil {
+			return nil, err
+		}
+		defer c.closeLink() // after the server stopped
 		if p.Replay.TLS {
 			if caFile, err = c.makeCA(end); err != nil {
 				return nil, err
@@ -227,8 +237,16 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 		return nil, err
 	}
 	plan := c.plan
-	for _, lib := range p.Libraries {
-		w := &workerProc{lib: lib, secs: map[int64]*wire.SecStat{}, procs: map[int64]ProcAt{}, res: WorkerResult{Lib: lib}}
+	if len(plan.Columns) == 0 { // a resumed run planned before columns
+		plan.Columns = p.Columns()
+	}
+	for _, col := range plan.Columns {
+		if err := col.Check(); err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+	}
+	for _, col := range plan.Columns {
+		w := &workerProc{lib: col.Name, col: col, secs: map[int64]*wire.SecStat{}, procs: map[int64]ProcAt{}, res: WorkerResult{Lib: col.Name}}
 		if c.resumed != nil {
 			c.resumed.carry(w)
 		}
@@ -239,11 +257,13 @@ func (c *controller) run(ctx context.Context, runID string) (*Result, error) {
 		c.workers = append(c.workers, w)
 	}
 	// The run's window, also when resumed: its start and end instants as planned.
-	c.o.Log.Info("run started", "run", runID, "dir", c.dir, "target", endpoint.Mask(target), "proxy", endpoint.Mask(plan.Proxy), "libraries", p.Libraries,
+	c.o.Log.Info("run started", "run", runID, "dir", c.dir, "target", endpoint.Mask(target), "proxy", endpoint.Mask(plan.Proxy), "columns", wire.Names(plan.Columns),
 		"slots", len(plan.Slots), "start", start.Format(time.RFC3339), "end", end.Format(time.RFC3339), "duration", end.Sub(start),
 		"resumed", c.resumed != nil)
 
+	c.playNetFaults()
 	err = c.loop(ctx, end)
+	c.stopNetFaults()
 	res := &Result{}
 	for _, w := range c.workers {
 		res.Workers = append(res.Workers, w.res)

@@ -54,7 +54,7 @@ func (c *controller) pollFaults() {
 // its handshakes rejected (the count as of then); one that hit no library
 // by the end of the run (final) is recorded run-wide then.
 func (c *controller) recordFaults(log []wire.Applied, final bool) {
-	libs := c.o.Profile.Libraries
+	libs := wire.Names(c.plan.Columns)
 	for i := c.faultsSeen; i < len(log); i++ {
 		if log[i].Fault.Kind == wire.FaultReject {
 			c.rejects = append(c.rejects, pendingReject{entry: i, seen: map[string]bool{}})
@@ -71,14 +71,14 @@ func (c *controller) recordFaults(log []wire.Applied, final bool) {
 		fresh := a
 		fresh.Conns = nil
 		for _, tag := range a.Conns {
-			if lib := wire.LibOf(tag); slices.Contains(libs, lib) && !r.seen[lib] {
+			if lib := wire.ColumnOf(tag); slices.Contains(libs, lib) && !r.seen[lib] {
 				fresh.Conns = append(fresh.Conns, tag)
 			}
 		}
 		if len(fresh.Conns) > 0 {
 			c.batch.Events = append(c.batch.Events, faultEvents([]wire.Applied{fresh}, libs, c.plan.Start)...)
 			for _, tag := range fresh.Conns {
-				r.seen[wire.LibOf(tag)] = true
+				r.seen[wire.ColumnOf(tag)] = true
 			}
 		} else if final && len(r.seen) == 0 {
 			c.batch.Events = append(c.batch.Events, faultEvents([]wire.Applied{fresh}, libs, c.plan.Start)...)
@@ -150,13 +150,13 @@ func getJSON(cl *http.Client, url string, v any) error {
 }
 
 // faultEvents turns the server's fault log into events; libs are the run's
-// libraries (a connection whose tag names no such library counts for none).
+// columns (a connection whose tag names no such column counts for none).
 func faultEvents(log []wire.Applied, libs []string, start time.Time) []store.Event {
 	var out []store.Event
 	for _, a := range log {
 		hit := map[string]int{}
 		for _, tag := range a.Conns {
-			if lib := wire.LibOf(tag); slices.Contains(libs, lib) {
+			if lib := wire.ColumnOf(tag); slices.Contains(libs, lib) {
 				hit[lib]++
 			}
 		}

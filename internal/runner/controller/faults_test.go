@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/wire"
 )
@@ -49,8 +48,7 @@ func TestRejectRecordedAsItHits(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := start.Add(19 * time.Second)
 	c := testController(t)
-	c.plan = &wire.Plan{Start: start}
-	c.o.Profile = &profile.Profile{Libraries: []string{"gorilla", "gws"}}
+	c.plan = &wire.Plan{Start: start, Columns: []wire.Column{wire.LibraryColumn("gorilla"), wire.LibraryColumn("gws")}} // the run's columns
 	reject := wire.Applied{Fault: wire.Fault{Kind: wire.FaultReject, N: 2, Status: 429}, At: at}
 	closeF := wire.Applied{Fault: wire.Fault{Kind: wire.FaultClose, Code: 1011}, At: at, Conns: []string{"gws/1/0", "gorilla/1/0"}}
 	unused := wire.Applied{Fault: wire.Fault{Kind: wire.FaultReject, N: 1, Status: 503}, At: at}

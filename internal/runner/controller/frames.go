@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/endpoint"
+	"github.com/wssoak/wssoak/internal/sampler"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/wire"
 )
@@ -70,6 +71,14 @@ func (c *controller) onFrame(w *workerProc, f *wire.Frame) {
 		if ev.Kind == wire.EventDisconnected || ev.Kind == wire.EventDialError || ev.Kind == wire.EventUnrepairable {
 			c.o.Log.Info("worker event", "lib", w.lib, "kind", ev.Kind, "slot", ev.Slot, "code", ev.Code, "detail", ev.Detail)
 		}
+	case wire.FrameHist:
+		// Checked before it is stored: a digest the report cannot decode
+		// would fail every report of the run.
+		if _, err := sampler.DecodeDigest(f.Hist); err != nil {
+			c.o.Log.Warn("latency digest", "lib", w.lib, "sec", f.Sec, "err", err)
+			return
+		}
+		c.batch.Digests = append(c.batch.Digests, store.LatencyDigest{Lib: w.lib, Sec: f.Sec, Digest: f.Hist})
 	case wire.FrameFinal:
 		w.final = f.Fin
 		// The subs frame just before is the last, sent once the connections

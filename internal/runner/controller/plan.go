@@ -29,6 +29,7 @@ func BuildPlan(p *profile.Profile, runID, target string, local bool) (*wire.Plan
 	plan := &wire.Plan{
 		Version:          wire.PlanVersion,
 		RunID:            runID,
+		Columns:          p.Columns(),
 		Target:           target,
 		Local:            local,
 		TimeUnit:         "MICROSECOND",

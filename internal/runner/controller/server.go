@@ -29,8 +29,10 @@ func (c *controller) startServer(ctx context.Context, start, end, faultsFrom tim
 	if c.ca != nil {
 		cfg.CertFile, cfg.KeyFile = filepath.Join(c.dir, "server.pem"), filepath.Join(c.dir, "server-key.pem")
 	}
-	ch, err := child.Start(child.Options{Name: "replay server", Exe: c.o.Exe, Args: []string{"child", "replay"}, Spec: cfg,
-		Log: filepath.Join(c.dir, "server.log")})
+	o := child.Options{Name: "replay server", Exe: c.o.Exe, Args: []string{"child", "replay"}, Log: filepath.Join(c.dir, "server.log")}
+	c.linkServer(&o, &cfg) // behind the run's link, if any
+	o.Spec = cfg
+	ch, err := child.Start(o)
 	if err != nil {
 		return err
 	}
@@ -91,7 +93,7 @@ func (c *controller) httpClient(remote bool) (*http.Client, error) {
 // makeCA writes a throwaway CA and the replay server's certificate (valid until a day
 // after end) into the run directory, and returns the CA file the workers trust.
 func (c *controller) makeCA(end time.Time) (string, error) {
-	ca, err := cert.New(time.Until(end)+24*time.Hour, cert.LocalHosts...)
+	ca, err := cert.New(time.Until(end)+24*time.Hour, c.certHosts()...)
 	if err != nil {
 		return "", fmt.Errorf("replay tls: %w", err)
 	}

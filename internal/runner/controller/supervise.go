@@ -46,7 +46,8 @@ func (a *accounts) sampledCPU() float64 {
 }
 
 type workerProc struct {
-	lib      string
+	lib      string      // the column's name: the store's lib, the log file's, the tag's
+	col      wire.Column // what the worker runs
 	ch       *child.Process
 	proc     *sampler.Proc
 	hello    *wire.Frame
@@ -78,13 +79,15 @@ type workerProc struct {
 }
 
 func (c *controller) startWorker(w *workerProc) error {
-	pl := *c.plan
-	pl.Lib = w.lib
+	pl := c.plan.For(w.col)
+	pl.LocalAddr = c.columnAddr(w.col.Name)
 	if m, ok := wire.MonoNow(); ok {
 		pl.StartMono = m + int64(time.Until(c.epoch))
 	}
-	ch, err := child.Start(child.Options{Name: "worker " + w.lib, Exe: c.o.Exe, Args: []string{"child", "worker"}, Spec: &pl,
-		Log: filepath.Join(c.dir, "worker-"+w.lib+".log")})
+	// The column's runtime is the process's environment too, so that it
+	// holds from the worker's first allocation, not only from its Apply.
+	ch, err := child.Start(child.Options{Name: "worker " + w.lib, Exe: c.o.Exe, Args: []string{"child", "worker"}, Spec: pl,
+		Log: filepath.Join(c.dir, "worker-"+w.lib+".log"), Env: pl.Runtime.Env()})
 	if err != nil {
 		return err
 	}
@@ -208,6 +211,8 @@ func (c *controller) loop(ctx context.Context, end time.Time) error {
 		case log := <-c.faultLogs:
 			c.faultPoll = false
 			c.recordFaults(log, false)
+		case p := <-c.netPlayed():
+			c.recordNetFault(p)
 		case <-serverDone:
 			serverDone = nil
 			if !stopping {

@@ -132,7 +132,7 @@ func (ep *writeEpisode) drop(b *store.Batch) {
 		ep.lostTo = max(ep.lostTo, s.Sec)
 		ep.lostRows++
 	}
-	ep.lostOther += len(b.StreamSamples) + len(b.Events) + len(b.Host) + len(b.Dials) + len(b.Gaps)
+	ep.lostOther += len(b.StreamSamples) + len(b.Events) + len(b.Host) + len(b.Dials) + len(b.Gaps) + len(b.Digests)
 }
 
 func (ep *writeEpisode) lostRange() string {

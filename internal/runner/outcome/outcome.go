@@ -12,66 +12,89 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/wssoak/wssoak/internal/measure"
+	"github.com/wssoak/wssoak/internal/ranking"
 	"github.com/wssoak/wssoak/internal/report"
 	"github.com/wssoak/wssoak/internal/runner/controller"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/verdict"
 )
 
 // End finishes a run that returned res and runErr (controller.Run or
 // serverside.Run): whatever failed, the table is printed on w and the
 // report attempted, once the run has a database. It returns runErr joined
 // with what failed at the end; the thresholds are judged only when the run
-// itself succeeded.
-func End(w io.Writer, res *controller.Result, retry *store.Retry, runErr error) error {
+// itself succeeded. baseline, when it names a column, marks the ranked
+// rows against it instead of the leader's ★.
+func End(w io.Writer, res *controller.Result, retry *store.Retry, runErr error, baseline string) error {
 	if res == nil || res.DBPath == "" {
 		return runErr
 	}
 	err := runErr
-	closed, ferr := finish(w, res, retry, runErr == nil)
+	closed, baseline, ferr := finish(w, res, retry, runErr == nil, baseline)
 	if closed {
 		err = dropCheckpoint(err) // finish closed the database again: its checkpoint is the one that counts
 	}
 	err = errors.Join(err, ferr)
 	html := filepath.Join(res.Dir, "report.html")
-	if rerr := report.WriteFile(context.Background(), res.DBPath, html, report.Options{}); rerr != nil {
+	if rerr := report.WriteFile(context.Background(), res.DBPath, html, report.Options{Baseline: baseline}); rerr != nil {
 		return errors.Join(err, rerr)
 	}
 	fmt.Fprintf(w, "report: %s\n", html)
 	return err
 }
 
-// finish summarises the run from its database, prints the table and stores
-// it; when the run succeeded (thresholds) it also checks the profile's
-// thresholds, prints the broken ones and stores the verdicts the report
-// shows. What is printed does not wait for the database: a write that fails
-// (a full disk) is retried with retry and then reported, and the final
-// checkpoint too (a *store.CheckpointError: nothing is lost). closed tells
-// that it opened and closed the database, checkpointing it once more.
-func finish(w io.Writer, res *controller.Result, retry *store.Retry, thresholds bool) (closed bool, err error) {
+// finish summarises the run from its database — the table, the ranking
+// and, when the run succeeded (thresholds), the verdicts of the profile's
+// thresholds — prints them with the checks and the summary, and stores
+// what the report shows. What is printed does not wait for the database: a
+// write that fails (a full disk) is retried with retry and then reported,
+// and the final checkpoint too (a *store.CheckpointError: nothing is
+// lost). closed tells that it opened and closed the database,
+// checkpointing it once more; baseline is the one the marks were made
+// against ("" when it named no column).
+func finish(w io.Writer, res *controller.Result, retry *store.Retry, thresholds bool, baseline string) (closed bool, _ string, err error) {
 	db, err := store.Open(res.DBPath)
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
-	// The measures are computed once, for the table and the verdicts.
+	// The measures are computed once, for the table, the ranking and the
+	// verdicts.
 	results, err := measure.Compute(db)
 	if err != nil {
-		return true, errors.Join(fmt.Errorf("summarize: %w", err), db.CloseWith(retry))
+		return true, "", errors.Join(fmt.Errorf("summarize: %w", err), db.CloseWith(retry))
 	}
 	t := results.EndTable()
-	printTable(w, res, t)
-	errs := []error{retry.Do("store the table", func() error { return db.SaveSummary(t.SummaryRows()) })}
+	rk := ranking.Compute(results)
+	var (
+		vs   []store.Verdict
+		verr error
+	)
+	if len(t.Libs) > 0 && thresholds {
+		vs, verr = judged(db, results, res.Profile)
+	}
+	ws, werr := db.Workers()
+	if baseline != "" && rk.Col(baseline) < 0 {
+		fmt.Fprintf(w, "note: -baseline %s is not a column of this run (%s): the leader's ★ instead\n", baseline, strings.Join(t.Libs, ", "))
+		baseline = ""
+	}
+	printFindings(w, res, report.Findings{Table: t, Ranking: rk, Checks: verdict.Checks(t, ws, vs), Baseline: baseline})
+	errs := []error{werr, retry.Do("store the table", func() error { return db.SaveSummary(t.SummaryRows()) }),
+		retry.Do("store the ranking", func() error { return db.SaveRanking(rk.Rows()) })}
 	if len(t.Libs) == 0 {
 		errs = append(errs, errors.New("no worker recorded anything"))
 	} else if thresholds {
-		vs, verr := judge(w, db, results, res.Profile)
+		if verr == nil {
+			verr = PrintVerdicts(w, vs)
+		}
 		if _, broken := verr.(ThresholdError); verr == nil || broken {
 			errs = append(errs, retry.Do("store the verdicts", func() error { return db.SaveVerdicts(vs) }))
 		}
 		errs = append(errs, verr)
 	}
-	return true, errors.Join(append(errs, db.CloseWith(retry))...)
+	return true, baseline, errors.Join(append(errs, db.CloseWith(retry))...)
 }
 
 // dropCheckpoint removes the *store.CheckpointError from the errors joined in err.
@@ -101,10 +124,11 @@ func flatten(err error) []error {
 	return out
 }
 
-// printTable prints the table, the workers' notes and the run directory.
-func printTable(w io.Writer, res *controller.Result, t *measure.EndTable) {
+// printFindings prints the findings (the failed checks first, the table,
+// the checks, the summary), the workers' notes and the run directory.
+func printFindings(w io.Writer, res *controller.Result, f report.Findings) {
 	fmt.Fprintln(w)
-	report.WriteText(w, t)
+	report.WriteFindings(w, f)
 	for _, wr := range res.Workers {
 		if wr.Err != nil {
 			fmt.Fprintf(w, "note: %v\n", wr.Err)

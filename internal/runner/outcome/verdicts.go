@@ -34,6 +34,16 @@ func CheckThresholds(w io.Writer, db *store.DB, p *profile.Profile) ([]store.Ver
 // computed already (the end computes them once, for the table and the
 // verdicts); r nil: computed here from db when there are thresholds.
 func judge(w io.Writer, db *store.DB, r *measure.Results, p *profile.Profile) ([]store.Verdict, error) {
+	vs, err := judged(db, r, p)
+	if err != nil {
+		return nil, err
+	}
+	return vs, PrintVerdicts(w, vs)
+}
+
+// judged is judge without the printing: the verdicts, and an error only
+// when they could not be made.
+func judged(db *store.DB, r *measure.Results, p *profile.Profile) ([]store.Verdict, error) {
 	var ts []profile.Threshold
 	if p != nil {
 		ts = p.Thresholds
@@ -52,7 +62,7 @@ func judge(w io.Writer, db *store.DB, r *measure.Results, p *profile.Profile) ([
 			return nil, fmt.Errorf("check thresholds: %w", err)
 		}
 	}
-	return vs, PrintVerdicts(w, vs)
+	return vs, nil
 }
 
 // PrintVerdicts prints the broken verdicts (or that all passed) and returns

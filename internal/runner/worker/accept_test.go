@@ -84,7 +84,7 @@ func TestWorkerCountsBadAccept(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	plan := &wire.Plan{Version: wire.PlanVersion, RunID: "accept", Lib: tr.Name(), Target: "ws://" + addr, TimeUnit: "MICROSECOND",
+	plan := &wire.Plan{Version: wire.PlanVersion, RunID: "accept", Column: wire.LibraryColumn(tr.Name()), Target: "ws://" + addr, TimeUnit: "MICROSECOND",
 		Start: now, End: now.Add(time.Minute), PingInterval: time.Second, PongTimeout: 10 * time.Second,
 		BackoffMin: 10 * time.Millisecond, BackoffMax: 20 * time.Millisecond, HandshakeTimeout: 2 * time.Second,
 		StallFactor: 10, StallMin: 3 * time.Second, StallRealTime: time.Minute, UnrepairableDial: 100, SubsEvery: 10,

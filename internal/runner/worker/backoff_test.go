@@ -52,7 +52,7 @@ func testReadLimitBacksOff(t *testing.T, tr transport.Transport) {
 		dials      = 7
 	)
 	now := time.Now()
-	plan := &wire.Plan{Version: wire.PlanVersion, RunID: "t", Lib: tr.Name(), Target: srv.URL(), Local: true, TimeUnit: "MICROSECOND",
+	plan := &wire.Plan{Version: wire.PlanVersion, RunID: "t", Column: wire.LibraryColumn(tr.Name()), Target: srv.URL(), Local: true, TimeUnit: "MICROSECOND",
 		Start: now, End: now.Add(time.Minute), PingInterval: time.Second, PongTimeout: 10 * time.Second,
 		BackoffMin: bMin, BackoffMax: bMax, HandshakeTimeout: 2 * time.Second,
 		ReadLimit: 100, StallFactor: 10, StallMin: 3 * time.Second, StallRealTime: time.Minute, UnrepairableDial: giveUp, SubsEvery: 10,

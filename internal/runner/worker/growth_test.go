@@ -62,7 +62,7 @@ func TestNoGrowth(t *testing.T) {
 				t.Fatal(err)
 			}
 			now := time.Now()
-			plan := &wire.Plan{Version: wire.PlanVersion, RunID: "growth", Lib: tr.Name(), Target: srv.URL(), Local: true,
+			plan := &wire.Plan{Version: wire.PlanVersion, RunID: "growth", Column: wire.LibraryColumn(tr.Name()), Target: srv.URL(), Local: true,
 				Start: now, End: now.Add(time.Minute), PingInterval: time.Second, PongTimeout: 5 * time.Second,
 				BackoffMin: 500 * time.Microsecond, BackoffMax: 500 * time.Microsecond, HandshakeTimeout: 2 * time.Second,
 				ReadLimit: 1 << 20, StallFactor: 10, StallMin: 3 * time.Second, StallRealTime: time.Minute, UnrepairableDial: 20, SubsEvery: 10,

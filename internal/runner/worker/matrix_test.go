@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/wssoak/wssoak/internal/codec"
+	"github.com/wssoak/wssoak/internal/link"
 	"github.com/wssoak/wssoak/internal/replay"
 	"github.com/wssoak/wssoak/internal/transport"
 	"github.com/wssoak/wssoak/internal/wire"
@@ -93,6 +94,11 @@ var matrixScenarios = []matrixScenario{
 	{"inject-reject-418", func(p *wire.Plan) { p.BackoffMax = 600 * time.Millisecond }, mxInjectReject418, true},
 	{"inject-invalid-utf8", nil, mxInjectInvalidUTF8, true},
 	{"inject-drip", nil, mxInjectDrip, false},
+	// The network's faults, played by the kernel on a link (matrix_link_test.go).
+	{"net-blackhole", behindLink(keepaliveFast), mxNetBlackhole, true},
+	{"net-rst", behindLink(nil), mxNetRST, true},
+	{"net-syn-drop", behindLink(func(p *wire.Plan) { p.HandshakeTimeout = 500 * time.Millisecond }), mxNetSynDrop, true},
+	{"net-throttle", behindLink(nil), mxNetThrottle, true},
 }
 
 // encoding sets the plan's encoding.
@@ -110,7 +116,7 @@ func encoded(e codec.Encoding, run func(m *matrixEnv) error) func(m *matrixEnv) 
 		}
 		n := 0
 		for _, c := range m.srv.Stats().Conns {
-			if wire.LibOf(c.Tag) != m.lib {
+			if wire.ColumnOf(c.Tag) != m.lib {
 				continue
 			}
 			n++
@@ -202,7 +208,8 @@ type matrixEnv struct {
 	expected int64 // messages the test expects the stream to receive in total
 	stopped  bool
 	live     bool
-	checked  bool // the scenario compared the final totals itself
+	checked  bool       // the scenario compared the final totals itself
+	lnk      *link.Link // the link the server is behind (a network scenario), nil if none
 }
 
 func newMatrixEnv(t *testing.T, tr transport.Transport, adjust func(*wire.Plan), live bool) *matrixEnv {
@@ -225,13 +232,16 @@ func newMatrixEnv(t *testing.T, tr transport.Transport, adjust func(*wire.Plan),
 	m := &matrixEnv{t: t, lib: tr.Name(), srv: srv, runErr: make(chan error, 1), read: make(chan error, 1), t0: time.Now()}
 	m.proxy = newTCPProxy(t, srv.Addr())
 	now := time.Now()
-	plan := &wire.Plan{Version: wire.PlanVersion, RunID: "matrix", Lib: tr.Name(), Target: "ws://" + m.proxy.addr(), Local: true, TimeUnit: "MICROSECOND",
+	plan := &wire.Plan{Version: wire.PlanVersion, RunID: "matrix", Column: wire.LibraryColumn(tr.Name()), Target: "ws://" + m.proxy.addr(), Local: true, TimeUnit: "MICROSECOND",
 		Start: now, End: now.Add(time.Minute), PingInterval: time.Second, PongTimeout: 10 * time.Second,
 		BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond, HandshakeTimeout: 2 * time.Second,
 		ReadLimit: 1 << 20, StallFactor: 10, StallMin: 3 * time.Second, StallRealTime: time.Minute, UnrepairableDial: 20, SubsEvery: 10,
 		Slots: []wire.Slot{{ID: 0, Group: "g", Subscribe: "url", Streams: streams}}}
 	if adjust != nil {
 		adjust(plan)
+	}
+	if plan.LocalAddr == linkMarker {
+		m.attachLink(plan)
 	}
 	pr, pw := io.Pipe()
 	m.pw = pw
@@ -886,7 +896,7 @@ func (m *matrixEnv) checkServerTruth(dup, ooo int64) error {
 	}
 	byStream := map[string][]connStat{}
 	for _, c := range m.srv.Stats().Conns {
-		if wire.LibOf(c.Tag) != m.lib {
+		if wire.ColumnOf(c.Tag) != m.lib {
 			continue
 		}
 		for name, st := range c.Streams {

@@ -46,7 +46,7 @@ func testWorkerReconnects(t *testing.T, tr transport.Transport) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	plan := &wire.Plan{Version: wire.PlanVersion, RunID: "t", Lib: tr.Name(), Target: srv.URL(), Local: true, TimeUnit: "MICROSECOND",
+	plan := &wire.Plan{Version: wire.PlanVersion, RunID: "t", Column: wire.LibraryColumn(tr.Name()), Target: srv.URL(), Local: true, TimeUnit: "MICROSECOND",
 		Start: start, End: start.Add(time.Minute), PingInterval: 500 * time.Millisecond, PongTimeout: 5 * time.Second,
 		BackoffMin: 50 * time.Millisecond, BackoffMax: 500 * time.Millisecond, HandshakeTimeout: 2 * time.Second,
 		StallFactor: 10, StallRealTime: time.Minute, UnrepairableDial: 20, SubsEvery: 10,

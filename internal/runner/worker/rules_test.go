@@ -72,7 +72,7 @@ func TestBinanceConnectionRules(t *testing.T) {
 }
 
 func testConnectionRules(t *testing.T, tr transport.Transport, plan wire.Plan, srv *replay.Server) {
-	plan.Lib = tr.Name()
+	plan.Column = wire.LibraryColumn(tr.Name())
 	pr, pw := io.Pipe()
 	w, err := New(&plan, tr, pw, slog.New(slog.DiscardHandler))
 	if err != nil {

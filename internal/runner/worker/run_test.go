@@ -19,14 +19,14 @@ func TestRunWorkerRejectsBadPlans(t *testing.T) {
 		plan wire.Plan
 		want string
 	}{
-		{wire.Plan{Version: 2, Lib: "gorilla"}, "plan version 2, want 1"},
-		{wire.Plan{Version: wire.PlanVersion, Lib: "nope"}, `unknown library "nope"`},
+		{wire.Plan{Version: 2, Column: wire.LibraryColumn("gorilla")}, "plan version 2, want 1"},
+		{wire.Plan{Version: wire.PlanVersion, Column: wire.LibraryColumn("nope")}, `unknown library "nope"`},
 		{wire.Plan{Version: wire.PlanVersion}, `unknown library ""`},
 	}
 	for _, tc := range tests {
 		err := Run(context.Background(), &tc.plan, strings.NewReader(""), io.Discard, slog.New(slog.DiscardHandler))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("plan v%d lib %q: %v, want an error containing %q", tc.plan.Version, tc.plan.Lib, err, tc.want)
+			t.Errorf("plan v%d lib %q: %v, want an error containing %q", tc.plan.Version, tc.plan.Column.Lib, err, tc.want)
 		}
 	}
 }

@@ -41,7 +41,7 @@ func TestWorkerStartedMidWindow(t *testing.T) {
 	// The window began 2.5 s ago on the machine's monotonic clock, as the
 	// controller hands it to a worker it starts (wire.Plan.StartMono).
 	inWindow := 2500 * time.Millisecond
-	plan := &wire.Plan{Version: wire.PlanVersion, RunID: "t", Lib: tr.Name(), Target: srv.URL(), Local: true, TimeUnit: "MICROSECOND",
+	plan := &wire.Plan{Version: wire.PlanVersion, RunID: "t", Column: wire.LibraryColumn(tr.Name()), Target: srv.URL(), Local: true, TimeUnit: "MICROSECOND",
 		Start: now.Add(-inWindow), End: now.Add(time.Minute), PingInterval: time.Second, PongTimeout: 10 * time.Second,
 		BackoffMin: 50 * time.Millisecond, BackoffMax: 500 * time.Millisecond, HandshakeTimeout: 2 * time.Second,
 		ReadLimit: 1 << 20, StallFactor: 10, StallMin: 2 * time.Second, StallRealTime: time.Minute, UnrepairableDial: 20, SubsEvery: 10,

@@ -32,6 +32,9 @@ type slot struct {
 	byName map[string]*sub
 	last   *sub // of the previous message, read goroutine only: most are of the same stream
 
+	cost     burner // the column's calibration cost, burnt on every message
+	burnLast uint64 // where the last burn ended, read goroutine only
+
 	msgs, bytes atomic.Int64 // all data messages, control replies included
 
 	// frame bytes read: of the connections that ended, and the current one's counter
@@ -192,9 +195,10 @@ func (s *slot) connect(ctx context.Context, attempt int) error {
 		ReadLimit:        w.plan.ReadLimit,
 		Subprotocols:     codec.Subprotocols(w.enc),
 		Compression:      w.plan.Compression,
+		ReadBufferSize:   w.plan.Column.Settings.ReadBufferSize,
 	}
 	if w.plan.Local {
-		cfg.Header = http.Header{wire.TagHeader: {wire.Tag{Lib: w.tr.Name(), Slot: s.Slot.ID, Attempt: attempt}.String()}}
+		cfg.Header = http.Header{wire.TagHeader: {wire.Tag{Column: w.name, Slot: s.Slot.ID, Attempt: attempt}.String()}}
 	}
 	t0 := time.Now()
 	ev.Kind = wire.EventDial

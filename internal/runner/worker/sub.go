@@ -117,8 +117,14 @@ func incNonZero(a *atomic.Int64, d int64) {
 //
 // Text messages are JSON; binary ones msgpack or packed (the encoding the
 // plan asked for; control replies and serverShutdown stay JSON text).
+//
+// A column with a calibration cost burns it here, after the accounting; a
+// column without one pays a test of a field.
 func (s *slot) OnMessage(text bool, p []byte) {
 	s.onMessage(text, p)
+	if s.cost.steps != 0 {
+		s.burnLast = s.cost.burn(s.burnLast)
+	}
 	if !s.batch {
 		s.flush()
 	}

@@ -79,7 +79,7 @@ func listenReplay(t *testing.T, cfg replay.Config) *replay.Server {
 // the test; the test adds its slots.
 func localPlan(run, lib, target string) *wire.Plan {
 	now := time.Now()
-	return &wire.Plan{Version: wire.PlanVersion, RunID: run, Lib: lib, Target: target, Local: true, TimeUnit: "MICROSECOND",
+	return &wire.Plan{Version: wire.PlanVersion, RunID: run, Column: wire.LibraryColumn(lib), Target: target, Local: true, TimeUnit: "MICROSECOND",
 		Start: now, End: now.Add(time.Minute), PingInterval: time.Minute, PongTimeout: time.Minute,
 		BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond, HandshakeTimeout: 2 * time.Second,
 		ReadLimit: 1 << 20, StallFactor: 10, StallMin: 3 * time.Second, StallRealTime: time.Minute, UnrepairableDial: 20, SubsEvery: 10}

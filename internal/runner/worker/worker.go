@@ -6,11 +6,14 @@ package worker
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/netip"
 	"os"
 	"runtime"
 	"strings"
@@ -26,13 +29,16 @@ import (
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
-// Worker runs one library's connections for a plan.
+// Worker runs one column's connections for a plan: its library's, with the
+// column's settings.
 type Worker struct {
 	plan   *wire.Plan
+	name   string // the column's (the library's when the plan names none)
 	tr     transport.Transport
 	dialer *transport.Dialer // one per worker: socket options, proxy
 	tls    *tls.Config       // trust for a wss target and an https proxy
 	enc    codec.Encoding    // the plan's: asked for by subprotocol
+	cost   burner            // the column's calibration cost per message
 	fw     *wire.FrameWriter
 	log    *slog.Logger
 	epoch  time.Time // plan.Start on this process's monotonic clock
@@ -52,12 +58,16 @@ type Worker struct {
 
 	runLat *sampler.Latency // whole run, reporter goroutine only
 	secLat *sampler.Latency // one second, reporter goroutine only
+	minLat *sampler.Latency // since the last hist frame, reporter goroutine only (then Run's, once it ended)
+	// lastSec is the second of the last sec frame: the reporter goroutine's,
+	// then Run's once it ended.
+	lastSec int64
 
 	tap func(slot int, p []byte) // tests only: sees every message as the library handed it over
 }
 
 // Run is the worker process (soak child worker): it runs the connections of
-// plan.Lib as plan says, and writes frames to out until it reads "stop" or
+// plan.Column as plan says, and writes frames to out until it reads "stop" or
 // EOF on stdin (the rest of stdin after the plan: see child.ReadSpec).
 // After stopping it sends the final frame and returns when stdin reaches EOF
 // (the controller samples the process in between).
@@ -65,7 +75,7 @@ func Run(ctx context.Context, plan *wire.Plan, stdin io.Reader, out io.Writer, l
 	if plan.Version != wire.PlanVersion {
 		return fmt.Errorf("plan version %d, want %d", plan.Version, wire.PlanVersion)
 	}
-	tr, err := transport.Lookup(plan.Lib)
+	tr, err := transport.Lookup(plan.Column.Lib)
 	if err != nil {
 		return err
 	}
@@ -104,15 +114,18 @@ func Run(ctx context.Context, plan *wire.Plan, stdin io.Reader, out io.Writer, l
 
 // New prepares a worker; Run starts it.
 func New(plan *wire.Plan, tr transport.Transport, out io.Writer, log *slog.Logger) (*Worker, error) {
+	name := cmp.Or(plan.Column.Name, tr.Name())
 	w := &Worker{
 		plan:   plan,
+		name:   name,
 		tr:     tr,
 		fw:     wire.NewFrameWriter(out),
-		log:    log.With("lib", tr.Name()),
+		log:    log.With("lib", name),
 		epoch:  plan.Epoch(),
 		events: make(chan wire.Event, 4096),
 		runLat: sampler.NewLatency(),
 		secLat: sampler.NewLatency(),
+		minLat: sampler.NewLatency(),
 	}
 	w.monoOff = transport.MonoOrigin(w.epoch)
 	var err error
@@ -121,7 +134,15 @@ func New(plan *wire.Plan, tr transport.Transport, out io.Writer, log *slog.Logge
 			return nil, fmt.Errorf("plan: %w", err)
 		}
 	}
+	w.cost = newBurner(plan.Column.Settings.CalibrationCost) // calibrated before the first connection
 	w.dialer = &transport.Dialer{RcvBuf: plan.RcvBuf, Timeout: plan.HandshakeTimeout}
+	if plan.LocalAddr != "" {
+		ip, err := netip.ParseAddr(plan.LocalAddr)
+		if err != nil {
+			return nil, fmt.Errorf("plan: local address: %w", err)
+		}
+		w.dialer.LocalAddr = &net.TCPAddr{IP: ip.AsSlice()}
+	}
 	if plan.Proxy != "" {
 		if w.dialer.Proxy, err = endpoint.ParseProxy(plan.Proxy); err != nil {
 			return nil, err
@@ -132,7 +153,7 @@ func New(plan *wire.Plan, tr transport.Transport, out io.Writer, log *slog.Logge
 	}
 	w.dialer.ProxyTLS = w.tls
 	for _, ps := range plan.Slots {
-		s := &slot{w: w, Slot: ps, byName: make(map[string]*sub, len(ps.Streams)), lat: sampler.NewLatency()}
+		s := &slot{w: w, Slot: ps, byName: make(map[string]*sub, len(ps.Streams)), lat: sampler.NewLatency(), cost: w.cost}
 		for _, name := range ps.Streams {
 			st, err := binance.ParseStream(name)
 			if err != nil {
@@ -183,6 +204,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	<-ctx.Done()
 	wg.Wait()
 	<-repDone
+	w.sendMinute(w.lastSec) // the part minute since the last hist frame
 	close(w.events)
 	<-evDone
 	// The slots' goroutines have ended: their gaps and dial counts are final.
@@ -256,6 +278,7 @@ func (w *Worker) report(ctx context.Context) {
 			}
 		}
 		w.runLat.Merge(w.secLat)
+		w.minLat.Merge(w.secLat)
 		snap := w.secLat.Snapshot()
 		runtime.ReadMemStats(&ms)
 		st := &wire.SecStat{
@@ -270,6 +293,7 @@ func (w *Worker) report(ctx context.Context) {
 		if err := w.fw.Send(&wire.Frame{Type: wire.FrameSec, Sec: k, Stat: st}); err != nil {
 			w.log.Error("send sec frame", "err", err)
 		}
+		w.lastSec = k
 		changed := func(sb *sub) bool { return sb.account() != sb.sent }
 		if k%max(w.plan.SubsEvery, 1) == 0 {
 			changed = nil // every subscription
@@ -284,10 +308,34 @@ func (w *Worker) report(ctx context.Context) {
 				w.log.Error("send subs frame", "err", err)
 			}
 		}
+		if k%digestEvery == 0 {
+			w.sendMinute(k)
+		}
 		k++
 		if late := w.sec(time.Now()); late >= k { // skipped seconds (suspended process): say so by the gap
 			k = late + 1
 		}
+	}
+}
+
+// digestEvery is the seconds between two hist frames: a minute, so that a
+// day's latency is stored in 1,440 digests per library and a report can
+// merge any stretch of the run from them.
+const digestEvery = 60
+
+// sendMinute sends the latency recorded since the last hist frame as a
+// digest stamped with second sec, and starts the next; nothing when no
+// latency was recorded. It allocates (the digest): once a minute, off the
+// per-message path.
+func (w *Worker) sendMinute(sec int64) {
+	if w.minLat.Snapshot().Count == 0 { // negative values are counted too (as 1 µs)
+		return
+	}
+	d := sampler.NewDigest()
+	d.AddLatency(w.minLat)
+	w.minLat.Reset()
+	if err := w.fw.Send(&wire.Frame{Type: wire.FrameHist, Sec: sec, Hist: d.Encode()}); err != nil {
+		w.log.Error("send hist frame", "err", err)
 	}
 }
 

@@ -1,0 +1,344 @@
+// Calibrate counts what the ranking called in runs of
+// profiles/calibration.yaml (scripts/calibrate.sh makes them), against what
+// is known of their columns:
+//
+//   - A/A: five columns of one library alike. Any difference called between
+//     two of them is noise taken for a finding: the share of (measure, pair)
+//     calls, and of runs where one of them got a ★ over the other four.
+//   - A/B: a column burning a calibration cost per message must be called
+//     higher on CPU than each of the A/A columns; two columns under GOGC 25
+//     and 400 must be called different on the Go heap or on RSS.
+//   - The RSS floor: the spread of RSS between A/A columns, as the steady
+//     level (the median of the window's second half) of one minus the
+//     other's, over every pair of every run: its 95th percentile.
+//
+// It reads each run's soak.db read-only; the ranking is the one the run
+// stored (its ranking table).
+//
+//	go run ./scripts/calibrate [-aa LIST] [-cost NAME] [-gc NAME,NAME] RUN_DIR... | PARENT_DIR
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/wssoak/wssoak/internal/store"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "calibrate:", err)
+		os.Exit(1)
+	}
+}
+
+// columns names the calibration profile's columns by their part.
+type columns struct {
+	aa     []string // alike
+	cost   string   // the calibration cost's
+	gc     []string // GOGC low, GOGC high
+	cpu    string   // the ranked measure the cost must be called on
+	memory []string // those GOGC must be called different on (any)
+}
+
+func run(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
+	aa := fs.String("aa", "gorilla-a1,gorilla-a2,gorilla-a3,gorilla-a4,gorilla-a5", "the A/A `COLUMNS`, alike")
+	cost := fs.String("cost", "gorilla-cost5us", "the `COLUMN` with a calibration cost")
+	gc := fs.String("gc", "gorilla-gc25,gorilla-gc400", "the two `COLUMNS` under a low and a high GOGC")
+	cpu := fs.String("cpu", "cpu_avg", "the ranked `MEASURE` the cost must be called higher on")
+	memory := fs.String("memory", "heap,rss_level", "the ranked `MEASURES` GOGC must be called different on (any of them)")
+	verbose := fs.Bool("v", false, "a line per run")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cols := columns{aa: split(*aa), cost: *cost, gc: split(*gc), cpu: *cpu, memory: split(*memory)}
+	if len(cols.aa) < 2 || len(cols.gc) != 2 {
+		return errors.New("want at least two -aa columns and two -gc columns")
+	}
+	dirs, err := runDirs(fs.Args())
+	if err != nil {
+		return err
+	}
+	var t tally
+	for _, dir := range dirs {
+		r, err := readRun(dir, cols)
+		if err != nil {
+			return err
+		}
+		t.add(r)
+		if *verbose {
+			fmt.Fprintln(out, r.line())
+		}
+	}
+	t.print(out, cols)
+	return nil
+}
+
+func split(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// runDirs are the run directories named, or those under a parent named
+// alone, in name order (the run ids start with their time).
+func runDirs(args []string) ([]string, error) {
+	if len(args) == 0 {
+		return nil, errors.New("no run directory given")
+	}
+	if len(args) == 1 {
+		if _, err := os.Stat(filepath.Join(args[0], "soak.db")); err != nil {
+			dbs, _ := filepath.Glob(filepath.Join(args[0], "*", "soak.db"))
+			if len(dbs) == 0 {
+				return nil, fmt.Errorf("%s: no soak.db in it or in a directory under it", args[0])
+			}
+			var out []string
+			for _, db := range dbs {
+				out = append(out, filepath.Dir(db))
+			}
+			slices.Sort(out)
+			return out, nil
+		}
+	}
+	return args, nil
+}
+
+// runResult is what one run says.
+type runResult struct {
+	dir        string
+	status     string
+	ranked     bool     // the run stored a ranking
+	aa         int      // A/A columns
+	aaPairs    int      // (measure, pair) figures between A/A columns
+	aaCalled   []string // those called: "measure a b"
+	aaStars    []string // "measure column": an A/A column called better than the other A/A ones
+	costOver   int      // A/A columns the cost column was called higher than on CPU
+	gcCalledOn []string // memory measures GOGC low and high were called different on
+	rssDiffs   []float64
+	levels     map[string]level // every column's, for the descriptive table
+}
+
+// level is what a column's samples say, whatever the ranking calls: its
+// mean CPU over the window, its median Go heap over the window and its RSS
+// level (the median of the window's second half); NaN where not measured.
+type level struct{ cpu, heap, rss float64 }
+
+func (r runResult) line() string {
+	return fmt.Sprintf("%s: %s; A/A %d of %d called %v, ★ %v; cost higher than %d A/A columns; GOGC different on %v",
+		filepath.Base(r.dir), r.status, len(r.aaCalled), r.aaPairs, r.aaCalled, r.aaStars, r.costOver, r.gcCalledOn)
+}
+
+func readRun(dir string, cols columns) (runResult, error) {
+	r := runResult{dir: dir}
+	path := filepath.Join(dir, "soak.db")
+	db, err := store.OpenReadOnly(path)
+	if err != nil {
+		return r, err
+	}
+	defer db.Close()
+	run, err := db.Run()
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", dir, err)
+	}
+	r.status = run.Status
+	if r.levels, err = levels(db, run); err != nil {
+		return r, fmt.Errorf("%s: %w", dir, err)
+	}
+	r.rssDiffs = rssDiffs(r.levels, cols.aa)
+	rows, err := readRanking(path)
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", dir, err)
+	}
+	r.ranked = len(rows) > 0
+	r.judge(rows, cols)
+	return r, nil
+}
+
+// levels reads every column's level from its samples: the window is
+// seconds 1 … N (the drain after it left out); CPU over 2 … N, as the end
+// table's, the first second holding the connections' start.
+func levels(db *store.DB, run store.Run) (map[string]level, error) {
+	window := int64(run.Planned.Seconds())
+	ss, err := db.Samples("")
+	if err != nil {
+		return nil, err
+	}
+	type series struct{ cpu, heap, rss []float64 }
+	by := map[string]*series{}
+	for _, s := range ss {
+		if s.Sec < 1 || s.Sec > window {
+			continue
+		}
+		x := by[s.Lib]
+		if x == nil {
+			x = &series{}
+			by[s.Lib] = x
+		}
+		if s.HasProc && s.Sec >= 2 {
+			x.cpu = append(x.cpu, s.CPUPct)
+		}
+		if s.HasProc && s.Sec > window/2 {
+			x.rss = append(x.rss, float64(s.RSS))
+		}
+		if s.HasWorker {
+			x.heap = append(x.heap, float64(s.HeapBytes))
+		}
+	}
+	out := map[string]level{}
+	for c, x := range by {
+		out[c] = level{cpu: mean(x.cpu), heap: median(x.heap), rss: median(x.rss)}
+	}
+	return out, nil
+}
+
+// rssDiffs are |level(a) − level(b)| in bytes of RSS for every pair of cols
+// both measured.
+func rssDiffs(lv map[string]level, cols []string) []float64 {
+	var out []float64
+	for i, a := range cols {
+		for _, b := range cols[i+1:] {
+			if d := math.Abs(lv[a].rss - lv[b].rss); lv[a] != (level{}) && lv[b] != (level{}) && !math.IsNaN(d) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	var t float64
+	for _, x := range xs {
+		t += x
+	}
+	return t / float64(len(xs))
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// percentile is the nearest-rank p-th percentile of xs (0 < p ≤ 100).
+func percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Sorted(slices.Values(xs))
+	k := int(math.Ceil(p / 100 * float64(len(s))))
+	return s[min(max(k, 1), len(s))-1]
+}
+
+// tally adds the runs up.
+type tally struct {
+	runs, ranked    int
+	aaRunsStarred   int
+	aaPairs, called int
+	costRuns        int // runs where the cost was called higher than every A/A column
+	gcRuns          int // runs where GOGC low and high were called different on a memory measure
+	gcOn            map[string]int
+	rss             []float64
+	unfinished      []string
+	levels          map[string][]level // per column, a level per run
+	order           []string           // columns as first seen
+}
+
+func (t *tally) add(r runResult) {
+	t.runs++
+	if r.status != "done" {
+		t.unfinished = append(t.unfinished, filepath.Base(r.dir)+" ("+r.status+")")
+	}
+	t.rss = append(t.rss, r.rssDiffs...)
+	if t.levels == nil {
+		t.levels = map[string][]level{}
+	}
+	for _, c := range slices.Sorted(maps.Keys(r.levels)) {
+		if _, ok := t.levels[c]; !ok {
+			t.order = append(t.order, c)
+		}
+		t.levels[c] = append(t.levels[c], r.levels[c])
+	}
+	if !r.ranked {
+		return
+	}
+	t.ranked++
+	if len(r.aaStars) > 0 {
+		t.aaRunsStarred++
+	}
+	t.aaPairs += r.aaPairs
+	t.called += len(r.aaCalled)
+	if r.costOver > 0 && r.costOver == r.aa {
+		t.costRuns++
+	}
+	if len(r.gcCalledOn) > 0 {
+		t.gcRuns++
+	}
+	if t.gcOn == nil {
+		t.gcOn = map[string]int{}
+	}
+	for _, m := range r.gcCalledOn {
+		t.gcOn[m]++
+	}
+}
+
+func (t *tally) print(out io.Writer, cols columns) {
+	fmt.Fprintf(out, "runs: %d", t.runs)
+	if len(t.unfinished) > 0 {
+		fmt.Fprintf(out, " (not finished: %s)", strings.Join(t.unfinished, ", "))
+	}
+	fmt.Fprintln(out)
+	if t.ranked == 0 {
+		fmt.Fprintln(out, "ranking: none stored in these runs (a soak that ranks its columns writes a ranking table)")
+	} else {
+		fmt.Fprintf(out, "A/A (%s): runs with a ★ among them: %d of %d (%s; want ≤ 10 %%); (measure, pair) differences called: %d of %d (%s; want ≤ 5 %%)\n",
+			strings.Join(cols.aa, ", "), t.aaRunsStarred, t.ranked, pct(t.aaRunsStarred, t.ranked), t.called, t.aaPairs, pct(t.called, t.aaPairs))
+		fmt.Fprintf(out, "A/B %s: called higher on %s than every A/A column: %d of %d runs (want ≥ 19 of 20)\n", cols.cost, cols.cpu, t.costRuns, t.ranked)
+		var on []string
+		for _, m := range cols.memory {
+			on = append(on, fmt.Sprintf("%s %d", m, t.gcOn[m]))
+		}
+		fmt.Fprintf(out, "A/B %s vs %s: called different on %s: %d of %d runs (want ≥ 19 of 20; %s)\n",
+			cols.gc[0], cols.gc[1], strings.Join(cols.memory, " or "), t.gcRuns, t.ranked, strings.Join(on, ", "))
+	}
+	if len(t.order) > 0 {
+		fmt.Fprintln(out, "levels, the mean over the runs (from the samples, not the ranking): CPU % of one core over the window, Go heap median, RSS median of the second half")
+		for _, c := range t.order {
+			var cpu, heap, rss []float64
+			for _, l := range t.levels[c] {
+				cpu, heap, rss = append(cpu, l.cpu), append(heap, l.heap), append(rss, l.rss)
+			}
+			fmt.Fprintf(out, "  %-20s CPU %6.2f %%   heap %6.2f MB   RSS %6.2f MB\n", c, mean(cpu), mean(heap)/1e6, mean(rss)/1e6)
+		}
+	}
+	fmt.Fprintf(out, "RSS steady level |Δ| between A/A columns (median of the window's second half), %d pairs: p50 %.2f MB, p95 %.2f MB, max %.2f MB\n",
+		len(t.rss), percentile(t.rss, 50)/1e6, percentile(t.rss, 95)/1e6, percentile(t.rss, 100)/1e6)
+}
+
+func pct(n, of int) string {
+	if of == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f %%", 100*float64(n)/float64(of))
+}
