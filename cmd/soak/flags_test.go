@@ -39,6 +39,7 @@ var meanings = map[string]struct{ arg, meaning string }{
 	"metrics-only":    {"", "the live view serves /metrics alone"},
 	"linger":          {"DURATION", "how long the live view stays up after the run's end"},
 	"label":           {"KEY=VALUE", "a label of the run (soak_run_info, the report over several runs)"},
+	"strict":          {"", "refuse runs of another profile in a report over several runs"},
 	"addr":            {"HOST:PORT", "where the server (replay server, firehose) listens"},
 	"addr-public":     {"", "allow -addr outside loopback"},
 	"seed":            {"N", "the random seed of the generated streams"},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/report"
+	"github.com/wssoak/wssoak/internal/sampler"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -169,5 +172,106 @@ func TestRunDir(t *testing.T) {
 		if err == nil || exitCode(err, io.Discard) != 2 {
 			t.Errorf("-dir with %v: %v", bad, err)
 		}
+	}
+}
+
+// TestReportRuns: soak report over three run directories, two of one
+// profile (labelled as two hosts) and one of another: one page, the odd run
+// warned about on stderr and marked in the page, each column's percentiles
+// those recomputed from its stored minute digests, and the merged row over
+// the two runs of the profile; -strict refuses the odd run (exit 2). soak
+// export of the three writes one CSV per table with run and host columns.
+func TestReportRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three real runs")
+	}
+	t.Parallel()
+	tmp := t.TempDir()
+	hosts := writeProfile(t, tmp, "hosts.yaml", "name: hosts\nduration: 2s\nwarmup: 1s\nlibraries: [gorilla, gws]\nsymbols: [btcusdt]\nreplay:\n  speed: 5\n")
+	other := writeProfile(t, tmp, "other.yaml", "name: other\nduration: 2s\nwarmup: 1s\nlibraries: [gorilla]\nsymbols: [btcusdt]\n")
+	var dirs []string
+	for i, args := range [][]string{{"-profile", hosts, "-label", "region=fra"}, {"-profile", hosts, "-label", "region=sgp"}, {"-profile", other}} {
+		dir := filepath.Join(tmp, fmt.Sprint("run", i))
+		if _, stderr, err := runSoak(t, append([]string{"run", "-dir", dir}, args...)...); err != nil {
+			t.Fatalf("run %d: %v\n%s", i, err, stderr)
+		}
+		dirs = append(dirs, dir)
+	}
+	page := filepath.Join(tmp, "runs.html")
+	stdout, stderr, err := runSoak(t, append([]string{"report", "-o", page}, dirs...)...)
+	if err != nil {
+		t.Fatalf("soak report: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, page) || !strings.Contains(stderr, "warning:") || !strings.Contains(stderr, `profile "other", not "hosts"`) {
+		t.Errorf("stdout %q, stderr %q: want the page and a warning on the odd run", stdout, stderr)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(b)
+	for _, want := range []string{"region=fra", "region=sgp", "⚠ other profile", "unpaired", "all runs of hosts"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the page has no %q", want)
+		}
+	}
+	// Each column's percentiles, and the two hosts' runs merged, recomputed
+	// from the stored digests.
+	merged := map[string]*sampler.Digest{}
+	for i, dir := range dirs {
+		db, err := store.OpenReadOnly(filepath.Join(dir, "soak.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, _ := db.Run()
+		lat, err := report.RunLatency(db)
+		db.Close()
+		if err != nil || len(lat) == 0 {
+			t.Fatalf("run %d: digests %v, %v", i, lat, err)
+		}
+		for col, d := range lat {
+			s := d.Summary()
+			row := fmt.Sprintf("<td>%s</td><td>%d</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td>", col, s.Count,
+				float64(s.P50)/1000, float64(s.P90)/1000, float64(s.P99)/1000, float64(s.P999)/1000, float64(s.Max)/1000)
+			if !strings.Contains(html, row) {
+				t.Errorf("run %s, %s: the page has no row %s", run.ID, col, row)
+			}
+			if i < 2 {
+				if merged[col] == nil {
+					merged[col] = sampler.NewDigest()
+				}
+				merged[col].Merge(d)
+			}
+		}
+	}
+	for col, d := range merged {
+		s := d.Summary()
+		row := fmt.Sprintf("<td><b>all runs of hosts</b></td><td>%s</td><td>%d</td><td>%.3f</td>", col, s.Count, float64(s.P50)/1000)
+		if !strings.Contains(html, row) {
+			t.Errorf("merged %s: the page has no row %s", col, row)
+		}
+	}
+	_, _, err = runSoak(t, append([]string{"report", "-strict", "-o", filepath.Join(tmp, "strict.html")}, dirs...)...)
+	if err == nil || exitCode(err, io.Discard) != 2 || !strings.Contains(err.Error(), "-strict") {
+		t.Errorf("-strict with the odd run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "strict.html")); err == nil {
+		t.Error("-strict refused, yet wrote its page")
+	}
+
+	csvDir := filepath.Join(tmp, "csv")
+	if _, stderr, err := runSoak(t, append([]string{"export", "-dir", csvDir}, dirs...)...); err != nil {
+		t.Fatalf("soak export of three runs: %v\n%s", err, stderr)
+	}
+	recs := readCSVFile(t, filepath.Join(csvDir, "samples.csv"))
+	if recs[0][0] != "run" || recs[0][1] != "host" {
+		t.Fatalf("samples.csv header %v", recs[0])
+	}
+	hostsSeen := map[string]bool{}
+	for _, r := range recs[1:] {
+		hostsSeen[r[1]] = true
+	}
+	if !hostsSeen["region=fra"] || !hostsSeen["region=sgp"] || len(hostsSeen) != 3 {
+		t.Errorf("samples.csv hosts %v, want the three runs'", hostsSeen)
 	}
 }

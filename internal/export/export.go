@@ -402,6 +402,9 @@ type rowWriter struct {
 	buf  []byte
 	col  int
 	rows int64
+	// prefix are cells written first on every row (WriteRuns: the run and
+	// its host), not counted by the table's own cells.
+	prefix []string
 }
 
 func (w *rowWriter) header() {
@@ -418,6 +421,14 @@ func (w *rowWriter) header() {
 
 // sep starts the next cell: a comma, or the JSON key.
 func (w *rowWriter) sep() {
+	if w.col == 0 && w.prefix != nil {
+		p := w.prefix
+		w.prefix = nil // its own cells start no prefix
+		for _, c := range p {
+			w.str(c)
+		}
+		w.prefix = p
+	}
 	if w.json {
 		if w.col == 0 {
 			w.buf = append(w.buf, '{')
