@@ -1,5 +1,7 @@
 package dashboard
 
+//lint:file-ignore SA1019 the v1 dashboard schema is the one every Grafana imports (v2 needs Grafana 12's new dashboards API); the SDK marks it deprecated in favour of v2
+
 import (
 	"bytes"
 	"encoding/json"

@@ -41,7 +41,6 @@ type runsLat struct {
 	Run, Col                 string
 	Count                    int64
 	P50, P90, P99, P999, Max string
-	count                    int64
 }
 
 // WriteRuns renders one offline page comparing several soak runs (soak
