@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/wssoak/wssoak/internal/report"
 	"github.com/wssoak/wssoak/internal/sampler"
@@ -51,36 +48,10 @@ func TestHTTPToken(t *testing.T) {
 	dir := t.TempDir()
 	tokenFile := writeProfile(t, dir, "token", token+"\n")
 	out := filepath.Join(dir, "out")
-	cmd := exec.Command(os.Args[0], "run", "-duration", "3s", "-libs", "gorilla", "-out", out, "-http", "127.0.0.1:0",
+	cmd, addr, stdout, stderr := startLiveRun(t, "-duration", "3s", "-libs", "gorilla", "-out", out, "-http", "127.0.0.1:0",
 		"-http-token-file", tokenFile, "-linger", "0", "-v")
-	cmd.Env = append(os.Environ(), "SOAK_TEST_AS_MAIN=1")
-	var stdout, stderr lockedBuffer
-	cmd.Stdout = &stdout
-	errPipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	defer cmd.Process.Kill()
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(errPipe)
-		for sc.Scan() {
-			stderr.Write([]byte(sc.Text() + "\n"))
-			if m := liveAddr.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-	}()
-	var base string
-	select {
-	case a := <-addr:
-		base = "http://" + a
-	case <-time.After(20 * time.Second):
-		t.Fatalf("no live view address logged:\n%s", stderr.String())
-	}
+	base := "http://" + addr
 	get := func(auth string) int {
 		req, _ := http.NewRequest("GET", base+"/metrics", nil)
 		if auth != "" {
@@ -110,7 +81,7 @@ func TestHTTPToken(t *testing.T) {
 	if !strings.Contains(stderr.String(), `auth="bearer token"`) {
 		t.Errorf("the log does not say the live view has a token:\n%s", stderr.String())
 	}
-	err = filepath.Walk(out, func(path string, fi os.FileInfo, err error) error {
+	err := filepath.Walk(out, func(path string, fi os.FileInfo, err error) error {
 		if err != nil || fi.IsDir() {
 			return err
 		}

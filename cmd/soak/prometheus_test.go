@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -68,36 +65,10 @@ faults:
     streams: [btcusdt@trade]
 `)
 	out := filepath.Join(dir, "out")
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "run", "-profile", prof, "-out", out, "-http", "127.0.0.1:0", "-linger", "4s", "-label", "region=test")
-	cmd.Env = append(os.Environ(), "SOAK_TEST_AS_MAIN=1")
-	errPipe, err := cmd.StderrPipe()
-	if err != nil {
+	cmd, addr, _, stderr := startLiveRun(t, "-profile", prof, "-out", out, "-http", "127.0.0.1:0", "-linger", "4s", "-label", "region=test")
+	defer cmd.Process.Kill()
+	if err := os.WriteFile(targets, fmt.Appendf(nil, `[{"targets": [%q]}]`, addr), 0o600); err != nil {
 		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var stderr lockedBuffer
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(errPipe)
-		for sc.Scan() {
-			stderr.Write([]byte(sc.Text() + "\n"))
-			if m := liveAddr.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-		_, _ = io.Copy(io.Discard, errPipe)
-	}()
-	select {
-	case a := <-addr:
-		if err := os.WriteFile(targets, fmt.Appendf(nil, `[{"targets": [%q]}]`, a), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatalf("no live view address logged; stderr:\n%s", stderr.String())
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("soak run: %v\n%s", err, stderr.String())

@@ -1,9 +1,6 @@
 package export
 
 import (
-	"bytes"
-	"encoding/csv"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -24,18 +21,7 @@ func TestWriteRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, table := range Tables {
-		read := func(path string) [][]string {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
-			if err != nil {
-				t.Fatalf("%s: %v", path, err)
-			}
-			return recs
-		}
-		single, multi := read(filepath.Join(one, File(table, "csv"))), read(filepath.Join(dir, File(table, "csv")))
+		single, multi := readCSV(t, filepath.Join(one, File(table, "csv"))), readCSV(t, filepath.Join(dir, File(table, "csv")))
 		if want := append([]string{"run", "host"}, Columns[table]...); !slices.Equal(multi[0], want) {
 			t.Errorf("%s header %v, want %v", table, multi[0], want)
 		}
