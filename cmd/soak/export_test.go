@@ -207,7 +207,7 @@ func TestExportErrors(t *testing.T) {
 		{[]string{"export", filepath.Join(dir, "nope")}, "nope: no such file"},
 		{[]string{"export", dir}, "no soak.db in this directory"},
 		{[]string{"export", "-format", "xml", dir}, `flag -format: unknown format "xml"`},
-		{[]string{"export", "a", "b"}, "want at most one RUN_DIR or DB"},
+		{[]string{"export", "a", "b"}, "run a: stat a: no such file"}, // several runs, the first missing
 		{[]string{"compare", dir}, "want two runs (RUN_A RUN_B), got 1"},
 		{[]string{"compare", dir, dir}, "no soak.db in this directory"},
 	} {

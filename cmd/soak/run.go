@@ -31,6 +31,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	ls, err := liveFlags(fs, a)
+	if err != nil {
+		return err
+	}
 	level := slog.LevelInfo
 	if *a.verbose {
 		level = slog.LevelDebug
@@ -78,7 +82,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}()
 
 	opts := controller.Options{Profile: p, OutDir: *a.out, Log: log, Progress: progress, Abort: abort, WorkerTimeout: *a.workerTimeout,
-		ProgressInPlace: inPlace, Resume: *a.resume, WriteBacklog: *a.backlog}
+		ProgressInPlace: inPlace, Resume: *a.resume, WriteBacklog: *a.backlog, RunDir: *a.dir}
 	every := profile.Default().Report.Every // a resumed run: the default
 	if p != nil {
 		src := p.Path
@@ -89,6 +93,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		every = p.Report.Every
 	} else {
 		fmt.Fprintf(stdout, "soak run: resuming %s\n", *a.resume)
+		if a.resumesDir {
+			log.Info("-dir holds an unfinished run: resuming it with its own settings", "dir", *a.dir)
+		}
 	}
 	// report.html is rewritten every report.every during the run (from a
 	// read-only connection) and written once more at the end.
@@ -96,13 +103,15 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	refresh.ctx, refresh.stop = context.WithCancel(ctx)
 	defer refresh.close()
 	observers := fanOut{refresh}
-	if *a.http != "" {
-		lv, stop, err := startLive(*a.http, *a.httpPublic, log)
+	lingering := false
+	if ls.addr != "" {
+		lv, stop, err := startLive(ls, log)
 		if err != nil {
 			return err
 		}
 		defer stop()
 		observers = append(observers, lv)
+		lingering = *a.linger > 0
 	}
 	opts.Observer = observers
 	// The end's writes (the controller's, then the table and verdicts) are
@@ -127,5 +136,28 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		err = interruptedError{id}
 	}
+	if lingering {
+		linger(ctx, *a.linger, interrupted, abort, log)
+	}
 	return err
+}
+
+// linger keeps the live view up for d after the run's end, so that a
+// Prometheus scraping every few seconds gets the final state and counts
+// (a controller gone at once leaves the last scrape a second or more behind).
+// A Ctrl-C skips it: the first one when the run ended by itself, the second
+// when the first interrupted the run.
+func linger(ctx context.Context, d time.Duration, interrupted bool, abort <-chan struct{}, log *slog.Logger) {
+	var stop <-chan struct{}
+	if !interrupted {
+		stop = ctx.Done()
+	}
+	log.Info("live view: serving the final state", "for", d, "skip", "Ctrl-C")
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-stop:
+	case <-abort:
+	}
 }

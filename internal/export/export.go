@@ -161,11 +161,7 @@ func writeTable(db *store.DB, path, format, table string, run store.Run) (int64,
 		if sum, err = summaryRows(db); err != nil {
 			return 0, err
 		}
-		n := 3
-		for _, r := range sum {
-			n = max(n, len(r.vals))
-		}
-		cols = append(Columns["summary"][:7:7], valueColumns(n)...)
+		cols = summaryColumns(sum, cols)
 	}
 	err := rundir.WriteFile(path, func(f io.Writer) error {
 		bw := bufio.NewWriterSize(f, 256<<10)
@@ -412,6 +408,16 @@ func fill(db *store.DB, table string, w *rowWriter, run store.Run) error {
 	return fmt.Errorf("unknown table %q", table)
 }
 
+// summaryColumns are cols, the summary's columns, with as many columns of
+// values as the cells of rows have, at least as many as cols has.
+func summaryColumns(rows []summaryRow, cols []string) []string {
+	n := (len(cols) - 7) / 3
+	for _, r := range rows {
+		n = max(n, len(r.vals))
+	}
+	return append(Columns["summary"][:7:7], valueColumns(n)...)
+}
+
 // summaryRow is a cell of the end table as exported: as stored, with its
 // values and what they are when it shows several.
 type summaryRow struct {
@@ -450,7 +456,7 @@ func summaryRows(db *store.DB) ([]summaryRow, error) {
 // (before the ids) is matched to its measure by name; a cell of one value
 // has it as num_1 too.
 func fillSummary(w *rowWriter, rows []summaryRow) error {
-	n := (len(w.cols) - 7) / 3
+	n := (len(w.cols) - len(w.prefix) - 7) / 3
 	for _, r := range rows {
 		var id, unit string
 		m := measure.Find(r.ID, r.Metric)
@@ -499,6 +505,9 @@ type rowWriter struct {
 	buf  []byte
 	col  int
 	rows int64
+	// prefix are cells written first on every row (WriteRuns: the run and
+	// its host), not counted by the table's own cells.
+	prefix []string
 }
 
 func (w *rowWriter) header() {
@@ -515,6 +524,14 @@ func (w *rowWriter) header() {
 
 // sep starts the next cell: a comma, or the JSON key.
 func (w *rowWriter) sep() {
+	if w.col == 0 && w.prefix != nil {
+		p := w.prefix
+		w.prefix = nil // its own cells start no prefix
+		for _, c := range p {
+			w.str(c)
+		}
+		w.prefix = p
+	}
 	if w.json {
 		if w.col == 0 {
 			w.buf = append(w.buf, '{')

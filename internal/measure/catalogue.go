@@ -176,7 +176,7 @@ var Catalogue = []*Measure{
 			}
 			return Cell{fmt.Sprintf("%s / %.2f (%+.1f %%%s)", sampled, ru, 100*(reaped-ru)/ru, unreaped), n, vals(n, ru)}
 		}},
-	{ID: "faults", Title: "Faults seen", Unit: "faults", Better: NoRank, Rank: never,
+	{ID: "faults", Title: "Faults seen", Unit: "faults", Better: NoRank, Rank: never, Prom: "soak_faults_total",
 		Value: func(c *column) Cell { return countCell(c.faults) }},
 	{ID: "reconnects", Title: "Reconnects", Short: "Reconnects", Unit: "reconnects", Better: Lower, Rank: never, Threshold: "max_reconnects", Prom: "soak_reconnects_total",
 		label: func(r *runInfo) string {
@@ -288,7 +288,7 @@ var Catalogue = []*Measure{
 		// Ids missing while a connection was up: a library's or the harness's
 		// fault, 0 without faults; charged like lost_across.
 		Value: func(c *column) Cell { return c.lostWhere(false) }},
-	{ID: "latency", Title: "Latency p50 / p99 (ms)", Unit: "ms", Better: Lower, Rank: never, Side: SideClient,
+	{ID: "latency", Title: "Latency p50 / p99 (ms)", Unit: "ms", Better: Lower, Rank: never, Side: SideClient, Prom: "soak_latency_seconds",
 		Parts: []Part{{"p50", "ms"}, {"p99", "ms"}},
 		Value: func(c *column) Cell { return c.latencyCell() }}, // whole-run p99
 	{ID: "broadcast_latency", Title: "Broadcast latency p50 / p99 (ms)", Short: "Broadcast p50 / p99 ms", Unit: "ms", Better: Lower, Rank: never, Side: SideServer,
@@ -330,6 +330,7 @@ var Catalogue = []*Measure{
 			return Cell{text, float64(c.errors + c.stalls), vals(float64(c.errors), float64(c.stalls))}
 		}},
 	{ID: "dropped_events", Title: "Events dropped by the worker", Short: "Events dropped", Unit: "events", Better: Lower, Rank: check, Side: SideClient,
+		Prom: "soak_events_dropped_total",
 		// Events (errors, stalls, reconnects …) a worker could not pass to
 		// its frame writer because the channel was full: they are in no
 		// count of this table, which is short by that many.
@@ -343,7 +344,7 @@ var Catalogue = []*Measure{
 			}
 			return Cell{Text: fmt.Sprintf("%d (the event counts above are short by as many)", d), Num: float64(d)}
 		}},
-	{ID: "seconds_missing", Title: "Seconds missing", Unit: "s", Better: Lower, Rank: check,
+	{ID: "seconds_missing", Title: "Seconds missing", Unit: "s", Better: Lower, Rank: check, Prom: "soak_missing_seconds",
 		// Seconds of the window the run lived through (endSec: the whole
 		// window of a run done, up to the last second recorded for any
 		// library of one interrupted or still written) without a worker
@@ -372,7 +373,7 @@ var Catalogue = []*Measure{
 			return Cell{Text: fmt.Sprintf("%d (%s)", miss, strings.Join(notes, ", ")), Num: float64(miss)}
 		}},
 	{ID: "dials", Title: "Dials / failed (status × n)", Short: "Dials / failed", Unit: "dials", Better: Lower, Rank: never, Side: SideClient,
-		Parts: []Part{{"dials", "dials"}, {"failed", "dials"}},
+		Prom: "soak_dials_total", Parts: []Part{{"dials", "dials"}, {"failed", "dials"}},
 		Value: func(c *column) Cell { // failed dials
 			if c.dialSlots == 0 {
 				return notMeasured()
@@ -463,6 +464,7 @@ var Catalogue = []*Measure{
 	{ID: "goroutines", Title: "Goroutines", Unit: "count", Better: NoRank, Rank: never, Hidden: true, Prom: "soak_goroutines"},
 	{ID: "conns_up", Title: "Connections up", Unit: "connections", Better: NoRank, Rank: never, Hidden: true, Prom: "soak_connections_up"},
 	{ID: "worker_up", Title: "Worker up", Unit: "bool", Better: NoRank, Rank: never, Hidden: true, Prom: "soak_worker_up"},
+	{ID: "worker_restarts", Title: "Worker restarts", Unit: "count", Better: Lower, Rank: never, Hidden: true, Prom: "soak_worker_restarts_total"},
 }
 
 // lostParts are the values of a lost cell: the ids lost, then those

@@ -45,6 +45,9 @@ type Options struct {
 	// taken from the run, and OutDir is not used. The client soak's: a
 	// side: server run is not resumed.
 	Resume string
+	// RunDir, when set, is the new run's directory itself (soak run -dir),
+	// made if missing, instead of OutDir/<run-id>; it must hold no run.
+	RunDir string
 	// WriteBacklog is how many batches (about one a second) are kept in
 	// memory while database writes fail; beyond it the oldest is dropped and
 	// recorded as missing. Default 600.

@@ -13,6 +13,7 @@ import (
 	"github.com/wssoak/wssoak/internal/rundir"
 	"github.com/wssoak/wssoak/internal/sampler"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // Lifecycle is a run's life in its directory and database, one for every
@@ -96,7 +97,12 @@ func begin(o Options, runID, dir string, lock *rundir.Lock, db *store.DB) *Lifec
 // lock and creates its database, mode 0600 like every file of the run.
 func createRun(o Options) (runID, dir string, lock *rundir.Lock, db *store.DB, err error) {
 	runID = o.Now().UTC().Format("20060102-150405") + "-" + sanitize(o.Profile.Name)
-	if dir, err = rundir.Create(o.OutDir, runID); err != nil {
+	if o.RunDir != "" {
+		dir, err = rundir.Use(o.RunDir)
+	} else {
+		dir, err = rundir.Create(o.OutDir, runID)
+	}
+	if err != nil {
 		return "", "", nil, nil, err
 	}
 	if lock, err = rundir.TakeLock(dir); err != nil {
@@ -187,12 +193,12 @@ func (l *Lifecycle) End(ctx context.Context, res *Result, runErr error) (*Result
 	if werr := <-l.written; werr != nil && err == nil {
 		err = werr
 	}
-	status := "done"
+	status, state := "done", wire.StateDone
 	switch {
 	case err != nil:
-		status = "failed: " + endpoint.Mask(err.Error())
+		status, state = "failed: "+endpoint.Mask(err.Error()), wire.StateFailed
 	case ctx.Err() != nil:
-		status = "interrupted"
+		status, state = "interrupted", wire.StateInterrupted
 	}
 	// A full disk at the end: retried, then reported with the rest; the
 	// caller still prints the table.
@@ -203,6 +209,7 @@ func (l *Lifecycle) End(ctx context.Context, res *Result, runErr error) (*Result
 		res = &Result{}
 	}
 	res.RunID, res.Dir, res.DBPath, res.lock, res.Profile = l.id, l.dir, l.DBPath(), l.lock, l.o.Profile
+	l.SetState(state) // after the last batch was observed: the live view's final state
 	return res, err
 }
 

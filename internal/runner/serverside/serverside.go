@@ -88,7 +88,7 @@ func (s *soak) run(ctx context.Context) (*controller.Result, error) {
 		s.o.Log.Warn("host info", "err", err)
 	}
 	chatJSON, _ := json.Marshal(p.Chat)
-	if err := s.DB().CreateRun(store.Run{ID: s.ID(), Name: p.Name, Target: "local chat servers", ProfileText: p.Text, Status: "running",
+	if err := s.Record(store.Run{ID: s.ID(), Name: p.Name, Target: "local chat servers", ProfileText: p.Text, Status: "running",
 		GoVersion: runtime.Version(), Started: start, Planned: time.Duration(p.Duration), Host: hostInfo,
 		Settings: map[string]string{"plan": `{"local":true,"side":"server"}`, "profile_path": p.Path, "side": "server",
 			"chat": string(chatJSON), "libraries": strings.Join(p.Libraries, ",")}}); err != nil {
@@ -251,6 +251,12 @@ func (s *soak) loop(ctx context.Context, servers []*serverProc, recs <-chan chat
 			s.writeRows(servers, 1<<62)
 			return fmt.Errorf("the load client gave no end account within 60 s of the window's end")
 		case now := <-tick.C:
+			switch k {
+			case 1:
+				s.SetState(wire.StateRunning)
+			case total + 1:
+				s.SetState(wire.StateDraining) // the servers' end accounts are awaited
+			}
 			if k <= total {
 				for _, sv := range servers {
 					s.sample(sv, k, now, client)
