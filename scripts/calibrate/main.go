@@ -13,9 +13,11 @@
 //     other's, over every pair of every run: its 95th percentile.
 //
 // It reads each run's soak.db read-only; the ranking is the one the run
-// stored (its ranking table).
+// stored (its ranking table), or with -recompute the one this build's
+// ranking computes from the run's samples: the same runs counted again
+// after a change of the statistic.
 //
-//	go run ./scripts/calibrate [-aa LIST] [-cost NAME] [-gc NAME,NAME] RUN_DIR... | PARENT_DIR
+//	go run ./scripts/calibrate [-recompute] [-aa LIST] [-cost NAME] [-gc NAME,NAME] RUN_DIR... | PARENT_DIR
 package main
 
 import (
@@ -47,6 +49,8 @@ type columns struct {
 	gc     []string // GOGC low, GOGC high
 	cpu    string   // the ranked measure the cost must be called on
 	memory []string // those GOGC must be called different on (any)
+	// recompute ranks the samples again instead of reading the stored ranking.
+	recompute bool
 }
 
 func run(args []string, out io.Writer) error {
@@ -57,10 +61,11 @@ func run(args []string, out io.Writer) error {
 	cpu := fs.String("cpu", "cpu_avg", "the ranked `MEASURE` the cost must be called higher on")
 	memory := fs.String("memory", "heap,rss_level", "the ranked `MEASURES` GOGC must be called different on (any of them)")
 	verbose := fs.Bool("v", false, "a line per run")
+	recompute := fs.Bool("recompute", false, "rank each run's samples with this build's ranking, not the ranking the run stored")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cols := columns{aa: split(*aa), cost: *cost, gc: split(*gc), cpu: *cpu, memory: split(*memory)}
+	cols := columns{aa: split(*aa), cost: *cost, gc: split(*gc), cpu: *cpu, memory: split(*memory), recompute: *recompute}
 	if len(cols.aa) < 2 || len(cols.gc) != 2 {
 		return errors.New("want at least two -aa columns and two -gc columns")
 	}
@@ -69,6 +74,9 @@ func run(args []string, out io.Writer) error {
 		return err
 	}
 	var t tally
+	if cols.recompute {
+		fmt.Fprintln(out, "ranking: recomputed from the samples by this build")
+	}
 	for _, dir := range dirs {
 		r, err := readRun(dir, cols)
 		if err != nil {
@@ -123,12 +131,18 @@ type runResult struct {
 	ranked     bool     // the run stored a ranking
 	aa         int      // A/A columns
 	aaPairs    int      // (measure, pair) figures between A/A columns
+	aaCallable int      // those with an interval: the ranking could have called them
 	aaCalled   []string // those called: "measure a b"
 	aaStars    []string // "measure column": an A/A column called better than the other A/A ones
 	costOver   int      // A/A columns the cost column was called higher than on CPU
 	gcCalledOn []string // memory measures GOGC low and high were called different on
 	rssDiffs   []float64
 	levels     map[string]level // every column's, for the descriptive table
+	host       string           // the run's host record in a line
+	// costMissed and gcMissed say why a known difference was not called:
+	// per A/A column the cost was not called higher than, and per memory
+	// measure GOGC low and high were not called different on.
+	costMissed, gcMissed []string
 }
 
 // level is what a column's samples say, whatever the ranking calls: its
@@ -137,8 +151,27 @@ type runResult struct {
 type level struct{ cpu, heap, rss float64 }
 
 func (r runResult) line() string {
-	return fmt.Sprintf("%s: %s; A/A %d of %d called %v, ★ %v; cost higher than %d A/A columns; GOGC different on %v",
+	s := fmt.Sprintf("%s: %s; A/A %d of %d called %v, ★ %v; cost higher than %d A/A columns; GOGC different on %v",
 		filepath.Base(r.dir), r.status, len(r.aaCalled), r.aaPairs, r.aaCalled, r.aaStars, r.costOver, r.gcCalledOn)
+	if len(r.costMissed) > 0 {
+		s += "\n    cost not called: " + strings.Join(r.costMissed, "; ")
+	}
+	if len(r.gcCalledOn) == 0 && len(r.gcMissed) > 0 {
+		s += "\n    GOGC not called: " + strings.Join(r.gcMissed, "; ")
+	}
+	return s
+}
+
+// hostLine is the host a run recorded (its environment), in a line: the
+// CPU, its logical CPUs, the kernel and the clock source.
+func hostLine(h map[string]string) string {
+	get := func(k string) string {
+		if v := h[k]; v != "" {
+			return v
+		}
+		return "-"
+	}
+	return fmt.Sprintf("%s, %s logical CPUs, kernel %s, clocksource %s", get("cpu_model"), get("cpu_logical"), get("kernel"), get("clocksource"))
 }
 
 func readRun(dir string, cols columns) (runResult, error) {
@@ -158,7 +191,16 @@ func readRun(dir string, cols columns) (runResult, error) {
 		return r, fmt.Errorf("%s: %w", dir, err)
 	}
 	r.rssDiffs = rssDiffs(r.levels, cols.aa)
-	rows, err := readRanking(path)
+	r.host = hostLine(run.Host)
+	var rows []rankRow
+	switch {
+	case cols.recompute && run.Status == "running":
+		// a run still going is not ranked again: its window is not over
+	case cols.recompute:
+		rows, err = rerank(db)
+	default:
+		rows, err = readRanking(path)
+	}
 	if err != nil {
 		return r, fmt.Errorf("%s: %w", dir, err)
 	}
@@ -256,6 +298,7 @@ type tally struct {
 	runs, ranked    int
 	aaRunsStarred   int
 	aaPairs, called int
+	aaCallable      int
 	costRuns        int // runs where the cost was called higher than every A/A column
 	gcRuns          int // runs where GOGC low and high were called different on a memory measure
 	gcOn            map[string]int
@@ -263,6 +306,10 @@ type tally struct {
 	unfinished      []string
 	levels          map[string][]level // per column, a level per run
 	order           []string           // columns as first seen
+	hosts           []string           // the runs' host records, each once
+	aaStarRuns      []string           // "run: measure column" for each A/A ★
+	costMissed      []string           // "run: why" for each run the cost was not called in
+	gcMissed        []string           // likewise for GOGC
 }
 
 func (t *tally) add(r runResult) {
@@ -271,6 +318,9 @@ func (t *tally) add(r runResult) {
 		t.unfinished = append(t.unfinished, filepath.Base(r.dir)+" ("+r.status+")")
 	}
 	t.rss = append(t.rss, r.rssDiffs...)
+	if !slices.Contains(t.hosts, r.host) {
+		t.hosts = append(t.hosts, r.host)
+	}
 	if t.levels == nil {
 		t.levels = map[string][]level{}
 	}
@@ -284,16 +334,23 @@ func (t *tally) add(r runResult) {
 		return
 	}
 	t.ranked++
+	name := filepath.Base(r.dir)
 	if len(r.aaStars) > 0 {
 		t.aaRunsStarred++
+		t.aaStarRuns = append(t.aaStarRuns, name+": "+strings.Join(r.aaStars, ", "))
 	}
 	t.aaPairs += r.aaPairs
+	t.aaCallable += r.aaCallable
 	t.called += len(r.aaCalled)
 	if r.costOver > 0 && r.costOver == r.aa {
 		t.costRuns++
+	} else {
+		t.costMissed = append(t.costMissed, name+": "+orNone(r.costMissed))
 	}
 	if len(r.gcCalledOn) > 0 {
 		t.gcRuns++
+	} else {
+		t.gcMissed = append(t.gcMissed, name+": "+orNone(r.gcMissed))
 	}
 	if t.gcOn == nil {
 		t.gcOn = map[string]int{}
@@ -309,18 +366,25 @@ func (t *tally) print(out io.Writer, cols columns) {
 		fmt.Fprintf(out, " (not finished: %s)", strings.Join(t.unfinished, ", "))
 	}
 	fmt.Fprintln(out)
+	for _, h := range t.hosts {
+		fmt.Fprintln(out, "host:", h)
+	}
 	if t.ranked == 0 {
 		fmt.Fprintln(out, "ranking: none stored in these runs (a soak that ranks its columns writes a ranking table)")
 	} else {
-		fmt.Fprintf(out, "A/A (%s): runs with a ★ among them: %d of %d (%s; want ≤ 10 %%); (measure, pair) differences called: %d of %d (%s; want ≤ 5 %%)\n",
-			strings.Join(cols.aa, ", "), t.aaRunsStarred, t.ranked, pct(t.aaRunsStarred, t.ranked), t.called, t.aaPairs, pct(t.called, t.aaPairs))
+		fmt.Fprintf(out, "A/A (%s): runs with a ★ among them: %d of %d (%s; want ≤ 10 %%); (measure, pair) differences called: %d of the %d with an interval (%s; want ≤ 5 %%), of %d in all (%s)\n",
+			strings.Join(cols.aa, ", "), t.aaRunsStarred, t.ranked, pct(t.aaRunsStarred, t.ranked), t.called, t.aaCallable, pct(t.called, t.aaCallable),
+			t.aaPairs, pct(t.called, t.aaPairs))
+		list(out, t.aaStarRuns)
 		fmt.Fprintf(out, "A/B %s: called higher on %s than every A/A column: %d of %d runs (want ≥ 19 of 20)\n", cols.cost, cols.cpu, t.costRuns, t.ranked)
+		list(out, t.costMissed)
 		var on []string
 		for _, m := range cols.memory {
 			on = append(on, fmt.Sprintf("%s %d", m, t.gcOn[m]))
 		}
 		fmt.Fprintf(out, "A/B %s vs %s: called different on %s: %d of %d runs (want ≥ 19 of 20; %s)\n",
 			cols.gc[0], cols.gc[1], strings.Join(cols.memory, " or "), t.gcRuns, t.ranked, strings.Join(on, ", "))
+		list(out, t.gcMissed)
 	}
 	if len(t.order) > 0 {
 		fmt.Fprintln(out, "levels, the mean over the runs (from the samples, not the ranking): CPU % of one core over the window, Go heap median, RSS median of the second half")
@@ -334,6 +398,22 @@ func (t *tally) print(out io.Writer, cols columns) {
 	}
 	fmt.Fprintf(out, "RSS steady level |Δ| between A/A columns (median of the window's second half), %d pairs: p50 %.2f MB, p95 %.2f MB, max %.2f MB\n",
 		len(t.rss), percentile(t.rss, 50)/1e6, percentile(t.rss, 95)/1e6, percentile(t.rss, 100)/1e6)
+}
+
+// orNone joins the reasons a difference was not called: none when the
+// ranking holds no such pair.
+func orNone(why []string) string {
+	if len(why) == 0 {
+		return "no such pair in the ranking"
+	}
+	return strings.Join(why, "; ")
+}
+
+// list prints the runs a count names, indented under it.
+func list(out io.Writer, lines []string) {
+	for _, l := range lines {
+		fmt.Fprintln(out, "    "+l)
+	}
 }
 
 func pct(n, of int) string {

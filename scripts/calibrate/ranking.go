@@ -9,6 +9,8 @@ import (
 	_ "github.com/mattn/go-sqlite3" // the driver store uses; the ranking is read by plain SQL
 
 	"github.com/wssoak/wssoak/internal/measure"
+	"github.com/wssoak/wssoak/internal/ranking"
+	"github.com/wssoak/wssoak/internal/store"
 )
 
 // rankRow is one row of a run's ranking table: the paired difference a − b
@@ -53,6 +55,22 @@ func readRanking(path string) ([]rankRow, error) {
 	return out, rows.Err()
 }
 
+// rerank ranks a run's samples with this build's ranking: its pairs, as
+// the run would have stored them.
+func rerank(db *store.DB) ([]rankRow, error) {
+	res, err := measure.Compute(db)
+	if err != nil {
+		return nil, fmt.Errorf("rank again: %w", err)
+	}
+	var out []rankRow
+	for _, x := range ranking.Compute(res).Rows() {
+		if x.B != "" {
+			out = append(out, rankRow{stat: x.Stat, a: x.A, b: x.B, est: x.Est, lo: x.Lo, hi: x.Hi, note: x.Note})
+		}
+	}
+	return out, nil
+}
+
 func nullNaN(x sql.NullFloat64) float64 {
 	if !x.Valid {
 		return math.NaN()
@@ -77,18 +95,46 @@ func called(r rankRow) int {
 	return 0
 }
 
+// callable says whether the ranking could have called a − b: it has an
+// interval (no note saying why not).
+func callable(r rankRow) bool { return r.note == "" && !math.IsNaN(r.lo) && !math.IsNaN(r.hi) }
+
 // pair returns the call of a − b for stat, and whether the ranking holds
 // that pair (in either order).
 func pair(rows []rankRow, stat, a, b string) (int, bool) {
+	r, ok := find(rows, stat, a, b)
+	return called(r), ok
+}
+
+// find returns the row of a − b for stat (flipped when stored as b − a).
+func find(rows []rankRow, stat, a, b string) (rankRow, bool) {
 	for _, r := range rows {
 		switch {
 		case r.stat == stat && r.a == a && r.b == b:
-			return called(r), true
+			return r, true
 		case r.stat == stat && r.a == b && r.b == a:
-			return -called(r), true
+			r.a, r.b, r.est, r.lo, r.hi = a, b, -r.est, -r.hi, -r.lo
+			return r, true
 		}
 	}
-	return 0, false
+	return rankRow{}, false
+}
+
+// why says why a − b is not called: the ranking's note, an interval that
+// includes 0, or a difference under the floor.
+func why(r rankRow) string {
+	m := measure.ByID(r.stat)
+	switch {
+	case r.note != "":
+		return r.note
+	case math.IsNaN(r.lo) || math.IsNaN(r.hi):
+		return "no interval"
+	case r.lo <= 0 && r.hi >= 0:
+		return fmt.Sprintf("interval [%.3g, %.3g] includes 0", r.lo, r.hi)
+	case m != nil && math.Abs(r.est) < floor(m):
+		return fmt.Sprintf("%.3g under the floor %.3g", r.est, floor(m))
+	}
+	return fmt.Sprintf("called the other way (%.3g)", r.est)
 }
 
 // better is the sign of a − b that makes a better on stat.
@@ -112,11 +158,15 @@ func (r *runResult) judge(rows []rankRow, cols columns) {
 		wins := map[string]int{} // A/A column → A/A columns it was called better than
 		for i, a := range cols.aa {
 			for _, b := range cols.aa[i+1:] {
-				c, ok := pair(rows, stat, a, b)
+				x, ok := find(rows, stat, a, b)
 				if !ok {
 					continue
 				}
 				r.aaPairs++
+				if callable(x) {
+					r.aaCallable++
+				}
+				c := called(x)
 				if c == 0 {
 					continue
 				}
@@ -135,13 +185,21 @@ func (r *runResult) judge(rows []rankRow, cols columns) {
 		}
 	}
 	for _, a := range cols.aa {
-		if c, ok := pair(rows, cols.cpu, cols.cost, a); ok && c == -better(cols.cpu) {
+		x, ok := find(rows, cols.cpu, cols.cost, a)
+		switch {
+		case ok && called(x) == -better(cols.cpu):
 			r.costOver++
+		case ok:
+			r.costMissed = append(r.costMissed, a+": "+why(x))
 		}
 	}
 	for _, m := range cols.memory {
-		if c, ok := pair(rows, m, cols.gc[0], cols.gc[1]); ok && c != 0 {
+		x, ok := find(rows, m, cols.gc[0], cols.gc[1])
+		switch {
+		case ok && called(x) != 0:
 			r.gcCalledOn = append(r.gcCalledOn, m)
+		case ok:
+			r.gcMissed = append(r.gcMissed, m+": "+why(x))
 		}
 	}
 }
