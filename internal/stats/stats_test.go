@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -247,5 +248,114 @@ func TestRunLength(t *testing.T) {
 	}
 	if got := SamplesNeeded(1, 0.001, 6); got != -1 {
 		t.Errorf("SamplesNeeded(1, 0.001, 6) = %d, want -1 (about 7.9 million, beyond the search)", got)
+	}
+}
+
+// TestLagLimit: the rule's limit is the one-sided 95 % point of the lag-1
+// estimate of independent batch means, −1/k + 1.6449·(k−2)/(k·√(k−1)):
+// 0.2896 at 20 batches, 0.3386 at 10; never under MaxLag1 (at 100 batches
+// the spread's point is 0.152).
+func TestLagLimit(t *testing.T) {
+	for _, tc := range []struct {
+		k    int
+		want float64
+	}{{20, -0.05 + 1.644854*18/(20*math.Sqrt(19))}, {10, -0.1 + 1.644854*8/30}, {100, MaxLag1}, {2, MaxLag1}} {
+		if got := LagLimit(tc.k); !near(got, tc.want, 1e-6) {
+			t.Errorf("LagLimit(%d) = %.4f, want %.4f", tc.k, got, tc.want)
+		}
+	}
+	if !near(LagLimit(20), 0.2896, 1e-4) || !near(LagLimit(10), 0.3386, 1e-4) {
+		t.Errorf("LagLimit(20), (10) = %.4f, %.4f", LagLimit(20), LagLimit(10))
+	}
+}
+
+// TestLagRuleByChance: 20,000 series of 20 independent normal batch means.
+// The lag-1 estimate exceeds 0.2 in about 12 % of them (the rule as first
+// written would halve one run in eight with nothing to find); it exceeds
+// LagLimit(20) in 5 % (±0.5 %: the binomial spread is 0.15 %). Of 5,000
+// two-minute series of independent seconds, BatchMeans refuses about 1 %
+// as autocorrelated (halved one time in twenty, and the 10 batches of a
+// series halved lean high again), where a fixed 0.2 refuses about 3.5 %.
+func TestLagRuleByChance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 7))
+	const n = 20000
+	over02, overLimit := 0, 0
+	x := make([]float64, MaxBatches)
+	for range n {
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+		r := Lag1(x)
+		if r > 0.2 {
+			over02++
+		}
+		if r > LagLimit(len(x)) {
+			overLimit++
+		}
+	}
+	if f := float64(over02) / n; f < 0.10 || f > 0.14 {
+		t.Errorf("lag-1 over 0.2 in %.3f of independent series, want about 0.12", f)
+	}
+	if f := float64(overLimit) / n; f < 0.045 || f > 0.055 {
+		t.Errorf("lag-1 over LagLimit in %.3f of independent series, want 0.05", f)
+	}
+	// the fixed rule: over 0.2 at 20 batches, and again at 10
+	fixed := func(d []float64) bool {
+		m20, _ := Batch(d, 20)
+		m10, _ := Batch(d, 10)
+		return Lag1(m20) > MaxLag1 && Lag1(m10) > MaxLag1
+	}
+	refused, refusedFixed := 0, 0
+	const runs = 5000
+	d := make([]float64, 120)
+	for range runs {
+		for i := range d {
+			d[i] = rng.NormFloat64()
+		}
+		if b := BatchMeans(d, false); strings.Contains(b.Short, "autocorrelated") {
+			refused++
+		}
+		if fixed(d) {
+			refusedFixed++
+		}
+	}
+	f, ff := float64(refused)/runs, float64(refusedFixed)/runs
+	t.Logf("independent: lag-1 over 0.2 %.3f, over LagLimit %.3f; 2-minute series refused %.4f (a fixed 0.2: %.4f)",
+		float64(over02)/n, float64(overLimit)/n, f, ff)
+	if f > 0.02 || ff < 0.025 || ff > 0.05 {
+		t.Errorf("independent seconds refused as autocorrelated in %.3f of 2-minute series (a fixed 0.2: %.3f), want about 0.01 (0.035)", f, ff)
+	}
+}
+
+// TestPerCountBatch: two columns' CPU seconds and messages in 2 batches of
+// 3 s. Batch 0: a spends 6 over 3 messages, b 3 over 3: 2 − 1 = 1. Batch
+// 1: a 6 over 6 (its NaN second left out with b's second there, which
+// held 5 over 1), b 3 over 6: 1 − 0.5 = 0.5. A batch where either column
+// counted nothing is left out.
+func TestPerCountBatch(t *testing.T) {
+	nan := math.NaN()
+	p := PerCount{
+		XA: []float64{2, 2, 2, 3, 3, nan}, NA: []float64{1, 1, 1, 3, 3, 1},
+		XB: []float64{1, 1, 1, 1.5, 1.5, 5}, NB: []float64{1, 1, 1, 3, 3, 1},
+	}
+	means, mids := p.Batch(2)
+	if !slices.Equal(means, []float64{1, 0.5}) || !slices.Equal(mids, []float64{1.5, 4.5}) {
+		t.Errorf("means %v mids %v, want [1 0.5] at [1.5 4.5]", means, mids)
+	}
+	p.NB = []float64{1, 1, 1, 0, 0, 0}
+	if means, _ := p.Batch(2); !slices.Equal(means, []float64{1}) {
+		t.Errorf("b counted nothing in batch 1: %v, want it left out", means)
+	}
+}
+
+// TestBatchMeansLagBetween: batch means whose lag-1 is 0.25 — over 0.2,
+// under what 20 independent means reach one time in twenty — keep their 20
+// batches.
+func TestBatchMeansLagBetween(t *testing.T) {
+	means := []float64{-1, -1, 1, 1, 1, 1, 1, -1, -1, -1, -1, 1, 1, -1, 1, 1, -1, -1, -1, 1}
+	d := seq(120, func(i int) float64 { return means[i/6] })
+	b := BatchMeans(d, false)
+	if !near(b.Lag1, 0.25, 1e-12) || len(b.Means) != 20 || b.Short != "" {
+		t.Errorf("lag-1 %.3f: %d batches, short %q; want 20", b.Lag1, len(b.Means), b.Short)
 	}
 }
