@@ -97,7 +97,7 @@ var Catalogue = []*Measure{
 			return Cell{unit.MB(m) + " MB", m}
 		}},
 	{ID: "rss_trend", Title: "RSS growth (MB/h after the first minute)", Unit: "MB/h", Better: Lower,
-		Rank: RankRule{Kind: Ranked, Stat: Growth, Of: SeriesRSS, Floor: 5, Dim: DimMemory, Name: "Theil–Sen slope of RSS after the first minute"},
+		Rank: RankRule{Kind: Ranked, Stat: Growth, Of: SeriesRSS, Floor: 5, SpanFloor: 2, Dim: DimMemory, Name: "Theil–Sen slope of RSS after the first minute"},
 		Value: func(c *column) Cell { // the Theil–Sen slope of the column's batch means
 			g := GrowthPerHour(AfterWarmUp(c.series.RSS))
 			if math.IsNaN(g.Slope) {
@@ -105,7 +105,7 @@ var Catalogue = []*Measure{
 			}
 			return Cell{fmt.Sprintf("%+.1f MB/h", g.Slope), g.Slope}
 		}},
-	{ID: "cpu_avg", Title: "CPU avg (% of one core)", Unit: "%", Better: Lower, Rank: RankRule{Kind: Ranked, Stat: BatchMeans, Of: SeriesCPU, Floor: 0.25, Dim: DimCPU, Name: "mean of per-second CPU %"}, Threshold: "max_cpu_avg",
+	{ID: "cpu_avg", Title: "CPU avg (% of one core)", Unit: "%", Better: Lower, Rank: RankRule{Kind: Ranked, Stat: BatchMeans, Of: SeriesCPU, Per: SeriesMsgs, Floor: 0.25, Dim: DimCPU, Name: "mean of per-second CPU %", PairName: "CPU per message"}, Threshold: "max_cpu_avg",
 		Value: func(c *column) Cell { // mean over the window, its first second left out
 			if c.cpuN == 0 {
 				return notMeasured()

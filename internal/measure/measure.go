@@ -107,6 +107,24 @@ type RankRule struct {
 	// Name says what is compared, honestly: "mean of per-second p99", not
 	// "p99".
 	Name string
+	// Per, when set, makes two columns' pairs compare Of per unit of Per:
+	// in each batch Σ Of ÷ Σ Per of one column minus the other's (CPU per
+	// message), shown at the run's mean Per a second so that it reads in
+	// Unit. Every column receives the same messages, so what the traffic's
+	// swings add to a cost per message cancels there, where it would make
+	// the per-second differences of a column with a real cost per message
+	// autocorrelated. A column's level stays the mean of Of.
+	Per SeriesID
+	// PairName names what the pairs compare when Per is set ("CPU per
+	// message"); Name then names the level alone.
+	PairName string
+	// SpanFloor, for a Growth, is the least change a slope must add up to
+	// over the span it was taken over (in Unit × hours: MB for MB/h) to be
+	// worth a call, whatever Floor says: a slope over one minute is that
+	// minute's change times 60, and identical columns' RSS moves by tenths
+	// of a MB from one minute to the next (tens of MB/h; the calibration).
+	// Over a long run Floor binds.
+	SpanFloor float64
 }
 
 // Measure is one entry of the catalogue.

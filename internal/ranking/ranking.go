@@ -33,6 +33,11 @@ type Ranking struct {
 type Stat struct {
 	Measure *measure.Measure
 	Levels  []Level // per column: NaN when not measured
+	// PerRate is, for a measure compared per unit (Rank.Per: CPU per
+	// message), the run's mean count a second (messages a second) its
+	// pairs are shown at: a pair's difference per message is Diff ÷
+	// PerRate. 0 when the pairs are not per unit.
+	PerRate float64
 	pairs   map[[2]int]Pair
 	cols    []string // the ranking's, for the reasons' wording
 }
@@ -111,15 +116,18 @@ func Compute(res *measure.Results) *Ranking {
 			continue
 		}
 		st := &Stat{Measure: m, pairs: map[[2]int]Pair{}, cols: r.Cols}
-		vals := make([][]float64, len(res.Series)) // per column: what its pairs compare
+		vals := make([]values, len(res.Series)) // per column: what its pairs compare
 		for i, s := range res.Series {
 			var lv Level
 			vals[i], lv = prepare(m.Rank, s, res.Series)
 			st.Levels = append(st.Levels, lv)
 		}
+		if m.Rank.Per != "" {
+			st.PerRate = perRate(vals)
+		}
 		for i := range vals {
 			for j := i + 1; j < len(vals); j++ {
-				p := pair(m.Rank, vals[i], vals[j])
+				p := pair(m.Rank, vals[i], vals[j], st.PerRate)
 				if m.Rank.Of == measure.SeriesLatP99 && (res.Series[i].LatSuspect || res.Series[j].LatSuspect) {
 					p.Note = "latency measured across an unsynchronised clock"
 				}
@@ -131,27 +139,66 @@ func Compute(res *measure.Results) *Ranking {
 	return r
 }
 
+// values are what a column's pairs compare: the seconds of its series the
+// statistic is taken over, or its value per fault of the run; and, for a
+// measure compared per unit, its count of that unit in the same seconds.
+type values struct {
+	xs, per []float64
+}
+
+// counted says whether the column counted the unit a measure is compared
+// per (received a message in the window).
+func (v values) counted() bool {
+	return slices.ContainsFunc(v.per, func(x float64) bool { return x > 0 })
+}
+
 // prepare returns what a column's pairs compare — the seconds of its
 // series the statistic is taken over, or its value per fault of the run
 // (NaN for a fault that did not hit it or left nothing to compare) — and
 // its level.
-func prepare(rule measure.RankRule, s *measure.Series, all []*measure.Series) ([]float64, Level) {
+func prepare(rule measure.RankRule, s *measure.Series, all []*measure.Series) (values, Level) {
 	switch rule.Stat {
 	case measure.BatchMeans:
 		xs := s.Of(rule.Of)
-		return xs, level(stats.Mean(finite(xs)), len(finite(xs)))
+		var per []float64
+		if rule.Per != "" {
+			per = s.Of(rule.Per)
+		}
+		return values{xs: xs, per: per}, level(stats.Mean(finite(xs)), len(finite(xs)))
 	case measure.SteadyLevel:
 		xs := measure.SecondHalf(s.Of(rule.Of))
-		return xs, level(stats.Median(xs), len(finite(xs)))
+		return values{xs: xs}, level(stats.Median(xs), len(finite(xs)))
 	case measure.Growth:
 		xs := measure.AfterWarmUp(s.Of(rule.Of))
 		g := measure.GrowthPerHour(xs)
-		return xs, level(g.Slope, g.N)
+		return values{xs: xs}, level(g.Slope, g.N)
 	case measure.PerFault:
 		vs := perFault(rule.Of, s, faults(all))
-		return vs, level(stats.Mean(finite(vs)), len(finite(vs)))
+		return values{xs: vs}, level(stats.Mean(finite(vs)), len(finite(vs)))
 	}
-	return nil, level(math.NaN(), 0)
+	return values{}, level(math.NaN(), 0)
+}
+
+// perRate is the run's mean count a second of the unit a measure is
+// compared per: the mean over the columns of each one's mean over its
+// seconds. 0 — every pair compared per second instead — when a measured
+// column counted none of it (no message in the window): it has no cost
+// per message to compare, and one statistic for the whole row keeps its
+// pairs comparable.
+func perRate(vals []values) float64 {
+	var rates []float64
+	for _, v := range vals {
+		switch {
+		case v.counted():
+			rates = append(rates, stats.Mean(finite(v.per)))
+		case len(finite(v.xs)) > 0:
+			return 0
+		}
+	}
+	if len(rates) == 0 {
+		return 0
+	}
+	return stats.Mean(rates)
 }
 
 func level(v float64, n int) Level {
@@ -161,22 +208,31 @@ func level(v float64, n int) Level {
 	return Level{N: n, Value: v}
 }
 
-// pair compares two columns' prepared values.
-func pair(rule measure.RankRule, a, b []float64) Pair {
-	n := min(len(a), len(b))
+// pair compares two columns' prepared values: per unit of the rule's Per
+// when rate (perRate) is not 0, else per second.
+func pair(rule measure.RankRule, a, b values, rate float64) Pair {
+	n := min(len(a.xs), len(b.xs))
 	d := make([]float64, n)
 	for k := range d {
-		d[k] = a[k] - b[k] // NaN where either has none: unpaired
+		d[k] = a.xs[k] - b.xs[k] // NaN where either has none: unpaired
 	}
 	p := Pair{Diff: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(), SD: math.NaN()}
 	switch rule.Stat {
 	case measure.BatchMeans, measure.SteadyLevel:
-		b := stats.BatchMeans(d, false)
-		p.N, p.Span, p.Note = len(b.Means), b.Len, b.Short
-		iv := stats.TInterval(b.Means, stats.Confidence)
-		p.Diff, p.SD = iv.Mean, iv.SD
+		var bm stats.Batches
+		scale := 1.0
+		if rule.Per != "" && rate > 0 {
+			// the batches' Σ Of ÷ Σ Per, shown at the run's mean rate
+			per := stats.PerCount{XA: a.xs, NA: a.per, XB: b.xs, NB: b.per}
+			bm, scale = stats.Batched(n, per.Batch, false), rate
+		} else {
+			bm = stats.BatchMeans(d, false)
+		}
+		p.N, p.Span, p.Note = len(bm.Means), bm.Len, bm.Short
+		iv := stats.TInterval(bm.Means, stats.Confidence)
+		p.Diff, p.SD = iv.Mean*scale, iv.SD*scale
 		if p.Note == "" {
-			p.Lo, p.Hi, p.P = iv.Lo, iv.Hi, iv.P
+			p.Lo, p.Hi, p.P = iv.Lo*scale, iv.Hi*scale, iv.P
 		}
 	case measure.Growth:
 		b := stats.BatchMeans(d, true)
@@ -284,6 +340,11 @@ func (r *Ranking) Rows() []store.RankRow {
 	var out []store.RankRow
 	for _, s := range r.Stats {
 		id := s.Measure.ID
+		if s.PerRate > 0 {
+			// the rate the pairs are shown at: a row of no column
+			out = append(out, store.RankRow{Stat: id, Est: s.PerRate, Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(), SD: math.NaN(),
+				Span: math.NaN(), Note: perRateNote})
+		}
 		for i, lv := range s.Levels {
 			out = append(out, store.RankRow{Stat: id, A: r.Cols[i], N: lv.N, Est: lv.Value, Lo: math.NaN(), Hi: math.NaN(),
 				P: math.NaN(), SD: math.NaN(), Span: math.NaN()})
@@ -298,6 +359,9 @@ func (r *Ranking) Rows() []store.RankRow {
 	}
 	return out
 }
+
+// perRateNote marks the stored row of a measure's PerRate (no column).
+const perRateNote = "per-unit rate"
 
 // FromRows is the inverse of Rows: the ranking a finished run stored, for
 // the columns cols (in their order). Rows of a measure no longer ranked,
@@ -319,6 +383,9 @@ func FromRows(cols []string, window int64, rows []store.RankRow) *Ranking {
 			}
 			a, b := slices.Index(cols, row.A), slices.Index(cols, row.B)
 			switch {
+			case row.A == "" && row.B == "" && row.Note == perRateNote:
+				st.PerRate = row.Est
+				continue
 			case a < 0:
 				continue
 			case row.B == "":

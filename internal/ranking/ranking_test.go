@@ -3,10 +3,12 @@ package ranking
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/wssoak/wssoak/internal/measure"
+	"github.com/wssoak/wssoak/internal/stats"
 )
 
 // run makes the results of a run of n seconds whose columns record what
@@ -293,5 +295,113 @@ func TestAmount(t *testing.T) {
 		if got := duration(secs); got != want {
 			t.Errorf("duration(%v) = %q, want %q", secs, got, want)
 		}
+	}
+}
+
+// TestCPUPerMessage: a column that spends 5 µs more on every message, under
+// a message rate that swings once over the window (2,000 to 8,000 a
+// second), spends 5e-6·msgs(t) CPU seconds more each second. Per second
+// that difference follows the rate: its batch means are autocorrelated
+// (lag-1 near cos(2π/20) = 0.95, and cos(2π/10) = 0.81 at 10 batches), so
+// the pair is refused as too short to call. Per message the swing cancels:
+// the difference is 5 µs a message, 5e-6 · 100 · R points of one core at
+// the run's mean rate R (2.5 at 5,000 a second). Two columns alike are
+// not told apart.
+func TestCPUPerMessage(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const n = 120
+	msgs := make([]float64, n)
+	for k := range msgs {
+		msgs[k] = math.Round(5000 + 3000*math.Sin(2*math.Pi*float64(k)/n))
+	}
+	mk := func() *measure.Results {
+		// CPU % of one core: 20 µs a message, 0.5 points of fixed work,
+		// noise of a point (the kernel's 10 ms tick)
+		res := run(n, []string{"a1", "a2", "cost"}, func(i, sec int) (float64, float64, float64, float64) {
+			cpu := 100*20e-6*msgs[sec-1] + 0.5 + rng.NormFloat64()
+			if i == 2 {
+				cpu += 100 * 5e-6 * msgs[sec-1]
+			}
+			return cpu, 8e6, 60e6, 2
+		})
+		for _, s := range res.Series {
+			s.Msgs = slices.Clone(msgs)
+		}
+		return res
+	}
+	r := Compute(mk())
+	st := r.Stat("cpu_avg")
+	want := 100 * 5e-6 * st.PerRate
+	if !near(st.PerRate, stats.Mean(msgs), 1e-9) || !near(want, 2.5, 0.01) {
+		t.Fatalf("rate %.1f, want the mean of the messages a second, about 5,000", st.PerRate)
+	}
+	p := st.Pair(2, 0)
+	if p.Note != "" || p.N != 20 || !near(p.Diff, want, 3*p.SD/math.Sqrt(20)) || !(p.Lo < want && want < p.Hi) || !p.Excludes0() {
+		t.Errorf("cost − a1 per message: %+v, want %.2f points of one core within its interval", p, want)
+	}
+	if aa := st.Pair(0, 1); !(math.Abs(aa.Diff) < st.Measure.Rank.Floor) {
+		t.Errorf("a1 − a2: %+v, want under the floor", aa)
+	}
+	marks := st.Versus(r.Col("a1"))
+	if marks[1].Kind != Same || marks[2].Kind != Worse {
+		t.Errorf("against a1: %+v", marks)
+	}
+	line := r.SummaryVersus(r.Col("a1"))[0].Text
+	if !strings.HasPrefix(line, "cost worse on CPU per message: +2.") || !strings.Contains(line, " µs a message at the run's 5,000 msgs/s)") {
+		t.Errorf("summary against a1: %q", line)
+	}
+	// Stored and read back, the pairs are still shown per message.
+	back := FromRows(r.Cols, r.Window, r.Rows()).Stat("cpu_avg")
+	if back.PerRate != st.PerRate || back.PairName() != "CPU per message" || back.Pair(2, 0) != p {
+		t.Errorf("read back: rate %v, %q, %+v", back.PerRate, back.PairName(), back.Pair(2, 0))
+	}
+
+	// Per second — a column that counted no message makes the whole row
+	// per second — the same difference is refused: its batch means follow
+	// the rate.
+	res := mk()
+	for k := range res.Series[1].Msgs {
+		res.Series[1].Msgs[k] = math.NaN()
+	}
+	st = Compute(res).Stat("cpu_avg")
+	if p := st.Pair(2, 0); st.PerRate != 0 || st.PairName() != "mean of per-second CPU %" || !strings.Contains(p.Note, "autocorrelated") {
+		t.Errorf("per second: rate %v, %q, %+v; want refused as autocorrelated", st.PerRate, st.PairName(), p)
+	}
+}
+
+// TestGrowthSpanFloor: a growth rate is called only when it adds up to the
+// measure's SpanFloor (2 MB) over the span its slope rests on. In a
+// 2-minute run that span is the second minute (12 batches of 5 s): a
+// column growing 60 MB/h faster than another, exactly, grew 1 MB more —
+// no call, under 120 MB/h; 200 MB/h is 3.3 MB more: called. Over a day's
+// span the catalogue's 5 MB/h binds.
+func TestGrowthSpanFloor(t *testing.T) {
+	m := measure.ByID("rss_trend")
+	for _, tc := range []struct {
+		p    Pair
+		want float64
+	}{
+		{Pair{N: 12, Span: 5}, 120},
+		{Pair{N: 20, Span: (86400 - 60) / 20.0}, 5},
+		{Pair{N: 0, Span: 0}, 5}, // no span known: the catalogue's
+	} {
+		if got := Floor(m, tc.p); !near(got, tc.want, 1e-9) {
+			t.Errorf("Floor(rss_trend, %d batches of %v s) = %v, want %v", tc.p.N, tc.p.Span, got, tc.want)
+		}
+	}
+	if got := Floor(measure.ByID("cpu_avg"), Pair{N: 12, Span: 5}); got != 0.25 {
+		t.Errorf("Floor(cpu_avg) = %v, want the catalogue's 0.25", got)
+	}
+	grow := func(mbh float64) Call {
+		res := run(120, []string{"a", "b"}, func(i, sec int) (float64, float64, float64, float64) {
+			return 10, 8e6, 60e6 + float64(i)*mbh*1e6/3600*float64(sec), 2
+		})
+		return Compute(res).Stat("rss_trend").Lead()
+	}
+	if c := grow(60); c.Star || c.Leader != 0 || !c.Pair.Excludes0() || !strings.Contains(c.Why, "under the floor of 120.0 MB/h") {
+		t.Errorf("60 MB/h more over a minute: %+v, want no ★ (under 120 MB/h)", c)
+	}
+	if c := grow(200); !c.Star || c.Leader != 0 || !near(c.Pair.Diff, -200, 1e-6) {
+		t.Errorf("200 MB/h more over a minute: %+v, want a ★ for a", c)
 	}
 }
