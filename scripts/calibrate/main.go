@@ -128,10 +128,12 @@ func runDirs(args []string) ([]string, error) {
 type runResult struct {
 	dir        string
 	status     string
-	ranked     bool     // the run stored a ranking
-	aa         int      // A/A columns
-	aaPairs    int      // (measure, pair) figures between A/A columns
-	aaCallable int      // those with an interval: the ranking could have called them
+	ranked     bool // the run stored a ranking
+	aa         int  // A/A columns
+	aaPairs    int  // (measure, pair) figures between A/A columns
+	aaCallable int  // those with an interval: the ranking could have called them
+	aaExcl     int  // those whose interval excludes 0, floor or not
+	aaBy       map[string]aaCount
 	aaCalled   []string // those called: "measure a b"
 	aaStars    []string // "measure column": an A/A column called better than the other A/A ones
 	costOver   int      // A/A columns the cost column was called higher than on CPU
@@ -144,6 +146,11 @@ type runResult struct {
 	// measure GOGC low and high were not called different on.
 	costMissed, gcMissed []string
 }
+
+// aaCount is one ranked measure's pairs between A/A columns: all of them,
+// those with an interval, those whose interval excludes 0, and those
+// called (past the floor too).
+type aaCount struct{ pairs, callable, excl, called int }
 
 // level is what a column's samples say, whatever the ranking calls: its
 // mean CPU over the window, its median Go heap over the window and its RSS
@@ -299,8 +306,11 @@ type tally struct {
 	aaRunsStarred   int
 	aaPairs, called int
 	aaCallable      int
-	costRuns        int // runs where the cost was called higher than every A/A column
-	gcRuns          int // runs where GOGC low and high were called different on a memory measure
+	aaExcl          int
+	aaBy            map[string]aaCount
+	aaStats         []string // the measures of aaBy, as first seen
+	costRuns        int      // runs where the cost was called higher than every A/A column
+	gcRuns          int      // runs where GOGC low and high were called different on a memory measure
 	gcOn            map[string]int
 	rss             []float64
 	unfinished      []string
@@ -341,6 +351,17 @@ func (t *tally) add(r runResult) {
 	}
 	t.aaPairs += r.aaPairs
 	t.aaCallable += r.aaCallable
+	t.aaExcl += r.aaExcl
+	if t.aaBy == nil {
+		t.aaBy = map[string]aaCount{}
+	}
+	for _, stat := range slices.Sorted(maps.Keys(r.aaBy)) {
+		if _, ok := t.aaBy[stat]; !ok {
+			t.aaStats = append(t.aaStats, stat)
+		}
+		a, b := t.aaBy[stat], r.aaBy[stat]
+		t.aaBy[stat] = aaCount{a.pairs + b.pairs, a.callable + b.callable, a.excl + b.excl, a.called + b.called}
+	}
 	t.called += len(r.aaCalled)
 	if r.costOver > 0 && r.costOver == r.aa {
 		t.costRuns++
@@ -376,6 +397,13 @@ func (t *tally) print(out io.Writer, cols columns) {
 			strings.Join(cols.aa, ", "), t.aaRunsStarred, t.ranked, pct(t.aaRunsStarred, t.ranked), t.called, t.aaCallable, pct(t.called, t.aaCallable),
 			t.aaPairs, pct(t.called, t.aaPairs))
 		list(out, t.aaStarRuns)
+		fmt.Fprintf(out, "A/A intervals that exclude 0, before the floors: %d of %d (%s; 5 %% if the intervals hold their 95 %%)\n",
+			t.aaExcl, t.aaCallable, pct(t.aaExcl, t.aaCallable))
+		for _, stat := range t.aaStats {
+			c := t.aaBy[stat]
+			fmt.Fprintf(out, "    %-20s %4d pairs, %4d with an interval, %4d excluding 0 (%s), %4d called (%s)\n",
+				stat, c.pairs, c.callable, c.excl, pct(c.excl, c.callable), c.called, pct(c.called, c.callable))
+		}
 		fmt.Fprintf(out, "A/B %s: called higher on %s than every A/A column: %d of %d runs (want ≥ 19 of 20)\n", cols.cost, cols.cpu, t.costRuns, t.ranked)
 		list(out, t.costMissed)
 		var on []string

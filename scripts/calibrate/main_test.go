@@ -37,7 +37,7 @@ func TestJudge(t *testing.T) {
 	}
 	var r runResult
 	r.judge(rows, testCols)
-	if r.aaPairs != 6 || r.aaCallable != 4 || !slices.Equal(r.aaCalled, []string{"cpu_avg a1 a2", "cpu_avg a1 a3"}) {
+	if r.aaPairs != 6 || r.aaCallable != 4 || r.aaExcl != 2 || !slices.Equal(r.aaCalled, []string{"cpu_avg a1 a2", "cpu_avg a1 a3"}) {
 		t.Errorf("A/A: %d pairs, %d with an interval, called %q", r.aaPairs, r.aaCallable, r.aaCalled)
 	}
 	if !slices.Equal(r.aaStars, []string{"cpu_avg a1"}) {

@@ -18,7 +18,9 @@ import (
 // called, "" when it can.
 type rankRow struct {
 	stat, a, b  string
+	n           int // batches or faults
 	est, lo, hi float64
+	span        float64 // seconds per batch
 	note        string
 }
 
@@ -37,7 +39,7 @@ func readRanking(path string) ([]rankRow, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	rows, err := db.Query(`SELECT stat, a, b, est, lo, hi, note FROM ranking WHERE b <> ''`)
+	rows, err := db.Query(`SELECT stat, a, b, n, est, lo, hi, span, note FROM ranking WHERE b <> ''`)
 	if err != nil {
 		return nil, fmt.Errorf("read ranking: %w", err)
 	}
@@ -45,11 +47,11 @@ func readRanking(path string) ([]rankRow, error) {
 	var out []rankRow
 	for rows.Next() {
 		var r rankRow
-		var est, lo, hi sql.NullFloat64
-		if err := rows.Scan(&r.stat, &r.a, &r.b, &est, &lo, &hi, &r.note); err != nil {
+		var est, lo, hi, span sql.NullFloat64
+		if err := rows.Scan(&r.stat, &r.a, &r.b, &r.n, &est, &lo, &hi, &span, &r.note); err != nil {
 			return nil, fmt.Errorf("read ranking: %w", err)
 		}
-		r.est, r.lo, r.hi = nullNaN(est), nullNaN(lo), nullNaN(hi)
+		r.est, r.lo, r.hi, r.span = nullNaN(est), nullNaN(lo), nullNaN(hi), nullNaN(span)
 		out = append(out, r)
 	}
 	return out, rows.Err()
@@ -65,7 +67,7 @@ func rerank(db *store.DB) ([]rankRow, error) {
 	var out []rankRow
 	for _, x := range ranking.Compute(res).Rows() {
 		if x.B != "" {
-			out = append(out, rankRow{stat: x.Stat, a: x.A, b: x.B, est: x.Est, lo: x.Lo, hi: x.Hi, note: x.Note})
+			out = append(out, rankRow{stat: x.Stat, a: x.A, b: x.B, n: x.N, est: x.Est, lo: x.Lo, hi: x.Hi, span: x.Span, note: x.Note})
 		}
 	}
 	return out, nil
@@ -83,7 +85,7 @@ func nullNaN(x sql.NullFloat64) float64 {
 // is not called.
 func called(r rankRow) int {
 	m := measure.ByID(r.stat)
-	if m == nil || r.note != "" || math.IsNaN(r.est) || math.IsNaN(r.lo) || math.IsNaN(r.hi) || math.Abs(r.est) < floor(m) {
+	if m == nil || r.note != "" || math.IsNaN(r.est) || math.IsNaN(r.lo) || math.IsNaN(r.hi) || math.Abs(r.est) < floor(m, r) {
 		return 0
 	}
 	switch {
@@ -98,13 +100,6 @@ func called(r rankRow) int {
 // callable says whether the ranking could have called a − b: it has an
 // interval (no note saying why not).
 func callable(r rankRow) bool { return r.note == "" && !math.IsNaN(r.lo) && !math.IsNaN(r.hi) }
-
-// pair returns the call of a − b for stat, and whether the ranking holds
-// that pair (in either order).
-func pair(rows []rankRow, stat, a, b string) (int, bool) {
-	r, ok := find(rows, stat, a, b)
-	return called(r), ok
-}
 
 // find returns the row of a − b for stat (flipped when stored as b − a).
 func find(rows []rankRow, stat, a, b string) (rankRow, bool) {
@@ -131,8 +126,8 @@ func why(r rankRow) string {
 		return "no interval"
 	case r.lo <= 0 && r.hi >= 0:
 		return fmt.Sprintf("interval [%.3g, %.3g] includes 0", r.lo, r.hi)
-	case m != nil && math.Abs(r.est) < floor(m):
-		return fmt.Sprintf("%.3g under the floor %.3g", r.est, floor(m))
+	case m != nil && math.Abs(r.est) < floor(m, r):
+		return fmt.Sprintf("%.3g under the floor %.3g", r.est, floor(m, r))
 	}
 	return fmt.Sprintf("called the other way (%.3g)", r.est)
 }
@@ -148,6 +143,7 @@ func better(stat string) int {
 // judge fills r's calls from the ranking's rows.
 func (r *runResult) judge(rows []rankRow, cols columns) {
 	r.aa = len(cols.aa)
+	r.aaBy = map[string]aaCount{}
 	var stats []string
 	for _, x := range rows {
 		if !slices.Contains(stats, x.stat) {
@@ -163,10 +159,21 @@ func (r *runResult) judge(rows []rankRow, cols columns) {
 					continue
 				}
 				r.aaPairs++
+				by := r.aaBy[stat]
+				by.pairs++
 				if callable(x) {
 					r.aaCallable++
+					by.callable++
+					if x.lo > 0 || x.hi < 0 {
+						r.aaExcl++
+						by.excl++
+					}
 				}
 				c := called(x)
+				if c != 0 {
+					by.called++
+				}
+				r.aaBy[stat] = by
 				if c == 0 {
 					continue
 				}
