@@ -105,7 +105,7 @@ var Catalogue = []*Measure{
 			}
 			return Cell{fmt.Sprintf("%+.1f MB/h", g.Slope), g.Slope}
 		}},
-	{ID: "cpu_avg", Title: "CPU avg (% of one core)", Unit: "%", Better: Lower, Rank: RankRule{Kind: Ranked, Stat: BatchMeans, Of: SeriesCPU, Per: SeriesMsgs, Floor: 0.25, Dim: DimCPU, Name: "mean of per-second CPU %", PairName: "CPU per message"}, Threshold: "max_cpu_avg",
+	{ID: "cpu_avg", Title: "CPU avg (% of one core)", Unit: "%", Better: Lower, Rank: RankRule{Kind: Ranked, Stat: BatchMeans, Of: SeriesCPU, About: SeriesMsgs, Floor: 0.25, Dim: DimCPU, Name: "mean of per-second CPU %"}, Threshold: "max_cpu_avg",
 		Value: func(c *column) Cell { // mean over the window, its first second left out
 			if c.cpuN == 0 {
 				return notMeasured()

@@ -107,17 +107,13 @@ type RankRule struct {
 	// Name says what is compared, honestly: "mean of per-second p99", not
 	// "p99".
 	Name string
-	// Per, when set, makes two columns' pairs compare Of per unit of Per:
-	// in each batch Σ Of ÷ Σ Per of one column minus the other's (CPU per
-	// message), shown at the run's mean Per a second so that it reads in
-	// Unit. Every column receives the same messages, so what the traffic's
-	// swings add to a cost per message cancels there, where it would make
-	// the per-second differences of a column with a real cost per message
-	// autocorrelated. A column's level stays the mean of Of.
-	Per SeriesID
-	// PairName names what the pairs compare when Per is set ("CPU per
-	// message"); Name then names the level alone.
-	PairName string
+	// About, when set, is a per-second series the two columns of a pair
+	// share — the messages a second they received — that their batch
+	// means are taken about (stats.BatchMeansAbout): a difference that
+	// follows the traffic's swings, one column spending more per message
+	// than the other, is then neither taken for noise nor refused as
+	// autocorrelated. The difference and the levels are still Of's.
+	About SeriesID
 	// SpanFloor, for a Growth, is the least change a slope must add up to
 	// over the span it was taken over (in Unit × hours: MB for MB/h) to be
 	// worth a call, whatever Floor says: a slope over one minute is that

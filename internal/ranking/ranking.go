@@ -33,11 +33,6 @@ type Ranking struct {
 type Stat struct {
 	Measure *measure.Measure
 	Levels  []Level // per column: NaN when not measured
-	// PerRate is, for a measure compared per unit (Rank.Per: CPU per
-	// message), the run's mean count a second (messages a second) its
-	// pairs are shown at: a pair's difference per message is Diff ÷
-	// PerRate. 0 when the pairs are not per unit.
-	PerRate float64
 	pairs   map[[2]int]Pair
 	cols    []string // the ranking's, for the reasons' wording
 }
@@ -122,12 +117,9 @@ func Compute(res *measure.Results) *Ranking {
 			vals[i], lv = prepare(m.Rank, s, res.Series)
 			st.Levels = append(st.Levels, lv)
 		}
-		if m.Rank.Per != "" {
-			st.PerRate = perRate(vals)
-		}
 		for i := range vals {
 			for j := i + 1; j < len(vals); j++ {
-				p := pair(m.Rank, vals[i], vals[j], st.PerRate)
+				p := pair(m.Rank, vals[i], vals[j])
 				if m.Rank.Of == measure.SeriesLatP99 && (res.Series[i].LatSuspect || res.Series[j].LatSuspect) {
 					p.Note = "latency measured across an unsynchronised clock"
 				}
@@ -141,15 +133,9 @@ func Compute(res *measure.Results) *Ranking {
 
 // values are what a column's pairs compare: the seconds of its series the
 // statistic is taken over, or its value per fault of the run; and, for a
-// measure compared per unit, its count of that unit in the same seconds.
+// measure taken about a shared series (Rank.About), that series.
 type values struct {
-	xs, per []float64
-}
-
-// counted says whether the column counted the unit a measure is compared
-// per (received a message in the window).
-func (v values) counted() bool {
-	return slices.ContainsFunc(v.per, func(x float64) bool { return x > 0 })
+	xs, about []float64
 }
 
 // prepare returns what a column's pairs compare — the seconds of its
@@ -160,11 +146,11 @@ func prepare(rule measure.RankRule, s *measure.Series, all []*measure.Series) (v
 	switch rule.Stat {
 	case measure.BatchMeans:
 		xs := s.Of(rule.Of)
-		var per []float64
-		if rule.Per != "" {
-			per = s.Of(rule.Per)
+		var about []float64
+		if rule.About != "" {
+			about = s.Of(rule.About)
 		}
-		return values{xs: xs, per: per}, level(stats.Mean(finite(xs)), len(finite(xs)))
+		return values{xs: xs, about: about}, level(stats.Mean(finite(xs)), len(finite(xs)))
 	case measure.SteadyLevel:
 		xs := measure.SecondHalf(s.Of(rule.Of))
 		return values{xs: xs}, level(stats.Median(xs), len(finite(xs)))
@@ -179,28 +165,6 @@ func prepare(rule measure.RankRule, s *measure.Series, all []*measure.Series) (v
 	return values{}, level(math.NaN(), 0)
 }
 
-// perRate is the run's mean count a second of the unit a measure is
-// compared per: the mean over the columns of each one's mean over its
-// seconds. 0 — every pair compared per second instead — when a measured
-// column counted none of it (no message in the window): it has no cost
-// per message to compare, and one statistic for the whole row keeps its
-// pairs comparable.
-func perRate(vals []values) float64 {
-	var rates []float64
-	for _, v := range vals {
-		switch {
-		case v.counted():
-			rates = append(rates, stats.Mean(finite(v.per)))
-		case len(finite(v.xs)) > 0:
-			return 0
-		}
-	}
-	if len(rates) == 0 {
-		return 0
-	}
-	return stats.Mean(rates)
-}
-
 func level(v float64, n int) Level {
 	if n == 0 {
 		v = math.NaN()
@@ -208,9 +172,8 @@ func level(v float64, n int) Level {
 	return Level{N: n, Value: v}
 }
 
-// pair compares two columns' prepared values: per unit of the rule's Per
-// when rate (perRate) is not 0, else per second.
-func pair(rule measure.RankRule, a, b values, rate float64) Pair {
+// pair compares two columns' prepared values.
+func pair(rule measure.RankRule, a, b values) Pair {
 	n := min(len(a.xs), len(b.xs))
 	d := make([]float64, n)
 	for k := range d {
@@ -220,19 +183,16 @@ func pair(rule measure.RankRule, a, b values, rate float64) Pair {
 	switch rule.Stat {
 	case measure.BatchMeans, measure.SteadyLevel:
 		var bm stats.Batches
-		scale := 1.0
-		if rule.Per != "" && rate > 0 {
-			// the batches' Σ Of ÷ Σ Per, shown at the run's mean rate
-			per := stats.PerCount{XA: a.xs, NA: a.per, XB: b.xs, NB: b.per}
-			bm, scale = stats.Batched(n, per.Batch, false), rate
+		if x := shared(a.about, b.about, n); x != nil {
+			bm = stats.BatchMeansAbout(d, x)
 		} else {
 			bm = stats.BatchMeans(d, false)
 		}
 		p.N, p.Span, p.Note = len(bm.Means), bm.Len, bm.Short
-		iv := stats.TInterval(bm.Means, stats.Confidence)
-		p.Diff, p.SD = iv.Mean*scale, iv.SD*scale
+		iv := bm.Interval(stats.Confidence)
+		p.Diff, p.SD = iv.Mean, iv.SD
 		if p.Note == "" {
-			p.Lo, p.Hi, p.P = iv.Lo*scale, iv.Hi*scale, iv.P
+			p.Lo, p.Hi, p.P = iv.Lo, iv.Hi, iv.P
 		}
 	case measure.Growth:
 		b := stats.BatchMeans(d, true)
@@ -265,6 +225,37 @@ func pair(rule measure.RankRule, a, b values, rate float64) Pair {
 		}
 	}
 	return p
+}
+
+// shared is the series two columns share second by second (the messages
+// a second each received: the same traffic), as the mean of theirs where
+// both have it, else the one that has it, for n seconds; nil when neither
+// has any: then there is nothing to take their difference about.
+func shared(a, b []float64, n int) []float64 {
+	if len(finite(a)) == 0 && len(finite(b)) == 0 {
+		return nil
+	}
+	out := make([]float64, n)
+	for k := range out {
+		x, y := at(a, k), at(b, k)
+		switch {
+		case math.IsNaN(x):
+			out[k] = y
+		case math.IsNaN(y):
+			out[k] = x
+		default:
+			out[k] = (x + y) / 2
+		}
+	}
+	return out
+}
+
+// at is xs[k], NaN beyond it.
+func at(xs []float64, k int) float64 {
+	if k >= len(xs) {
+		return math.NaN()
+	}
+	return xs[k]
 }
 
 // faults are the run's fault instants, in time order: each fault the
@@ -340,11 +331,6 @@ func (r *Ranking) Rows() []store.RankRow {
 	var out []store.RankRow
 	for _, s := range r.Stats {
 		id := s.Measure.ID
-		if s.PerRate > 0 {
-			// the rate the pairs are shown at: a row of no column
-			out = append(out, store.RankRow{Stat: id, Est: s.PerRate, Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(), SD: math.NaN(),
-				Span: math.NaN(), Note: perRateNote})
-		}
 		for i, lv := range s.Levels {
 			out = append(out, store.RankRow{Stat: id, A: r.Cols[i], N: lv.N, Est: lv.Value, Lo: math.NaN(), Hi: math.NaN(),
 				P: math.NaN(), SD: math.NaN(), Span: math.NaN()})
@@ -359,9 +345,6 @@ func (r *Ranking) Rows() []store.RankRow {
 	}
 	return out
 }
-
-// perRateNote marks the stored row of a measure's PerRate (no column).
-const perRateNote = "per-unit rate"
 
 // FromRows is the inverse of Rows: the ranking a finished run stored, for
 // the columns cols (in their order). Rows of a measure no longer ranked,
@@ -383,9 +366,6 @@ func FromRows(cols []string, window int64, rows []store.RankRow) *Ranking {
 			}
 			a, b := slices.Index(cols, row.A), slices.Index(cols, row.B)
 			switch {
-			case row.A == "" && row.B == "" && row.Note == perRateNote:
-				st.PerRate = row.Est
-				continue
 			case a < 0:
 				continue
 			case row.B == "":

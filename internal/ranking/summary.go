@@ -3,7 +3,6 @@ package ranking
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -73,8 +72,8 @@ func (r *Ranking) SummaryVersus(base int) []Line {
 					why = mk.Why // the dimension's first measure that could not be called, and why
 				}
 				if mk.Kind == Better || mk.Kind == Worse {
-					parts = append(parts, fmt.Sprintf("%s %s on %s: %s %s%s", r.Cols[j], mk.Kind, s.PairName(), Signed(mk.Pair.Diff, m.Unit),
-						Interval(mk.Pair.Lo, mk.Pair.Hi, m.Unit), s.PerMessage(mk.Pair.Diff)))
+					parts = append(parts, fmt.Sprintf("%s %s on %s: %s %s", r.Cols[j], mk.Kind, m.Rank.Name, Signed(mk.Pair.Diff, m.Unit),
+						Interval(mk.Pair.Lo, mk.Pair.Hi, m.Unit)))
 				}
 			}
 		}
@@ -98,52 +97,8 @@ func (r *Ranking) SummaryVersus(base int) []Line {
 // batches of 6 s".
 func (r *Ranking) called(s *Stat, c Call) string {
 	m := s.Measure
-	return fmt.Sprintf("%s ★ %s %s: %s%s against %s, the nearest %s; %s", r.Cols[c.Leader], direction(m.Better), s.PairName(),
-		Signed(c.Pair.Diff, m.Unit), s.PerMessage(c.Pair.Diff), r.Cols[c.Closest], Interval(c.Pair.Lo, c.Pair.Hi, m.Unit), basis(c.Pair))
-}
-
-// PairName names what s's pairs compare: "CPU per message" when they are
-// per message, else the measure's name.
-func (s *Stat) PairName() string {
-	if s.PerRate > 0 && s.Measure.Rank.PairName != "" {
-		return s.Measure.Rank.PairName
-	}
-	return s.Measure.Rank.Name
-}
-
-// PerMessage says a pair's difference d per message, when s's pairs are
-// per message: " (−2.00 µs a message at the run's 4,012 msgs/s)", to
-// follow d in points of one core; "" otherwise.
-func (s *Stat) PerMessage(d float64) string {
-	if !(s.PerRate > 0) || s.Measure.Unit != "%" || math.IsNaN(d) {
-		return ""
-	}
-	// d is % of one core at PerRate messages a second: d/100 CPU seconds
-	// a second, over PerRate messages.
-	us := d / 100 / s.PerRate * 1e6
-	return fmt.Sprintf(" (%s µs a message at the run's %s msgs/s)", signedFormat(us, 2), thousands(s.PerRate))
-}
-
-// thousands is v rounded, with thousands separated: "4,012".
-func thousands(v float64) string {
-	digits := strconv.FormatFloat(math.Round(v), 'f', 0, 64)
-	var b strings.Builder
-	for i, c := range digits {
-		if i > 0 && (len(digits)-i)%3 == 0 && digits[i-1] != '-' {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
-// signedFormat is format with a "+" on a positive figure.
-func signedFormat(v float64, digits int) string {
-	s := format(v, digits)
-	if v > 0 && s != format(0, digits) {
-		return "+" + s
-	}
-	return s
+	return fmt.Sprintf("%s ★ %s %s: %s against %s, the nearest %s; %s", r.Cols[c.Leader], direction(m.Better), m.Rank.Name,
+		Signed(c.Pair.Diff, m.Unit), r.Cols[c.Closest], Interval(c.Pair.Lo, c.Pair.Hi, m.Unit), basis(c.Pair))
 }
 
 // noCall says why a dimension has no ★, by its first measure: the
@@ -161,10 +116,10 @@ func (r *Ranking) noCall(s *Stat) string {
 		return "not ranked: " + c.Why
 	}
 	if p := c.Pair; p.Diff == 0 && p.SD == 0 {
-		return "no difference in this run: the columns' " + s.PairName() + " were equal"
+		return "no difference in this run: the columns' " + m.Rank.Name + " were equal"
 	}
 	p := s.Pair(c.Leader, c.Failed)
-	pair := fmt.Sprintf("%s %s %s%s", s.PairName(), Signed(p.Diff, m.Unit), Interval(p.Lo, p.Hi, m.Unit), s.PerMessage(p.Diff))
+	pair := fmt.Sprintf("%s %s %s", m.Rank.Name, Signed(p.Diff, m.Unit), Interval(p.Lo, p.Hi, m.Unit))
 	est, enough := r.estimate(s, c.Pair)
 	switch {
 	case strings.Contains(c.Why, "under the floor"):
@@ -211,7 +166,7 @@ func (r *Ranking) estimate(s *Stat, p Pair) (text string, enough bool) {
 		if p.Callable() && secs <= float64(r.Window) {
 			return "one of " + floor + " would likely have been called in this window", true
 		}
-		return fmt.Sprintf("estimate: a window of about %s would detect %s at the spread seen (%s)", duration(secs), floor, s.PairName()), false
+		return fmt.Sprintf("estimate: a window of about %s would detect %s at the spread seen (%s)", duration(secs), floor, m.Rank.Name), false
 	case measure.PerFault:
 		n := stats.SamplesNeeded(p.SD, m.Rank.Floor, MinFaults)
 		switch {

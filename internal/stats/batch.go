@@ -51,7 +51,10 @@ type Batches struct {
 	Means []float64 // per batch that has a value
 	Mids  []float64 // each such batch's middle, seconds from the series' start
 	Len   float64   // seconds per batch
-	Lag1  float64   // of Means, or of their residuals about the trend
+	Lag1  float64   // of Means, or of their residuals about the trend or the covariate
+	// X are the covariate's batch means over the same seconds, when the
+	// batches were taken about one (BatchMeansAbout); nil otherwise.
+	X []float64
 	// Short says why the batches are too few to call a difference ("" when
 	// they are enough): the window's length, unpaired seconds, or the
 	// autocorrelation that halved them.
@@ -84,37 +87,6 @@ func Batch(d []float64, k int) (means, mids []float64) {
 	return means, mids
 }
 
-// PerCount is two columns' per-second amounts (xa, xb: CPU seconds) and
-// counts (na, nb: messages), all of one window.
-type PerCount struct{ XA, NA, XB, NB []float64 }
-
-// Batch cuts the window into k equal batches of seconds, as Batch does,
-// and returns per batch the difference of the two columns' amount per
-// count, Σxa/Σna − Σxb/Σnb over the batch's seconds where all four have a
-// value (a ratio of sums: a second with few messages weighs little); a
-// batch where either column counted nothing is left out.
-func (p PerCount) Batch(k int) (means, mids []float64) {
-	n := min(len(p.XA), len(p.NA), len(p.XB), len(p.NB))
-	if k <= 0 || n == 0 {
-		return nil, nil
-	}
-	for i := range k {
-		lo, hi := i*n/k, (i+1)*n/k
-		var xa, na, xb, nb float64
-		for s := lo; s < hi; s++ {
-			if math.IsNaN(p.XA[s]) || math.IsNaN(p.NA[s]) || math.IsNaN(p.XB[s]) || math.IsNaN(p.NB[s]) {
-				continue
-			}
-			xa, na, xb, nb = xa+p.XA[s], na+p.NA[s], xb+p.XB[s], nb+p.NB[s]
-		}
-		if na > 0 && nb > 0 {
-			means = append(means, xa/na-xb/nb)
-			mids = append(mids, float64(lo+hi)/2)
-		}
-	}
-	return means, mids
-}
-
 // BatchMeans cuts d into k = min(MaxBatches, len(d)/MinBatchSeconds)
 // batches and, while the lag-1 autocorrelation of their means exceeds
 // LagLimit(k), into half as many. With trend the autocorrelation is that
@@ -122,24 +94,71 @@ func (p PerCount) Batch(k int) (means, mids []float64) {
 // rate is what is measured then, and a trend is not dependence). Under
 // MinBatches batches Short says why.
 func BatchMeans(d []float64, trend bool) Batches {
-	return Batched(len(d), func(k int) ([]float64, []float64) { return Batch(d, k) }, trend)
+	return batched(len(d), func(k int) (means, mids, xs []float64) {
+		means, mids = Batch(d, k)
+		return means, mids, nil
+	}, trend)
 }
 
-// Batched is BatchMeans of a window of n seconds that cut cuts into k
-// batches (Batch, PerCount.Batch), returning each batch's mean and middle.
-func Batched(n int, cut func(k int) (means, mids []float64), trend bool) Batches {
+// BatchMeansAbout is BatchMeans of d taken about a covariate x, one value
+// a second as d: the messages a second both columns of a pair received.
+// When one column spends more per message than the other, their
+// difference follows the traffic's swings; those swings are not noise
+// (both columns saw the same ones), yet they make the batch means
+// autocorrelated and their spread wide. So X holds x's batch means over
+// the same seconds, Interval fits the batch means on them, and the lag-1
+// rule looks at the residuals about that line, as a growth rate's looks at
+// the residuals about its trend. Seconds where either has no value are
+// left out.
+func BatchMeansAbout(d, x []float64) Batches {
+	n := min(len(d), len(x))
+	dd, xx := make([]float64, n), make([]float64, n)
+	for i := range n {
+		dd[i], xx[i] = d[i], x[i]
+		if math.IsNaN(d[i]) || math.IsNaN(x[i]) {
+			dd[i], xx[i] = math.NaN(), math.NaN()
+		}
+	}
+	return batched(n, func(k int) (means, mids, xs []float64) {
+		means, mids = Batch(dd, k)
+		xs, _ = Batch(xx, k)
+		return means, mids, xs
+	}, false)
+}
+
+// Interval is the mean of the batch means with its t-interval at
+// confidence conf: about the covariate's batch means when the batches
+// were taken about one (TIntervalAbout), else TInterval.
+func (b Batches) Interval(conf float64) Interval {
+	if b.X != nil {
+		return TIntervalAbout(b.Means, b.X, conf)
+	}
+	return TInterval(b.Means, conf)
+}
+
+// batched is BatchMeans of a window of n seconds that cut cuts into k
+// batches, returning each batch's mean and middle and, taken about a
+// covariate, the covariate's batch means.
+func batched(n int, cut func(k int) (means, mids, xs []float64), trend bool) Batches {
 	k := min(MaxBatches, n/MinBatchSeconds)
 	if k < MinBatches {
 		return Batches{Short: fmt.Sprintf("too short to call: %d s make %s of ≥ %d s, %d needed", n, batches(max(k, 0)), MinBatchSeconds, MinBatches)}
 	}
 	for {
 		b := Batches{Len: float64(n) / float64(k)}
-		b.Means, b.Mids = cut(k)
+		b.Means, b.Mids, b.X = cut(k)
 		if len(b.Means) < MinBatches {
 			b.Short = fmt.Sprintf("too short to call: %d of %d batches have a paired second, %d needed", len(b.Means), k, MinBatches)
 			return b
 		}
-		b.Lag1 = Lag1(residuals(b.Mids, b.Means, trend))
+		switch {
+		case trend:
+			b.Lag1 = Lag1(residuals(b.Mids, b.Means))
+		case b.X != nil:
+			b.Lag1 = Lag1(ResidualsOLS(b.X, b.Means))
+		default:
+			b.Lag1 = Lag1(b.Means)
+		}
 		limit := LagLimit(len(b.Means))
 		if b.Lag1 <= limit {
 			return b
@@ -161,12 +180,8 @@ func batches(n int) string {
 	return fmt.Sprintf("%d batches", n)
 }
 
-// residuals are ys about the Theil–Sen line through (xs, ys) when trend,
-// else ys.
-func residuals(xs, ys []float64, trend bool) []float64 {
-	if !trend {
-		return ys
-	}
+// residuals are ys about the Theil–Sen line through (xs, ys).
+func residuals(xs, ys []float64) []float64 {
 	s := TheilSen(xs, ys, Confidence)
 	out := make([]float64, len(ys))
 	for i := range ys {

@@ -327,24 +327,56 @@ func TestLagRuleByChance(t *testing.T) {
 	}
 }
 
-// TestPerCountBatch: two columns' CPU seconds and messages in 2 batches of
-// 3 s. Batch 0: a spends 6 over 3 messages, b 3 over 3: 2 − 1 = 1. Batch
-// 1: a 6 over 6 (its NaN second left out with b's second there, which
-// held 5 over 1), b 3 over 6: 1 − 0.5 = 0.5. A batch where either column
-// counted nothing is left out.
-func TestPerCountBatch(t *testing.T) {
-	nan := math.NaN()
-	p := PerCount{
-		XA: []float64{2, 2, 2, 3, 3, nan}, NA: []float64{1, 1, 1, 3, 3, 1},
-		XB: []float64{1, 1, 1, 1.5, 1.5, 5}, NB: []float64{1, 1, 1, 3, 3, 1},
+// TestTIntervalAbout by hand: ys 3, 3, 6, 9, 9 on xs 1…5. The line has
+// slope Σ(x−3)(y−6)/Σ(x−3)² = 18/10 = 1.8; the residuals 0.6, −1.2, 0,
+// 1.2, −0.6 sum to 3.6 squared, σ² = 3.6/3 = 1.2, SE = √(1.2/5) = 0.4899,
+// t₀.₉₇₅(3) = 3.1824: 6 ± 1.5591. Taken alone the same ys spread by 3
+// (6 ± 3.725, t₀.₉₇₅(4) = 2.7764).
+func TestTIntervalAbout(t *testing.T) {
+	ys, xs := []float64{3, 3, 6, 9, 9}, []float64{1, 2, 3, 4, 5}
+	iv := TIntervalAbout(ys, xs, Confidence)
+	if iv.N != 5 || iv.Mean != 6 || !near(iv.SD, math.Sqrt(1.2), 1e-12) || !near(iv.Lo, 6-1.5591, 1e-3) || !near(iv.Hi, 6+1.5591, 1e-3) ||
+		!(iv.P > 0 && iv.P < 0.01) {
+		t.Errorf("about xs: %+v, want 6 ± 1.559", iv)
 	}
-	means, mids := p.Batch(2)
-	if !slices.Equal(means, []float64{1, 0.5}) || !slices.Equal(mids, []float64{1.5, 4.5}) {
-		t.Errorf("means %v mids %v, want [1 0.5] at [1.5 4.5]", means, mids)
+	if plain := TInterval(ys, Confidence); !near(plain.Hi-plain.Mean, 3.725, 1e-3) {
+		t.Errorf("alone: %+v, want 6 ± 3.725", plain)
 	}
-	p.NB = []float64{1, 1, 1, 0, 0, 0}
-	if means, _ := p.Batch(2); !slices.Equal(means, []float64{1}) {
-		t.Errorf("b counted nothing in batch 1: %v, want it left out", means)
+	if got, want := TIntervalAbout(ys, []float64{2, 2, 2, 2, 2}, Confidence), TInterval(ys, Confidence); got != want {
+		t.Errorf("xs without spread: %+v, want TInterval's %+v", got, want)
+	}
+	if r := ResidualsOLS(xs, ys); !near(r[0], 0.6, 1e-12) || !near(r[1], -1.2, 1e-12) || !near(r[2], 0, 1e-12) {
+		t.Errorf("residuals %v", r)
+	}
+}
+
+// TestBatchMeansAbout: a pair whose CPU difference is 5e-4 points a
+// message a second (5 µs a message) under traffic that swings once over
+// two minutes (2,000 to 8,000 a second), with noise whose batch means have
+// a lag-1 of 0.25. Taken alone the batch means follow the swing and are
+// refused as autocorrelated; taken about the traffic the residuals are the
+// noise's, 20 batches stand, and the interval holds the mean difference
+// 5e-4 · 5,000 = 2.5. A second without traffic counted is left out of both.
+func TestBatchMeansAbout(t *testing.T) {
+	noise := []float64{-1, -1, 1, 1, 1, 1, 1, -1, -1, -1, -1, 1, 1, -1, 1, 1, -1, -1, -1, 1}
+	x := seq(120, func(i int) float64 { return 5000 + 3000*math.Sin(2*math.Pi*(float64(i)+0.5)/120) })
+	d := seq(120, func(i int) float64 { return 5e-4*x[i] + 0.2*noise[i/6] })
+	if b := BatchMeans(d, false); !strings.Contains(b.Short, "autocorrelated") {
+		t.Errorf("alone: %d batches, lag-1 %.2f, short %q; want refused", len(b.Means), b.Lag1, b.Short)
+	}
+	x[7] = math.NaN()
+	b := BatchMeansAbout(d, x)
+	iv := b.Interval(Confidence)
+	if b.Short != "" || len(b.Means) != 20 || len(b.X) != 20 || b.Lag1 > LagLimit(20) || !(iv.Lo < 2.5 && 2.5 < iv.Hi) || iv.Hi-iv.Lo > 0.3 {
+		t.Errorf("about the traffic: %d batches, lag-1 %.2f, short %q, %+v; want 20 and 2.5 within a narrow interval", len(b.Means), b.Lag1, b.Short, iv)
+	}
+	// batch 1 (seconds 6–11) without second 7: d's mean and x's over 5 seconds
+	var sd, sx float64
+	for _, i := range []int{6, 8, 9, 10, 11} {
+		sd, sx = sd+d[i], sx+x[i]
+	}
+	if !near(b.Means[1], sd/5, 1e-12) || !near(b.X[1], sx/5, 1e-9) {
+		t.Errorf("batch 1: %v, %v; want %v, %v", b.Means[1], b.X[1], sd/5, sx/5)
 	}
 }
 
