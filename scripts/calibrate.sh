@@ -34,4 +34,4 @@ for i in $(seq 1 "$runs"); do
 	"$bin" run -profile "$profile" -out "$dir" >"$dir/run-$i.txt" 2>&1 || echo "run $i: exit $? (see $dir/run-$i.txt)"
 	echo "run $i end   $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$dir/load.txt"
 done
-go run ./scripts/calibrate -v "$dir" | tee "$dir/calibration.txt"
+go run ./scripts/calibrate -v -csv "$dir/runs.csv" "$dir" | tee "$dir/calibration.txt"

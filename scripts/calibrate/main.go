@@ -21,6 +21,7 @@
 package main
 
 import (
+	"encoding/csv"
 	"errors"
 	"flag"
 	"fmt"
@@ -62,6 +63,7 @@ func run(args []string, out io.Writer) error {
 	memory := fs.String("memory", "heap,rss_level", "the ranked `MEASURES` GOGC must be called different on (any of them)")
 	verbose := fs.Bool("v", false, "a line per run")
 	recompute := fs.Bool("recompute", false, "rank each run's samples with this build's ranking, not the ranking the run stored")
+	csvPath := fs.String("csv", "", "write a row per run to `FILE` (CSV)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -74,6 +76,7 @@ func run(args []string, out io.Writer) error {
 		return err
 	}
 	var t tally
+	var results []runResult
 	if cols.recompute {
 		fmt.Fprintln(out, "ranking: recomputed from the samples by this build")
 	}
@@ -83,12 +86,34 @@ func run(args []string, out io.Writer) error {
 			return err
 		}
 		t.add(r)
+		results = append(results, r)
 		if *verbose {
 			fmt.Fprintln(out, r.line())
 		}
 	}
 	t.print(out, cols)
+	if *csvPath != "" {
+		return writeCSV(*csvPath, results)
+	}
 	return nil
+}
+
+// writeCSV writes a row per run: its load, and what was called.
+func writeCSV(path string, rs []runResult) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	w.Write([]string{"run", "status", "load1_mean", "host_busy_pct", "aa_pairs_with_interval", "aa_called", "aa_star",
+		"cost_called_over_aa", "aa_columns", "gogc_called_on"})
+	for _, r := range rs {
+		w.Write([]string{filepath.Base(r.dir), r.status, fmt.Sprintf("%.2f", r.load), fmt.Sprintf("%.1f", r.busy),
+			fmt.Sprint(r.aaCallable), strings.Join(r.aaCalled, " "), strings.Join(r.aaStars, " "),
+			fmt.Sprint(r.costOver), fmt.Sprint(r.aa), strings.Join(r.gcCalledOn, " ")})
+	}
+	w.Flush()
+	return errors.Join(w.Error(), f.Close())
 }
 
 func split(s string) []string {
@@ -141,6 +166,7 @@ type runResult struct {
 	rssDiffs   []float64
 	levels     map[string]level // every column's, for the descriptive table
 	host       string           // the run's host record in a line
+	load, busy float64          // the host's mean 1-minute load and busy CPU % over the window
 	// costMissed and gcMissed say why a known difference was not called:
 	// per A/A column the cost was not called higher than, and per memory
 	// measure GOGC low and high were not called different on.
@@ -158,8 +184,8 @@ type aaCount struct{ pairs, callable, excl, called int }
 type level struct{ cpu, heap, rss float64 }
 
 func (r runResult) line() string {
-	s := fmt.Sprintf("%s: %s; A/A %d of %d called %v, ★ %v; cost higher than %d A/A columns; GOGC different on %v",
-		filepath.Base(r.dir), r.status, len(r.aaCalled), r.aaPairs, r.aaCalled, r.aaStars, r.costOver, r.gcCalledOn)
+	s := fmt.Sprintf("%s: %s, load %.1f (host %.0f %% busy); A/A %d of %d called %v, ★ %v; cost higher than %d A/A columns; GOGC different on %v",
+		filepath.Base(r.dir), r.status, r.load, r.busy, len(r.aaCalled), r.aaPairs, r.aaCalled, r.aaStars, r.costOver, r.gcCalledOn)
 	if len(r.costMissed) > 0 {
 		s += "\n    cost not called: " + strings.Join(r.costMissed, "; ")
 	}
@@ -199,6 +225,9 @@ func readRun(dir string, cols columns) (runResult, error) {
 	}
 	r.rssDiffs = rssDiffs(r.levels, cols.aa)
 	r.host = hostLine(run.Host)
+	if r.load, r.busy, err = hostLoad(db, run); err != nil {
+		return r, fmt.Errorf("%s: %w", dir, err)
+	}
 	var rows []rankRow
 	switch {
 	case cols.recompute && run.Status == "running":
@@ -251,6 +280,24 @@ func levels(db *store.DB, run store.Run) (map[string]level, error) {
 		out[c] = level{cpu: mean(x.cpu), heap: median(x.heap), rss: median(x.rss)}
 	}
 	return out, nil
+}
+
+// hostLoad is the host's mean 1-minute load average and busy CPU % (of
+// all its CPUs) over the run's window, from its host samples: what the
+// run shared the machine with.
+func hostLoad(db *store.DB, run store.Run) (load, busy float64, err error) {
+	hs, err := db.HostSamples()
+	if err != nil {
+		return math.NaN(), math.NaN(), err
+	}
+	window := int64(run.Planned.Seconds())
+	var loads, cpus []float64
+	for _, h := range hs {
+		if h.Sec >= 1 && h.Sec <= window {
+			loads, cpus = append(loads, h.Load1), append(cpus, h.CPUPct)
+		}
+	}
+	return mean(loads), mean(cpus), nil
 }
 
 // rssDiffs are |level(a) − level(b)| in bytes of RSS for every pair of cols
@@ -317,6 +364,7 @@ type tally struct {
 	levels          map[string][]level // per column, a level per run
 	order           []string           // columns as first seen
 	hosts           []string           // the runs' host records, each once
+	loads           []float64          // each run's mean load
 	aaStarRuns      []string           // "run: measure column" for each A/A ★
 	costMissed      []string           // "run: why" for each run the cost was not called in
 	gcMissed        []string           // likewise for GOGC
@@ -328,6 +376,7 @@ func (t *tally) add(r runResult) {
 		t.unfinished = append(t.unfinished, filepath.Base(r.dir)+" ("+r.status+")")
 	}
 	t.rss = append(t.rss, r.rssDiffs...)
+	t.loads = append(t.loads, r.load)
 	if !slices.Contains(t.hosts, r.host) {
 		t.hosts = append(t.hosts, r.host)
 	}
@@ -390,6 +439,8 @@ func (t *tally) print(out io.Writer, cols columns) {
 	for _, h := range t.hosts {
 		fmt.Fprintln(out, "host:", h)
 	}
+	fmt.Fprintf(out, "load (the host's 1-minute load average, mean over each run's window): median %.1f, %.1f to %.1f\n",
+		percentile(t.loads, 50), percentile(t.loads, 0), percentile(t.loads, 100))
 	if t.ranked == 0 {
 		fmt.Fprintln(out, "ranking: none stored in these runs (a soak that ranks its columns writes a ranking table)")
 	} else {
