@@ -126,7 +126,7 @@ var Catalogue = []*Measure{
 		}},
 	{ID: "rss_trend", Title: "RSS growth (MB/h after the first minute)", Short: "RSS growth (MB/h)", Unit: "MB/h", Better: Lower,
 		short: withoutUnit("MB/h"),
-		Rank:  RankRule{Kind: Ranked, Stat: Growth, Of: SeriesRSS, Floor: 5, Dim: DimMemory, Name: "Theil–Sen slope of RSS after the first minute"},
+		Rank:  RankRule{Kind: Ranked, Stat: Growth, Of: SeriesRSS, Floor: 5, SpanFloor: 2, Dim: DimMemory, Name: "Theil–Sen slope of RSS after the first minute"},
 		Value: func(c *column) Cell { // the Theil–Sen slope of the column's batch means
 			g := GrowthPerHour(AfterWarmUp(c.series.RSS))
 			if math.IsNaN(g.Slope) {
@@ -134,7 +134,7 @@ var Catalogue = []*Measure{
 			}
 			return Cell{Text: fmt.Sprintf("%+.1f MB/h", g.Slope), Num: g.Slope}
 		}},
-	{ID: "cpu_avg", Title: "CPU avg (% of one core)", Unit: "%", Better: Lower, Rank: RankRule{Kind: Ranked, Stat: BatchMeans, Of: SeriesCPU, Floor: 0.25, Dim: DimCPU, Name: "mean of per-second CPU %"}, Threshold: "max_cpu_avg",
+	{ID: "cpu_avg", Title: "CPU avg (% of one core)", Unit: "%", Better: Lower, Rank: RankRule{Kind: Ranked, Stat: BatchMeans, Of: SeriesCPU, About: SeriesMsgs, Floor: 0.25, Dim: DimCPU, Name: "mean of per-second CPU %"}, Threshold: "max_cpu_avg",
 		Value: func(c *column) Cell { // mean over the window, its first second left out
 			if c.cpuN == 0 {
 				return notMeasured()

@@ -368,6 +368,7 @@ func (c *column) sample(s *store.Sample) {
 	} else {
 		c.workerSecs++
 		if c.prevOK && c.prevSec == s.Sec-1 && c.prevTotal+s.Msgs == s.MsgsTotal {
+			put(&c.series.Msgs, s.Sec, float64(s.Msgs))
 			c.rateSum += s.Msgs
 			c.ratePeak = max(c.ratePeak, s.Msgs)
 			c.rate++

@@ -107,6 +107,20 @@ type RankRule struct {
 	// Name says what is compared, honestly: "mean of per-second p99", not
 	// "p99".
 	Name string
+	// About, when set, is a per-second series the two columns of a pair
+	// share — the messages a second they received — that their batch
+	// means are taken about (stats.BatchMeansAbout): a difference that
+	// follows the traffic's swings, one column spending more per message
+	// than the other, is then neither taken for noise nor refused as
+	// autocorrelated. The difference and the levels are still Of's.
+	About SeriesID
+	// SpanFloor, for a Growth, is the least change a slope must add up to
+	// over the span it was taken over (in Unit × hours: MB for MB/h) to be
+	// worth a call, whatever Floor says: a slope over one minute is that
+	// minute's change times 60, and identical columns' RSS moves by tenths
+	// of a MB from one minute to the next (tens of MB/h; the calibration).
+	// Over a long run Floor binds.
+	SpanFloor float64
 }
 
 // Measure is one entry of the catalogue.
