@@ -24,7 +24,7 @@ import (
 // Formats are the values Write accepts: json is ndjson's older name.
 var Formats = []string{"csv", "ndjson", "json"}
 
-// Columns are the header of each exported table, in file order; the README's
+// Columns are the header of each exported table, in file order; docs/reference.md's
 // "Export" section defines every one.
 var Columns = map[string][]string{
 	"samples": {"t_unix_ms", "time_utc", "run_s", "phase", "lib", "msgs_per_s", "bytes_per_s", "msgs_total", "bytes_total",
