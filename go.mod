@@ -11,6 +11,7 @@ require (
 	github.com/gobwas/httphead v0.1.0
 	github.com/gobwas/ws v1.5.0
 	github.com/gorilla/websocket v1.5.3
+	github.com/grafana/grafana-foundation-sdk/go v0.0.22
 	github.com/klauspost/compress v1.20.1
 	github.com/lesismal/nbio v1.6.8
 	github.com/lxzan/gws v1.8.9

@@ -27,7 +27,11 @@ go build -o "$bin" ./cmd/soak
 } | tee "$dir/host.txt"
 for i in $(seq 1 "$runs"); do
 	echo "run $i of $runs"
+	# The machine's load before and after each run: the paired statistics
+	# cancel what every column shares, but the figures say what they ran beside.
+	echo "run $i start $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$dir/load.txt"
 	# A run that fails (or breaks a threshold) is counted as it stands.
 	"$bin" run -profile "$profile" -out "$dir" >"$dir/run-$i.txt" 2>&1 || echo "run $i: exit $? (see $dir/run-$i.txt)"
+	echo "run $i end   $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$dir/load.txt"
 done
-go run ./scripts/calibrate -v "$dir" | tee "$dir/calibration.txt"
+go run ./scripts/calibrate -v -csv "$dir/runs.csv" "$dir" | tee "$dir/calibration.txt"

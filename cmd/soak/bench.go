@@ -77,7 +77,11 @@ func benchClient(ctx context.Context, fs *flagSet, a *benchArgs, stdout, stderr 
 	if *a.format == "gobench" {
 		_, _ = stdout.Write(out.Gobench)
 	} else {
-		_, _ = stdout.Write(out.Table)
+		table := out.Fitted
+		if *a.wide {
+			table = out.Table
+		}
+		_, _ = stdout.Write(table)
 		fmt.Fprintf(stdout, "\nresults: %s (soak.db, results.json, table.txt, bench.txt for benchstat)\n", rec.Dir)
 	}
 	if out.RunErr != nil {

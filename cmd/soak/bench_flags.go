@@ -7,12 +7,15 @@ import (
 	"strings"
 
 	"github.com/wssoak/wssoak/internal/chat"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // benchHelp is what soak bench -h prints.
 var benchHelp = help{
-	synopsis: "soak bench [-side client] [-profile FILE] [-scenarios LIST] [-libs LIBS] [-paths LIST] [-runs N] [-n N] [-rcvbuf SIZE] [-sweep RANGE] [-cpus LISTS] [-format table|gobench] [-out DIR]\n" +
-		"       soak bench -side server [-libs LIBS] [-clients LIST] [-runs N] [-deliveries N] [-per-round N] [-queue N] [-strategies LIST] [-cpus LISTS] [-out DIR]",
+	synopsis: "soak bench [-side client] [-profile FILE] [-scenarios LIST] [-libs LIBS] [-paths LIST] [-runs N] [-wide]\n" +
+		"       soak bench [-side client] [-n N] [-rcvbuf SIZE] [-sweep RANGE] [-cpus LISTS] [-format table|gobench] [-out DIR]\n" +
+		"       soak bench -side server [-libs LIBS] [-clients LIST] [-strategies LIST] [-runs N] [-deliveries N]\n" +
+		"       soak bench -side server [-per-round N] [-queue N] [-cpus LISTS] [-out DIR]",
 	about: `Measure the libraries on one -side of a connection: client (the default) or server. A flag
 of one side only is refused with the other.
 
@@ -83,20 +86,22 @@ type benchArgs struct {
 	clients, strategies                                                      *string
 	deliveries                                                               *int64
 	perRound, queue                                                          *int
+	wide                                                                     *bool
 }
 
 // benchFlags declares soak bench's flags, -side defaulting to def.
 func benchFlags(fs *flagSet, def side) *benchArgs {
 	a := &benchArgs{side: def}
 	fs.Var(&a.side, "side", "the `SIDE` measured: client (the libraries as clients of a firehose) or server (the libraries as chat servers)")
-	a.libs = fs.String("libs", "", "comma-separated `LIBS`: -side client, overrides the profile; -side server, default the five and "+chat.NodeLib+" when node and its ws package are installed")
+	a.libs = fs.String("libs", "", "comma-separated `LIBS` ("+strings.Join(wire.Libraries, ", ")+"; -side server also "+chat.NodeLib+"): -side client, overrides the profile; -side server, default the five and "+chat.NodeLib+" when node and its ws package are installed")
 	a.runs = fs.Int("runs", 5, "`N` counted rounds after one warm-up round (library order alternating)")
 	a.cpus = fs.String("cpus", "", "pin the server side (the firehose, the chat servers) and the client side to CPU `LISTS` SERVER:CLIENT, such as 0:1 or 0-1:2-3 (-side server: default 0:1 when the machine has both; none: not pinned)")
 	a.out = fs.String("out", "out", "make the bench directory in `DIR`")
+	a.wide = fs.Bool("wide", false, "print the tables with every cell in full, however wide (default: they fit 120 columns; table.txt has every cell)")
 	a.profile = fs.String("profile", "", "-side client: YAML profile `FILE` (default "+defaultBenchProfile+", or the built-in default when that file is absent)")
 	a.format = fs.String("format", "table", "-side client: what to print: `FORMAT` table, or gobench (Go benchmark lines, for benchstat)")
-	a.scenarios = fs.String("scenarios", "", "-side client: comma-separated firehose scenarios `LIST`: aggTrade, kline, depth20, depth, tickerArr, mix")
-	a.paths = fs.String("paths", "", "-side client: comma-separated client paths `LIST`: bare, full, decode")
+	a.scenarios = fs.String("scenarios", "", "-side client: comma-separated firehose scenarios `LIST`: aggTrade, kline, depth20, depth, tickerArr, mix (default: the profile's; "+defaultBenchProfile+" and the built-in one: all six)")
+	a.paths = fs.String("paths", "", "-side client: comma-separated client paths `LIST`: bare, full, decode (default: the profile's; "+defaultBenchProfile+" and the built-in one: all three; bare with -sweep)")
 	a.encodings = fs.String("encodings", "", "-side client: comma-separated encodings `LIST`: json, msgpack, packed; each a row per scenario (default: json only)")
 	a.n = fs.Int("n", 0, "-side client: `N` messages per connection (default: the profile's bytes_per_run of each scenario's messages)")
 	a.rcvbuf = fs.String("rcvbuf", "", "-side client: SO_RCVBUF of the clients' sockets, a `SIZE` such as 128KiB (default: the kernel's autotuning)")

@@ -13,6 +13,7 @@ import (
 	"github.com/wssoak/wssoak/internal/bench"
 	"github.com/wssoak/wssoak/internal/chat"
 	"github.com/wssoak/wssoak/internal/profile"
+	"github.com/wssoak/wssoak/internal/spelling"
 )
 
 // benchServer runs soak bench -side server, the libraries as chat servers,
@@ -31,7 +32,11 @@ func benchServer(ctx context.Context, fs *flagSet, a *benchArgs, stdout, stderr 
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
-	_, _ = stdout.Write(out.Table)
+	table := out.Fitted
+	if *a.wide {
+		table = out.Table
+	}
+	_, _ = stdout.Write(table)
 	fmt.Fprintf(stdout, "\nresults: %s (soak.db, results.json, table.txt); soak report %s draws the bars\n", rec.Dir, rec.Dir)
 	if out.RunErr != nil {
 		return fmt.Errorf("bench: %w", out.RunErr)
@@ -69,7 +74,12 @@ func chatConfig(fs *flagSet, a *benchArgs) (bench.ChatConfig, []string, error) {
 		case l == chat.NodeLib:
 			cfg.Node, cfg.NodeScript = node, script
 		case !slices.Contains(chat.Libs, l):
-			return cfg, nil, usageError{fmt.Errorf("flag -libs: unknown library %q (known: %s, %s)", l, strings.Join(chat.Libs, ", "), chat.NodeLib)}
+			known := append(slices.Clone(chat.Libs), chat.NodeLib)
+			msg := fmt.Sprintf("flag -libs: unknown library %q (known: %s)", l, strings.Join(known, ", "))
+			if near := spelling.Nearest(l, known); near != "" {
+				msg += fmt.Sprintf("; did you mean %q?", near)
+			}
+			return cfg, nil, usageError{errors.New(msg)}
 		}
 		cfg.Libs = append(cfg.Libs, l)
 	}

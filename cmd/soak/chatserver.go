@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/wssoak/wssoak/internal/chat"
+	"github.com/wssoak/wssoak/internal/spelling"
 )
 
 // chatServerHelp is what soak chatserver -h prints.
@@ -63,7 +65,11 @@ func chatServerCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	if !slices.Contains(chat.Libs, *a.lib) {
-		return usageError{fmt.Errorf("flag -lib: unknown library %q (known: %s)", *a.lib, strings.Join(chat.Libs, ", "))}
+		msg := fmt.Sprintf("flag -lib: unknown library %q (known: %s)", *a.lib, strings.Join(chat.Libs, ", "))
+		if near := spelling.Nearest(*a.lib, chat.Libs); near != "" {
+			msg += fmt.Sprintf("; did you mean %q?", near)
+		}
+		return usageError{errors.New(msg)}
 	}
 	if *a.n < 1 || *a.n > maxChatClients {
 		return usageError{fmt.Errorf("flag -n: %d is not a room size: want 1 to %d", *a.n, maxChatClients)}

@@ -8,19 +8,28 @@ import (
 
 	"github.com/wssoak/wssoak/internal/compare"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/terminal"
 )
 
 // compareHelp is what soak compare -h prints.
 var compareHelp = help{
-	synopsis: "soak compare RUN_A RUN_B | soak compare A1 A2 A3 -- B1 B2 B3",
-	about: `Print two runs' end tables side by side, with their differences (each run a run directory or its soak.db),
-and test the ranked measures of each column, B against A (Mann–Whitney): on the batch means within
-the runs (within-run noise only), or, with 3 or more runs a side (A… -- B…), on the runs themselves.`,
+	synopsis: "soak compare [-wide] RUN_A RUN_B | soak compare A1 A2 A3 -- B1 B2 B3",
+	about: `Print two runs' end tables side by side, with their differences (each run a run directory or its soak.db):
+a block per column in the usual order, each value of a cell that shows several compared; a warning
+first when the runs differ in profile, window, host or Go version, or are one run. Then test the ranked
+measures of each column, B against A (Mann–Whitney): on the batch means within the runs (within-run
+noise only), or, with 3 or more runs a side (A… -- B…), on the runs themselves.`,
 	examples: []example{
 		{"soak compare out/20261201-100000-local out/20261201-233000-local", "the later run beside the earlier one"},
 		{"soak compare out/a1 out/a2 out/a3 out/a4 -- out/b1 out/b2 out/b3 out/b4", "four runs of one setting against four of another, runs as the unit"},
 	},
-	args: maxCompared,
+	args:  maxCompared,
+	flags: func(fs *flagSet) any { return compareFlags(fs) },
+}
+
+// compareFlags are the flags of soak compare.
+func compareFlags(fs *flagSet) *bool {
+	return fs.Bool("wide", false, "print the rows' full names and cells however wide (default: the lines fit 120 columns)")
 }
 
 // maxCompared is the most runs soak compare reads at once (each side's
@@ -33,7 +42,9 @@ func compareCmd(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if i := slices.Index(args, "--"); i >= 0 {
 		return compareSets(args[:i], args[i+1:], stdout, stderr)
 	}
-	pos, err := parseInterspersed(newFlagSet("compare", stdout, stderr), args)
+	fs := newFlagSet("compare", stdout, stderr)
+	wide := compareFlags(fs)
+	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
@@ -95,7 +106,7 @@ func compareCmd(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := compare.Check(sides[0], sides[1]); err != nil {
 		return usageError{err}
 	}
-	compare.Write(stdout, sides[0], sides[1])
+	compare.Write(stdout, sides[0], sides[1], compare.Options{Wide: *wide})
 	return nil
 }
 
@@ -107,9 +118,14 @@ func compareSets(left, right []string, stdout, stderr io.Writer) error {
 		return usageError{fmt.Errorf("compare: %d runs: at most %d", len(left)+len(right), maxCompared)}
 	}
 	var pos [2][]string
+	var wide *bool
 	for k, args := range [2][]string{left, right} {
 		var err error
-		if pos[k], err = parseInterspersed(newFlagSet("compare", stdout, stderr), args); err != nil {
+		fs := newFlagSet("compare", stdout, stderr)
+		if w := compareFlags(fs); k == 0 {
+			wide = w
+		}
+		if pos[k], err = parseInterspersed(fs, args); err != nil {
 			return err
 		}
 		if len(pos[k]) == 0 {
@@ -142,10 +158,13 @@ func compareSets(left, right []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if len(sides[0]) == 1 && len(sides[1]) == 1 {
-		compare.Write(stdout, sides[0][0], sides[1][0])
+		compare.Write(stdout, sides[0][0], sides[1][0], compare.Options{Wide: *wide})
 		return nil
 	}
 	compare.WriteHeader(stdout, sides[0], sides[1])
+	for _, warn := range compare.SetWarnings(sides[0], sides[1]) {
+		terminal.Println(stdout, "warning: "+warn)
+	}
 	if !compare.WriteRanked(stdout, sides[0], sides[1]) {
 		fmt.Fprintln(stdout, "\nno ranked measure has values on both sides")
 	}

@@ -47,7 +47,8 @@ func TestRunCompressionWireTruth(t *testing.T) {
 	dir := t.TempDir()
 	prof := writeProfile(t, dir, "deflate.yaml", deflateProfile)
 	out := filepath.Join(dir, "out")
-	stdout, stderr, err := runSoak(t, "run", "-profile", prof, "-out", out)
+	// -wide: the table with its full cells, the wire row's ✓ and what follows each.
+	stdout, stderr, err := runSoak(t, "run", "-profile", prof, "-out", out, "-wide")
 	if err != nil {
 		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
 	}
@@ -56,7 +57,7 @@ func TestRunCompressionWireTruth(t *testing.T) {
 			t.Errorf("the table lacks %q:\n%s", row, stdout)
 		}
 	}
-	libs := []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}
+	libs := wire.Libraries // the profile names none: every library runs
 	checkWireRow(t, stdout, libs)
 	db := openRun(t, out)
 	page, err := os.ReadFile(filepath.Join(filepath.Dir(dbPath(t, out)), "report.html"))
@@ -160,7 +161,7 @@ func TestRunWireTruthWorkerRestart(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		o, e, err := runSoak(t, "run", "-profile", prof, "-out", out)
+		o, e, err := runSoak(t, "run", "-profile", prof, "-out", out, "-wide") // the full cells
 		done <- result{o, e, err}
 	}()
 	// Wait for gws's worker to say hello (its row with a pid), then kill it.

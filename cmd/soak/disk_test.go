@@ -296,7 +296,7 @@ func TestDiskFullToTheEnd(t *testing.T) {
 	t.Parallel()
 	base := t.TempDir()
 	prof := writeProfile(t, base, "disk.yaml", diskProfile)
-	cmd, outb, dir, start := startRun(t, "run", "-profile", prof, "-out", filepath.Join(base, "out"))
+	cmd, outb, dir, start := startRun(t, "run", "-profile", prof, "-out", filepath.Join(base, "out"), "-wide") // the full cells
 	time.Sleep(time.Until(start.Add(5 * time.Second)))
 	fi, err := os.Stat(filepath.Join(dir, "soak.db-wal"))
 	if err != nil {

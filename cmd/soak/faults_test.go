@@ -60,7 +60,7 @@ func TestRunFaults(t *testing.T) {
 		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
 	}
 	db := openRun(t, out)
-	libs := []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}
+	libs := wire.Libraries // the profile names none: every library runs
 	want := map[string]binance.SeqCounts{
 		"btcusdt@trade": {Lost: 3}, "ethusdt@trade": {Dup: 2}, "btcusdt@aggTrade": {OutOfOrder: 1}, "ethusdt@aggTrade": {Lost: 2},
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/wssoak/wssoak/internal/spelling"
 )
 
 // A subcommand's help and flags are declared in its file, and one name keeps one meaning
@@ -43,6 +45,7 @@ var helps = map[string]help{
 	"compare":    compareHelp,
 	"synth":      synthHelp,
 	"child":      childHelp,
+	"version":    versionHelp,
 }
 
 // flagSet is a subcommand's flags: its help is printed to stdout for -h, and with a
@@ -94,7 +97,8 @@ func parseInterspersed(fs *flagSet, args []string) ([]string, error) {
 }
 
 // parse parses args: -h prints the help on stdout (flag.ErrHelp, exit code 0), a mistake
-// the usage on stderr (a usageError).
+// is a usageError of one line: what is wrong, the flag meant when one is near, and where
+// the flags are listed.
 func (fs *flagSet) parse(args []string) error {
 	err := fs.FlagSet.Parse(args)
 	switch {
@@ -104,13 +108,21 @@ func (fs *flagSet) parse(args []string) error {
 		fs.printHelp(fs.stdout, true)
 		return err
 	}
+	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		msg := fmt.Sprintf("flag provided but not defined: -%s: soak %s has no such flag", name, fs.name)
+		if near := spelling.Nearest(strings.TrimLeft(name, "-"), names); near != "" {
+			msg += fmt.Sprintf("; did you mean -%s?", near)
+		}
+		err = errors.New(msg)
+	}
 	return fs.usageError(err)
 }
 
-// usageError prints the usage on stderr and returns err as a usageError.
+// usageError returns err as a usageError, saying where the flags are listed.
 func (fs *flagSet) usageError(err error) error {
-	fs.printHelp(fs.stderr, false)
-	return usageError{err}
+	return usageError{fmt.Errorf("%w (soak %s -h lists the flags)", err, fs.name)}
 }
 
 // given tells whether flag name was on the command line, an empty value

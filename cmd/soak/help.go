@@ -1,14 +1,36 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/wssoak/wssoak/internal/terminal"
 )
 
 // printHelp prints the synopsis and the flags, and with full what the subcommand does and
-// its examples.
-func (fs *flagSet) printHelp(w io.Writer, full bool) {
+// its examples, every line within 120 columns (a longer one folded under itself).
+func (fs *flagSet) printHelp(out io.Writer, full bool) {
+	var w bytes.Buffer
+	defer func() {
+		for line := range strings.Lines(w.String()) {
+			line = strings.TrimSuffix(line, "\n")
+			indent := "    "
+			if rest, ok := strings.CutPrefix(line, "    \t"); ok { // a flag's usage: under the flag's name
+				line, indent = "        "+rest, "        "
+			}
+			for _, l := range terminal.Fold(line, indent) {
+				fmt.Fprintln(out, l)
+			}
+		}
+	}()
+	fs.printHelpTo(&w, full)
+}
+
+// printHelpTo is printHelp before the lines are folded.
+func (fs *flagSet) printHelpTo(w io.Writer, full bool) {
 	h := fs.help
 	fmt.Fprintf(w, "Usage: %s\n", h.synopsis)
 	if full {

@@ -107,37 +107,9 @@ replay:
   speed: 5
 `)
 	out := filepath.Join(dir, "out")
-	cmd := exec.Command(os.Args[0], "run", "-profile", prof, "-out", out, "-http", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "SOAK_TEST_AS_MAIN=1")
-	var stdout lockedBuffer
-	cmd.Stdout = &stdout
-	errPipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, addr, stdout, stderr := startLiveRun(t, "-profile", prof, "-out", out, "-http", "127.0.0.1:0", "-linger", "0")
 	defer cmd.Process.Kill()
-	var stderr lockedBuffer
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(errPipe)
-		for sc.Scan() {
-			stderr.Write([]byte(sc.Text() + "\n"))
-			if m := liveAddr.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-		_, _ = io.Copy(io.Discard, errPipe)
-	}()
-	var base string
-	select {
-	case a := <-addr:
-		base = "http://" + a
-	case <-time.After(30 * time.Second):
-		t.Fatalf("no live view address logged; stderr:\n%s", stderr.String())
-	}
+	base := "http://" + addr
 
 	// waitSecond scrapes until the run second reaches at least sec.
 	waitSecond := func(sec float64) map[string]*dto.MetricFamily {
@@ -204,7 +176,7 @@ replay:
 	}
 	// Not a terminal: plain progress lines, the last one for the final second.
 	o := stdout.String()
-	if strings.Contains(o, "\r") || !regexp.MustCompile(`(?m)^\[   8s/8s\] gorilla \d+ msg/s, 0 reconnects, 0 stalls \| coder \d+ msg/s, 0 reconnects, 0 stalls$`).MatchString(o) {
+	if strings.Contains(o, "\r") || !regexp.MustCompile(`(?m)^\[   8s/8s\] msg/s: gorilla \d+, coder \d+$`).MatchString(o) {
 		t.Errorf("progress lines:\n%q", o)
 	}
 }
@@ -255,7 +227,7 @@ func TestLiveRefusesPublicAddress(t *testing.T) {
 // run has recorded something.
 func TestLiveGuards(t *testing.T) {
 	var logs lockedBuffer
-	lv, stop, err := startLive("127.0.0.1:0", false, newLogger(&logs, slog.LevelInfo))
+	lv, stop, err := startLive(liveSetup{addr: "127.0.0.1:0"}, newLogger(&logs, slog.LevelInfo))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,4 +264,40 @@ func TestLiveGuards(t *testing.T) {
 	if code, body := get("localhost"); code != http.StatusServiceUnavailable || !strings.Contains(body, "warming up") {
 		t.Errorf("warm-up: %d %q", code, body)
 	}
+}
+
+// startLiveRun starts soak run with args (a -http among them) in a process
+// of its own, and returns it once the live view's address is logged, with
+// what it printed so far and prints on. The caller waits for it or kills it.
+func startLiveRun(t *testing.T, args ...string) (cmd *exec.Cmd, addr string, stdout, stderr *lockedBuffer) {
+	t.Helper()
+	cmd = exec.Command(os.Args[0], append([]string{"run"}, args...)...)
+	cmd.Env = append(os.Environ(), "SOAK_TEST_AS_MAIN=1")
+	stdout, stderr = &lockedBuffer{}, &lockedBuffer{}
+	cmd.Stdout = stdout
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(errPipe)
+		for sc.Scan() {
+			stderr.Write([]byte(sc.Text() + "\n"))
+			if m := liveAddr.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+		_, _ = io.Copy(io.Discard, errPipe)
+	}()
+	select {
+	case addr = <-found:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("no live view address logged; stderr:\n%s", stderr.String())
+	}
+	return cmd, addr, stdout, stderr
 }

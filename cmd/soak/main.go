@@ -10,10 +10,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/wssoak/wssoak/internal/endpoint"
 	"github.com/wssoak/wssoak/internal/runner/outcome"
+	"github.com/wssoak/wssoak/internal/spelling"
 )
 
 func main() {
@@ -66,17 +70,18 @@ func (e interruptedError) Error() string {
 const usage = `soak compares Go WebSocket client libraries on Binance market streams.
 
 Usage:
-  soak run    [-profile FILE] [-duration D] [-out DIR]   run a soak (default: profiles/local.yaml, 2m, embedded replay server)
-  soak run    -resume RUN_DIR                             continue a run whose controller died, into the same database
-  soak run    -http 127.0.0.1:8080 ...                    also serve the live view: the report at /, Prometheus /metrics
-  soak serve  [-addr HOST:PORT] [-profile FILE]          run the Binance-like replay server on its own
-  soak firehose [-scenario NAME] [-n N] [-conns N]       a server that never paces: N messages a connection, then close 1000
-  soak bench  [-scenarios LIST] [-libs LIBS] [-runs N]    throughput and CPU µs/msg per library on a firehose, with spread (-side client)
-  soak bench  -side server [-clients LIST] [-libs LIBS]   the libraries as chat servers: deliveries/s, CPU µs/delivery, latency
-  soak chatserver [-lib LIB] [-n N] [-addr HOST:PORT]    one library's chat server (Bun's chat-room protocol), to point any client at
-  soak report [-o FILE] [RUN_DIR|DB]                     write report.html beside a run's database (default: the latest soak run)
-  soak export [-format csv|json] [-dir DIR] [RUN]        write a run's tables as CSV or NDJSON files
-  soak compare RUN_A RUN_B                               two runs' end tables side by side, with differences
+  soak run [-profile FILE] [-duration D] [-libs LIBS]  a soak (default: profiles/local.yaml, 2m, embedded replay server)
+  soak run -resume RUN_DIR                             continue a run whose controller died, into the same database
+  soak run -http 127.0.0.1:8080 ...                    also serve the live view: the report at /, Prometheus /metrics
+  soak report [-o FILE] [RUN_DIR|DB]                   write report.html beside a run's database (default: the latest)
+  soak export [-format csv|ndjson] [RUN_DIR|DB]        write a run's tables as CSV or NDJSON files
+  soak compare RUN_A RUN_B                             two runs' end tables side by side, with their differences
+  soak bench [-scenarios LIST] [-libs LIBS]            msgs/s and CPU µs/msg per library on a full socket (-side client)
+  soak bench -side server [-clients LIST]              the libraries as chat servers: deliveries/s, CPU, latency
+  soak serve [-addr HOST:PORT] [-profile FILE]         the Binance-like replay server on its own
+  soak firehose [-scenario NAME] [-n N]                a server that never paces: N messages a connection, then close
+  soak chatserver [-lib LIB] [-n N]                    one library's chat server, to point any client at
+  soak version                                         soak's version and commit, Go, and every library's version
 
 Run 'soak <command> -h' for the flags and examples of a command.
 `
@@ -84,7 +89,7 @@ Run 'soak <command> -h' for the flags and examples of a command.
 // commands are soak's subcommands but soak child, which reads stdin.
 var commands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) error{
 	"run": runCmd, "serve": serveCmd, "firehose": firehoseCmd, "bench": benchCmd, "chatserver": chatServerCmd,
-	"report": reportCmd, "export": exportCmd, "compare": compareCmd, "synth": synthCmd,
+	"report": reportCmd, "export": exportCmd, "compare": compareCmd, "synth": synthCmd, "version": versionCmd,
 	"chatbench": chatBenchCmd, // the old name of soak bench -side server, for one release
 }
 
@@ -105,8 +110,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if c, ok := commands[cmd]; ok {
 		return c(ctx, rest, stdout, stderr)
 	}
-	fmt.Fprint(stderr, usage)
-	return usageError{fmt.Errorf("unknown command %q", cmd)}
+	msg := fmt.Sprintf("unknown command %q", cmd)
+	if near := spelling.Nearest(strings.TrimLeft(cmd, "-"), slices.Collect(maps.Keys(commands))); near != "" && near != "synth" && near != "chatbench" {
+		msg += fmt.Sprintf(": did you mean %q?", near)
+	}
+	return usageError{errors.New(msg + " (soak -h lists the commands)")}
 }
 
 // newLogger is the text logger of every subcommand. Whatever a log line carries (a

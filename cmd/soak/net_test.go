@@ -18,7 +18,7 @@ import (
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
-var allLibs = []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}
+var allLibs = wire.Libraries // the profiles name none: every library runs
 
 // The password of the test proxies: '@' must travel percent-encoded in the profile.
 const (
@@ -39,7 +39,7 @@ replay:
   ping_interval: 1s
 `
 
-// TestRunTLSAndProxies runs real soaks of all five libraries against the local replay
+// TestRunTLSAndProxies runs real soaks of all the libraries against the local replay
 // server over wss:// (a throwaway CA made in the run directory, which the workers trust):
 // directly, through an HTTPS proxy (TLS to the proxy, then the target's TLS inside the
 // tunnel) and through a SOCKS5 proxy over ws://. Every subscription's count equals the
@@ -279,7 +279,7 @@ func checkNoSecret(t *testing.T, out, stdout, stderr string) {
 
 // TestRunRemoteWSS: `soak serve -cert -key` serves wss:// with a certificate for a name
 // that resolves nowhere (replay.test); `soak run` reaches it as a remote target by IP with
-// the CA in the profile (tls.ca) and tls.server_name naming the certificate. All five
+// the CA in the profile (tls.ca) and tls.server_name naming the certificate. All the
 // libraries receive data with no error; without the CA every dial is refused by
 // certificate verification, recorded as dial_error, and the run still ends normally.
 func TestRunRemoteWSS(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/wssoak/wssoak/internal/report"
 	"github.com/wssoak/wssoak/internal/runner/controller"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // reportRefresher rewrites the run's report.html every interval while the
@@ -53,5 +54,23 @@ func (f fanOut) RunStarted(dir, dbPath string) {
 func (f fanOut) Observe(b *store.Batch) {
 	for _, o := range f {
 		o.Observe(b)
+	}
+}
+
+// RunRecorded and RunState go to the observers that watch the run's state
+// (controller.StateObserver: the live view).
+func (f fanOut) RunRecorded(r store.Run) {
+	for _, o := range f {
+		if so, ok := o.(controller.StateObserver); ok {
+			so.RunRecorded(r)
+		}
+	}
+}
+
+func (f fanOut) RunState(s wire.RunState) {
+	for _, o := range f {
+		if so, ok := o.(controller.StateObserver); ok {
+			so.RunState(s)
+		}
 	}
 }

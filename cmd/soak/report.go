@@ -17,7 +17,7 @@ import (
 
 // reportHelp is what soak report -h prints.
 var reportHelp = help{
-	synopsis: "soak report [-o FILE] [-out DIR] [-baseline COLUMN] [RUN_DIR|DB]",
+	synopsis: "soak report [-o FILE] [-out DIR] [-baseline COLUMN] [RUN_DIR|DB] | [-o FILE] [-strict] RUN_A RUN_B ...",
 	about: `Write report.html beside a run's database (default RUN: the latest soak run under
 -out; a bench directory when given, for its bench page). A finished soak is checked against
 its profile's thresholds: exit code 3 when a library broke one, 4 when the run was interrupted.`,
@@ -25,14 +25,16 @@ its profile's thresholds: exit code 3 when a library broke one, 4 when the run w
 		{"soak report", "the report of the latest soak run under out/"},
 		{"soak report -o /tmp/report.html out/20261201-233000-local", "that run's report, written to /tmp/report.html"},
 		{"soak report -baseline gorilla", "the latest run's report, every column marked better, worse or = against gorilla"},
+		{"soak report -o hosts.html fra/run sgp/run nyc/run", "one page over three hosts' runs of one profile: end tables side by side, latency from the merged minute histograms"},
 	},
-	args:  1,
+	args:  maxCompared,
 	flags: func(fs *flagSet) any { return reportFlags(fs) },
 }
 
 // reportArgs are the flags of soak report.
 type reportArgs struct {
 	o, out, baseline *string
+	strict           *bool
 }
 
 func reportFlags(fs *flagSet) *reportArgs {
@@ -40,6 +42,7 @@ func reportFlags(fs *flagSet) *reportArgs {
 		o:        fs.String("o", "", "write the report to `FILE` (default: report.html beside the database)"),
 		out:      fs.String("out", "out", "look for the latest soak run in `DIR` when no RUN is given"),
 		baseline: fs.String("baseline", "", "mark every column better, worse or = against `COLUMN` (a library of the run) instead of the leader's ★"),
+		strict:   fs.Bool("strict", false, "with several runs: refuse a run of another profile than the first's (default: mark it and warn)"),
 	}
 }
 
@@ -52,6 +55,12 @@ func reportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	args, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
+	}
+	if len(args) > 1 {
+		return reportRuns(args, a, stdout, stderr)
+	}
+	if *a.strict {
+		return usageError{errors.New("flag -strict: it is for a report over several runs (soak report RUN_A RUN_B ...)")}
 	}
 	arg, err := oneArg("report", args)
 	if err != nil {

@@ -79,7 +79,9 @@ func TestReportCommand(t *testing.T) {
 		{"no run", []string{"report", "-out", filepath.Join(dir, "none")}, "no run found under"},
 		{"missing path", []string{"report", filepath.Join(dir, "nope")}, "no such file"},
 		{"dir without db", []string{"report", dir}, "no soak.db in this directory"},
-		{"two arguments", []string{"report", older, newer}, "want at most one RUN_DIR or DB"},
+		// Two runs make the page over several runs, which takes no baseline.
+		{"two arguments with a baseline", []string{"report", "-baseline", "gws", older, newer}, "a baseline is a column of one run"},
+		{"two arguments, one missing", []string{"report", "-o", filepath.Join(dir, "x.html"), older, filepath.Join(dir, "nope")}, "no such file"},
 		{"not a database", []string{"report", filepath.Join(older, "report.html")}, "open db"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

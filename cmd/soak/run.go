@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"github.com/wssoak/wssoak/internal/profile"
+	"github.com/wssoak/wssoak/internal/report"
 	"github.com/wssoak/wssoak/internal/runner/controller"
 	"github.com/wssoak/wssoak/internal/runner/outcome"
 	"github.com/wssoak/wssoak/internal/runner/serverside"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/terminal"
 )
 
 // runCmd runs a soak and prints the comparison table.
@@ -29,9 +31,25 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	ls, err := liveFlags(fs, a)
+	if err != nil {
+		return err
+	}
 	level := slog.LevelInfo
 	if *a.verbose {
 		level = slog.LevelDebug
+	}
+	// On a terminal the progress is a block redrawn in place: everything
+	// else written to the terminal goes through it, so that a log line or
+	// the table is never drawn over.
+	var progress io.Writer = stdout
+	inPlace := isTerminal(stdout)
+	if inPlace {
+		term := controller.NewTerminal(stdout)
+		progress, stdout = term, term
+		if isTerminal(stderr) {
+			stderr = term.Beside(stderr)
+		}
 	}
 	log := newLogger(stderr, level)
 
@@ -63,18 +81,21 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}()
 
-	opts := controller.Options{Profile: p, OutDir: *a.out, Log: log, Progress: stdout, Abort: abort, WorkerTimeout: *a.workerTimeout,
-		ProgressInPlace: isTerminal(stdout), Resume: *a.resume, WriteBacklog: *a.backlog}
+	opts := controller.Options{Profile: p, OutDir: *a.out, Log: log, Progress: progress, Abort: abort, WorkerTimeout: *a.workerTimeout,
+		ProgressInPlace: inPlace, Resume: *a.resume, WriteBacklog: *a.backlog, RunDir: *a.dir}
 	every := profile.Default().Report.Every // a resumed run: the default
 	if p != nil {
 		src := p.Path
 		if src == "" {
 			src = "built-in (as profiles/local.yaml)"
 		}
-		fmt.Fprintf(stdout, "soak run: profile %s, %s, libraries %s\n", src, time.Duration(p.Duration), strings.Join(p.ColumnNames(), ", "))
+		terminal.Println(stdout, fmt.Sprintf("soak run: profile %s, %s, libraries %s", src, time.Duration(p.Duration), strings.Join(p.ColumnNames(), ", ")))
 		every = p.Report.Every
 	} else {
 		fmt.Fprintf(stdout, "soak run: resuming %s\n", *a.resume)
+		if a.resumesDir {
+			log.Info("-dir holds an unfinished run: resuming it with its own settings", "dir", *a.dir)
+		}
 	}
 	// report.html is rewritten every report.every during the run (from a
 	// read-only connection) and written once more at the end.
@@ -82,13 +103,15 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	refresh.ctx, refresh.stop = context.WithCancel(ctx)
 	defer refresh.close()
 	observers := fanOut{refresh}
-	if *a.http != "" {
-		lv, stop, err := startLive(*a.http, *a.httpPublic, log)
+	lingering := false
+	if ls.addr != "" {
+		lv, stop, err := startLive(ls, log)
 		if err != nil {
 			return err
 		}
 		defer stop()
 		observers = append(observers, lv)
+		lingering = *a.linger > 0
 	}
 	opts.Observer = observers
 	// The end's writes (the controller's, then the table and verdicts) are
@@ -106,12 +129,35 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	interrupted := err == nil && ctx.Err() != nil
 	refresh.close()
 	// Whatever failed, the table is printed and the report attempted.
-	if err = outcome.End(stdout, res, retry, err, *a.baseline); err == nil && interrupted {
+	if err = outcome.End(stdout, res, retry, err, *a.baseline, report.TextOptions{Wide: *a.wide}); err == nil && interrupted {
 		id := ""
 		if res != nil {
 			id = res.RunID
 		}
 		err = interruptedError{id}
 	}
+	if lingering {
+		linger(ctx, *a.linger, interrupted, abort, log)
+	}
 	return err
+}
+
+// linger keeps the live view up for d after the run's end, so that a
+// Prometheus scraping every few seconds gets the final state and counts
+// (a controller gone at once leaves the last scrape a second or more behind).
+// A Ctrl-C skips it: the first one when the run ended by itself, the second
+// when the first interrupted the run.
+func linger(ctx context.Context, d time.Duration, interrupted bool, abort <-chan struct{}, log *slog.Logger) {
+	var stop <-chan struct{}
+	if !interrupted {
+		stop = ctx.Done()
+	}
+	log.Info("live view: serving the final state", "for", d, "skip", "Ctrl-C")
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-stop:
+	case <-abort:
+	}
 }

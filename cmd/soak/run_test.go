@@ -1,11 +1,15 @@
 package main
 
 import (
+	"encoding/csv"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/wssoak/wssoak/internal/sampler"
 	"github.com/wssoak/wssoak/internal/store"
@@ -29,8 +33,8 @@ worker_runtime:
   gomemlimit: 256MiB
 `
 
-// TestRunEndToEnd runs a real soak: a replay server child, five worker
-// children over loopback, a real SQLite file. Without faults every library
+// TestRunEndToEnd runs a real soak: a replay server child, a worker child
+// per library over loopback, a real SQLite file. Without faults every library
 // must receive, per subscription, exactly what the server sent it.
 func TestRunEndToEnd(t *testing.T) {
 	if testing.Short() {
@@ -45,7 +49,7 @@ func TestRunEndToEnd(t *testing.T) {
 		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
 	}
 	t.Logf("stdout:\n%s", stdout)
-	libs := []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"}
+	libs := wire.Libraries // the profile names none: every library runs
 	for _, lib := range libs {
 		if !strings.Contains(stdout, lib) {
 			t.Errorf("table lacks a %s column", lib)
@@ -106,6 +110,8 @@ func TestRunEndToEnd(t *testing.T) {
 		}
 	}
 	checkNoErrorEvents(t, db)
+	checkWidth(t, stdout)
+	checkDrain(t, db, out, 8)
 
 	// Every latency value is in the workers' minute digests: merged per
 	// library they count what the worker's final report counted (one
@@ -257,6 +263,80 @@ func checkNoErrorEvents(t *testing.T, db *store.DB) {
 	for _, e := range events {
 		if e.Kind == wire.EventDisconnected || e.Kind == wire.EventDialError || e.Kind == wire.EventWorkerExit || e.Kind == wire.EventStall {
 			t.Errorf("unexpected event without faults: %+v", e)
+		}
+	}
+}
+
+// checkWidth fails for each line of soak run's stdout wider than 120
+// columns (runes, as a terminal shows them), and for a carriage return or
+// an escape code (stdout is no terminal here).
+func checkWidth(t *testing.T, stdout string) {
+	t.Helper()
+	for i, l := range strings.Split(stdout, "\n") {
+		if n := utf8.RuneCountInString(l); n > 120 {
+			t.Errorf("stdout line %d is %d columns: %q", i+1, n, l)
+		}
+	}
+	if strings.ContainsAny(stdout, "\r\x1b") {
+		t.Errorf("a carriage return or an escape code in piped stdout: %q", stdout)
+	}
+}
+
+// checkDrain checks the last rows of a run of a window seconds: in the
+// database, the rows after it (the drain) are kept and flagged, a second
+// without messages without latency (NULL, not 0); the window's last second
+// is no drain and has messages and latency; in the exported samples.csv
+// the drain's rows say so in phase, and a second without messages has
+// empty latency cells.
+func checkDrain(t *testing.T, db *store.DB, out string, window int64) {
+	t.Helper()
+	samples, err := db.Samples("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drains := 0
+	for _, s := range samples {
+		switch {
+		case s.Sec > window && (!s.Drain || s.Msgs == 0 && !s.NoLat):
+			t.Errorf("%s second %d after the window: drain %v, %d messages, no latency %v", s.Lib, s.Sec, s.Drain, s.Msgs, s.NoLat)
+		case s.Sec > window:
+			drains++
+		case s.Drain:
+			t.Errorf("%s second %d of the window flagged as the drain", s.Lib, s.Sec)
+		case s.Sec == window && (s.Msgs == 0 || s.NoLat):
+			t.Errorf("%s: the window's last second has %d messages, no latency %v", s.Lib, s.Msgs, s.NoLat)
+		}
+	}
+	if drains == 0 {
+		t.Errorf("no drain row after second %d: nothing checked", window)
+	}
+	dir := t.TempDir()
+	if _, stderr, err := runSoak(t, "export", "-dir", dir, filepath.Dir(dbPath(t, out))); err != nil {
+		t.Fatalf("export: %v\n%s", err, stderr)
+	}
+	f, err := os.Open(filepath.Join(dir, "samples.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, c := range recs[0] {
+		col[c] = i
+	}
+	if last := recs[len(recs)-1]; last[col["phase"]] != "drain" {
+		t.Errorf("samples.csv's last row %v: want a drain row", last)
+	}
+	for _, r := range recs[1:] {
+		sec, _ := strconv.ParseInt(r[col["run_s"]], 10, 64)
+		if want := map[bool]string{true: "drain", false: "window"}[sec > window]; sec >= 1 && r[col["phase"]] != want {
+			t.Errorf("samples.csv second %d: phase %q, want %s", sec, r[col["phase"]], want)
+		}
+		if r[col["msgs_per_s"]] == "0" && r[col["lat_p50_us"]] != "" {
+			t.Errorf("samples.csv second %d: no message, latency %q; want empty", sec, r[col["lat_p50_us"]])
 		}
 	}
 }

@@ -92,7 +92,7 @@ replay:
 			t.Errorf("%s: %d lifetime closes, %d reconnects; want them equal and at least 30", lib, v[0], v[1])
 		}
 	}
-	for _, lib := range []string{"gorilla", "gobwas", "coder", "gws", "fasthttp"} {
+	for _, lib := range wire.Libraries {
 		samples, _ := db.Samples(lib)
 		if len(samples) < 300 {
 			t.Fatalf("%s: %d rows for a 300 s run", lib, len(samples))

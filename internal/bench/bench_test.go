@@ -91,7 +91,7 @@ func TestSizesFromWire(t *testing.T) {
 			WallNS: 1e9, UserNS: 1e6, WireBytes: r.wire * 1000, Valid: true})
 	}
 	var b strings.Builder
-	newLayout(cfg, Aggregate(rs)).printSizes(&b)
+	newLayout(cfg, Aggregate(rs), true).printSizes(&b)
 	for _, want := range []string{"depth20  ", "json 1204 B, msgpack 830 B (-31 %)", "depth20+deflate", "json 400 B, msgpack 300 B (-25 %)",
 		"depth20+deflate vs off", "json -67 %, msgpack -64 %"} { // (400 − 1204) / 1204, (300 − 830) / 830
 		if !strings.Contains(b.String(), want) {

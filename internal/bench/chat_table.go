@@ -6,10 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/wssoak/wssoak/internal/chat"
-
 	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/store"
 	"github.com/wssoak/wssoak/internal/unit"
@@ -67,8 +65,13 @@ func chatCell(a *measure.Agg, col chatColumn, n int) *measure.BenchCell {
 // PrintChat writes the server bench's table of a: a row per N × strategy ×
 // library (without strategies, as a bench recorded before them: a row per
 // N × library), the verdict per N and strategy, plain against plain and
-// best against best, and why a library has no best row.
-func PrintChat(w io.Writer, cfg ChatConfig, a *measure.Agg, lines []string) {
+// best against best, and why a library has no best row; unless wide within
+// 120 columns (the table in parts).
+func PrintChat(w io.Writer, cfg ChatConfig, a *measure.Agg, lines []string, wide bool) {
+	folded(w, wide, func(w io.Writer) { printChat(w, cfg, a, lines, wide) })
+}
+
+func printChat(w io.Writer, cfg ChatConfig, a *measure.Agg, lines []string, wide bool) {
 	header(w, lines)
 	rate := a.Set.Rate
 	strategies := cfg.Strategies
@@ -77,11 +80,12 @@ func PrintChat(w io.Writer, cfg ChatConfig, a *measure.Agg, lines []string) {
 	}
 	cols := cfg.columns()
 	withStrategy := strategies[0] != ""
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	keys := 2
 	head := "N\tlibrary\tdeliveries/s (min–max)\tserver CPU µs/delivery\tserver CPU\tpeak RSS\tp50\tp99\tclient CPU µs/delivery\tclient CPU\tlimit\tserver writes/delivery\tclient reads/delivery"
 	if withStrategy {
-		head = strings.Replace(head, "library\t", "library\tstrategy\t", 1)
+		head, keys = strings.Replace(head, "library\t", "library\tstrategy\t", 1), 3
 	}
+	tw := newGrid(w, wide, keys)
 	fmt.Fprintln(tw, head)
 	for _, n := range cfg.Clients {
 		for _, st := range strategies {

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/wssoak/wssoak/internal/chat"
 	"github.com/wssoak/wssoak/internal/wire"
@@ -48,7 +51,7 @@ var goldenHeader = []string{"soak bench bench-test: a fixed set of results", "ho
 // rounds. Per library a base rate and CPU; full and decode cost more; the
 // runs of invalid (row/path/lib → rounds) break the truth check.
 func clientFixture(cfg Config, rounds int, invalid map[string][]int, ceilingX float64) []Result {
-	base := map[string]float64{"gorilla": 400_000, "gobwas": 520_000, "gws": 610_000, RawLib: 900_000}
+	base := map[string]float64{"gorilla": 400_000, "gobwas": 520_000, "coder": 300_000, "gws": 610_000, "fasthttp": 450_000, "nbio": 480_000, RawLib: 900_000}
 	pathCost := map[string]float64{PathBare: 1, PathFull: 1.35, PathDecode: 3.1, PathRaw: 0.8, PathCeiling: 0.5}
 	var out []Result
 	i := 0
@@ -106,7 +109,7 @@ func TestTableGolden(t *testing.T) {
 	cfg := Config{Scenarios: []string{"aggTrade", "depth20"}, Libs: []string{"gorilla", "gobwas", "gws"}, Paths: LibPaths, Runs: 5}
 	rs := clientFixture(cfg, 5, map[string][]int{"depth20/full/gobwas": {2}, "aggTrade/decode/gws": {1, 2, 3, 4, 5}}, 1.4)
 	var b bytes.Buffer
-	PrintTable(&b, cfg, Aggregate(rs), goldenHeader)
+	PrintTable(&b, cfg, Aggregate(rs), goldenHeader, true)
 	checkGolden(t, "table.golden", b.Bytes())
 }
 
@@ -148,7 +151,7 @@ func TestTableEncodingsGolden(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	PrintTable(&b, cfg, Aggregate(rs), goldenHeader)
+	PrintTable(&b, cfg, Aggregate(rs), goldenHeader, true)
 	checkGolden(t, "table-encodings.golden", b.Bytes())
 }
 
@@ -165,7 +168,7 @@ func TestSweepGolden(t *testing.T) {
 	cfg := Config{Scenarios: scs, Libs: []string{"gorilla", "gws"}, Paths: []string{PathBare}, Runs: 3}
 	rs := clientFixture(cfg, 3, map[string][]int{scs[1] + "/bare/gws": {1}, scs[2] + "/bare/gorilla": {1, 2, 3}}, 3)
 	var b bytes.Buffer
-	PrintSweep(&b, cfg, Aggregate(rs), goldenHeader)
+	PrintSweep(&b, cfg, Aggregate(rs), goldenHeader, true)
 	checkGolden(t, "sweep.golden", b.Bytes())
 }
 
@@ -186,11 +189,11 @@ func TestGobenchGolden(t *testing.T) {
 // warm-up and rounds counted runs; the runs of invalid (lib/N → rounds)
 // broke the check.
 func chatFixture(cfg ChatConfig, rounds int, invalid map[string][]int) []ChatResult {
-	cost := map[string]float64{"gorilla": 1.4, "gobwas": 1.1, "gws": 0.9, "coder": 2.2}
+	cost := map[string]float64{"gorilla": 1.4, "gobwas": 1.1, "gws": 0.9, "coder": 2.2, "fasthttp": 1.3, "nbio": 1.2}
 	// The share of a core each side used: the server the limit of most,
 	// gobwas waiting on both sides, gws's load client the limit.
-	busyShare := map[string]float64{"gorilla": 0.95, "gobwas": 0.6, "gws": 0.9, "coder": 0.97}
-	clientShare := map[string]float64{"gorilla": 0.8, "gobwas": 0.7, "gws": 0.99, "coder": 0.8}
+	busyShare := map[string]float64{"gorilla": 0.95, "gobwas": 0.6, "gws": 0.9, "coder": 0.97, "fasthttp": 0.93, "nbio": 0.92}
+	clientShare := map[string]float64{"gorilla": 0.8, "gobwas": 0.7, "gws": 0.99, "coder": 0.8, "fasthttp": 0.8, "nbio": 0.85}
 	var out []ChatResult
 	i := 0
 	for _, n := range cfg.Clients {
@@ -240,7 +243,7 @@ func TestChatTableGolden(t *testing.T) {
 	cfg := ChatConfig{Libs: []string{"gorilla", "gobwas", "gws", "coder"}, Clients: []int{4, 16, 64}, Runs: 5, Deliveries: 20_000, PerRound: 1}
 	rs := chatFixture(cfg, 5, map[string][]int{"gws/16": {3}, "coder/64": {1, 2, 3, 4, 5}})
 	var b bytes.Buffer
-	PrintChat(&b, cfg, AggregateChat(rs), goldenHeader)
+	PrintChat(&b, cfg, AggregateChat(rs), goldenHeader, true)
 	checkGolden(t, "chat-table.golden", b.Bytes())
 }
 
@@ -252,7 +255,7 @@ func TestChatStrategiesGolden(t *testing.T) {
 	cfg := ChatConfig{Libs: []string{"gorilla", "gobwas", "gws", "coder"}, Strategies: chat.Strategies, Clients: []int{4, 64}, Runs: 5, Deliveries: 20_000, PerRound: 1}
 	rs := chatFixture(cfg, 5, map[string][]int{"gws/best/64": {3}})
 	var b bytes.Buffer
-	PrintChat(&b, cfg, AggregateChat(rs), goldenHeader)
+	PrintChat(&b, cfg, AggregateChat(rs), goldenHeader, true)
 	checkGolden(t, "chat-strategies.golden", b.Bytes())
 }
 
@@ -282,7 +285,7 @@ func mainTable(t *testing.T, name string) (got, want []byte) {
 		if err := json.Unmarshal(js, &rec); err != nil {
 			t.Fatal(err)
 		}
-		PrintChat(&b, rec.Config, AggregateChat(rec.Results), header)
+		PrintChat(&b, rec.Config, AggregateChat(rec.Results), header, true)
 		return b.Bytes(), want
 	}
 	var rec struct {
@@ -293,9 +296,9 @@ func mainTable(t *testing.T, name string) (got, want []byte) {
 		t.Fatal(err)
 	}
 	if name == "sweep" {
-		PrintSweep(&b, rec.Config, Aggregate(rec.Results), header)
+		PrintSweep(&b, rec.Config, Aggregate(rec.Results), header, true)
 	} else {
-		PrintTable(&b, rec.Config, Aggregate(rec.Results), header)
+		PrintTable(&b, rec.Config, Aggregate(rec.Results), header, true)
 	}
 	return b.Bytes(), want
 }
@@ -311,5 +314,33 @@ func TestMainTables(t *testing.T) {
 				t.Errorf("table of testdata/main-%s differs from the one printed then:\n%s\nwant:\n%s", name, got, want)
 			}
 		})
+	}
+}
+
+// TestFittedTables: the client bench's table of the libraries (wire.Libraries) and the
+// server bench's, as soak bench prints them on a terminal, against
+// testdata/table-fitted.golden and chat-table-fitted.golden: every line
+// within 120 columns (in runes), the client table's cells without their
+// min–max, the verdicts short, the tables that are still too wide in parts.
+func TestFittedTables(t *testing.T) {
+	cfg := Config{Scenarios: []string{"aggTrade", "depth20"}, Libs: slices.Clone(wire.Libraries), Paths: LibPaths, Runs: 5}
+	rs := clientFixture(cfg, 5, map[string][]int{"depth20/full/gobwas": {2}, "aggTrade/decode/gws": {1, 2, 3, 4, 5}}, 1.4)
+	ccfg := ChatConfig{Libs: slices.Clone(wire.Libraries), Clients: []int{16, 64}, Runs: 5, Deliveries: 20_000, PerRound: 1}
+	crs := chatFixture(ccfg, 5, map[string][]int{"gws/16": {3}})
+	for _, tc := range []struct {
+		golden string
+		print  func(w io.Writer)
+	}{
+		{"table-fitted.golden", func(w io.Writer) { PrintTable(w, cfg, Aggregate(rs), goldenHeader, false) }},
+		{"chat-table-fitted.golden", func(w io.Writer) { PrintChat(w, ccfg, AggregateChat(crs), goldenHeader, false) }},
+	} {
+		var b bytes.Buffer
+		tc.print(&b)
+		for i, l := range strings.Split(b.String(), "\n") {
+			if n := utf8.RuneCountInString(l); n > 120 {
+				t.Errorf("%s: line %d is %d columns: %q", tc.golden, i+1, n, l)
+			}
+		}
+		checkGolden(t, tc.golden, b.Bytes())
 	}
 }

@@ -34,7 +34,8 @@ type Recording struct {
 
 // Recorded is a bench as its directory records it.
 type Recorded struct {
-	Table   []byte // table.txt: the header lines and the table (or the sweep)
+	Table   []byte // table.txt: the header lines and the table (or the sweep), every cell in full
+	Fitted  []byte // the same within 120 columns, for a terminal
 	Gobench []byte // bench.txt of a client bench: Go benchmark lines, for benchstat
 	// RunErr is why the bench stopped before its end (an interrupt, a
 	// process that failed): what it measured until then is recorded all the

@@ -60,8 +60,10 @@ func RunAndRecordChat(ctx context.Context, cfg ChatConfig, rec Recording) (*Reco
 	var results []ChatResult
 	var runErr error
 	start, elapsed := timeRun(host, false, func() { results, runErr = RunChat(ctx, cfg) })
-	var tbuf bytes.Buffer
-	PrintChat(&tbuf, cfg, AggregateChat(results), chatHeader(rec, host, cfg, elapsed))
+	var tbuf, fbuf bytes.Buffer
+	agg, head := AggregateChat(results), chatHeader(rec, host, cfg, elapsed)
+	PrintChat(&tbuf, cfg, agg, head, true)
+	PrintChat(&fbuf, cfg, agg, head, false)
 	js, _ := json.MarshalIndent(struct {
 		ID      string            `json:"id"`
 		Host    map[string]string `json:"host"`
@@ -81,7 +83,7 @@ func RunAndRecordChat(ctx context.Context, cfg ChatConfig, rec Recording) (*Reco
 	if err := writeRun(filepath.Join(rec.Dir, "soak.db"), run, cfg, runErr, func(db *store.DB) error { return db.WriteChatResults(rows) }); err != nil {
 		return nil, err
 	}
-	return &Recorded{Table: tbuf.Bytes(), RunErr: runErr}, nil
+	return &Recorded{Table: tbuf.Bytes(), Fitted: fbuf.Bytes(), RunErr: runErr}, nil
 }
 
 // chatHeader is the lines the server bench's table starts with: what ran,

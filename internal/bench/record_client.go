@@ -37,11 +37,13 @@ func RunAndRecord(ctx context.Context, cfg Config, rec Recording) (*Recorded, er
 	cfg.Progress = nil
 	agg := Aggregate(results)
 	header := clientHeader(rec, host, versions, cfg, results, elapsed)
-	var tbuf, gbuf bytes.Buffer
+	var tbuf, fbuf, gbuf bytes.Buffer
 	if rec.Sweep != "" {
-		PrintSweep(&tbuf, cfg, agg, header)
+		PrintSweep(&tbuf, cfg, agg, header, true)
+		PrintSweep(&fbuf, cfg, agg, header, false)
 	} else {
-		PrintTable(&tbuf, cfg, agg, header)
+		PrintTable(&tbuf, cfg, agg, header, true)
+		PrintTable(&fbuf, cfg, agg, header, false)
 	}
 	if err := WriteGobench(&gbuf, host, versions, agg); err != nil {
 		return nil, err
@@ -72,7 +74,7 @@ func RunAndRecord(ctx context.Context, cfg Config, rec Recording) (*Recorded, er
 	if err := writeRun(filepath.Join(rec.Dir, "soak.db"), run, cfg, runErr, func(db *store.DB) error { return db.WriteBenchResults(rows) }); err != nil {
 		return nil, err
 	}
-	return &Recorded{Table: tbuf.Bytes(), Gobench: gbuf.Bytes(), RunErr: runErr}, nil
+	return &Recorded{Table: tbuf.Bytes(), Fitted: fbuf.Bytes(), Gobench: gbuf.Bytes(), RunErr: runErr}, nil
 }
 
 // libVersions are the libraries' module@version, by library.

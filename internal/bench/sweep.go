@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/wssoak/wssoak/internal/firehose"
 	"github.com/wssoak/wssoak/internal/measure"
@@ -72,10 +71,14 @@ func sweepText(c *measure.BenchCell) string {
 // per size (× path), one column per library and raw, each cell
 // "median msgs/s min–max (median CPU µs/msg) MB/s reads/msg", and the
 // firehose's ceiling in MB/s.
-func PrintSweep(w io.Writer, cfg Config, a *measure.Agg, lines []string) {
-	t := newLayout(cfg, a)
+func PrintSweep(w io.Writer, cfg Config, a *measure.Agg, lines []string, wide bool) {
+	folded(w, wide, func(w io.Writer) { printSweep(w, cfg, a, lines, wide) })
+}
+
+func printSweep(w io.Writer, cfg Config, a *measure.Agg, lines []string, wide bool) {
+	t := newLayout(cfg, a, wide)
 	header(w, lines)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newGrid(w, wide, 3)
 	fmt.Fprintf(tw, "size\tlevels\tpath\t%s\t%s\tceiling\tverdict\n", strings.Join(cfg.Libs, "\t"), RawLib)
 	for _, row := range t.rows {
 		size, levels := row.Row(), "-"

@@ -6,7 +6,6 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/store"
@@ -34,12 +33,13 @@ func Aggregate(rs []Result) *measure.Agg {
 // ran them: rows, paths and libraries in their order.
 type layout struct {
 	cfg  Config
+	wide bool // every cell in full, however wide the tables grow
 	a    *measure.Agg
 	rows []measure.Dims // a row (Config.Rows) as its dimensions, without path and library
 }
 
-func newLayout(cfg Config, a *measure.Agg) *layout {
-	t := &layout{cfg: cfg, a: a}
+func newLayout(cfg Config, a *measure.Agg, wide bool) *layout {
+	t := &layout{cfg: cfg, a: a, wide: wide}
 	for _, sc := range cfg.Scenarios {
 		for _, m := range cfg.compressions() {
 			for _, e := range cfg.encodings() {
@@ -72,6 +72,26 @@ func cellText(c *measure.BenchCell, ceiling float64) string {
 		s += " S"
 	}
 	return s + invalidNote(c)
+}
+
+// shortCellText is a cell in a few columns: "median msgs/s CPU µs/msg",
+// S and the invalid runs as cellText says them.
+func shortCellText(c *measure.BenchCell, ceiling float64) string {
+	if c == nil {
+		return "-"
+	}
+	if c.Runs == 0 {
+		return invalidText(c)
+	}
+	r := c.Stat(rateID)
+	s := fmt.Sprintf("%s %.3fµs", unit.Rate(r.Median), c.Stat(cpuID).Median)
+	if ceiling > 0 && r.Median*5 > ceiling {
+		s += " S"
+	}
+	if c.Invalid > 0 {
+		s += fmt.Sprintf(" [%d inv.]", c.Invalid)
+	}
+	return s
 }
 
 // invalidText is a cell without a valid counted run.
@@ -112,7 +132,28 @@ func (t *layout) best(row measure.Dims, p string) string {
 	for _, lib := range t.cfg.Libs {
 		cells = append(cells, t.cell(row, p, lib))
 	}
-	return verdict(cells, rateID, "")
+	v := verdict(cells, rateID, "")
+	if !t.wide {
+		v = shortVerdict(v)
+	}
+	return v
+}
+
+// shortVerdict is a verdict in a few columns: "gws p=0.032" for "best gws
+// (vs gobwas p=0.032)", "= p=0.41" for no significant difference.
+func shortVerdict(v string) string {
+	p := ""
+	if i := strings.LastIndex(v, "p="); i >= 0 {
+		p = strings.TrimSuffix(v[i:], ")")
+	}
+	switch {
+	case strings.HasPrefix(v, "best "):
+		lib, _, _ := strings.Cut(strings.TrimPrefix(v, "best "), " ")
+		return lib + " " + p
+	case strings.HasPrefix(v, "no significant difference"):
+		return "= " + p
+	}
+	return v
 }
 
 // header writes the table's header lines and a blank line.
@@ -127,30 +168,44 @@ func header(w io.Writer, lines []string) {
 // scenario × path, one column per library and raw, each cell "median
 // msgs/s min–max (CPU µs/msg median)"; then the ceiling, the harness cost
 // per library, the wire bytes and why a number is what it is (reads, RSS,
-// allocs).
-func PrintTable(w io.Writer, cfg Config, a *measure.Agg, lines []string) {
-	t := newLayout(cfg, a)
+// allocs). Unless wide every line fits 120 columns: the cells without
+// their min–max, the verdicts short, a table too wide in parts.
+func PrintTable(w io.Writer, cfg Config, a *measure.Agg, lines []string, wide bool) {
+	folded(w, wide, func(w io.Writer) { printTable(w, cfg, a, lines, wide) })
+}
+
+func printTable(w io.Writer, cfg Config, a *measure.Agg, lines []string, wide bool) {
+	t := newLayout(cfg, a, wide)
 	header(w, lines)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newGrid(w, wide, 2)
 	fmt.Fprintf(tw, "scenario\tpath\t%s\t%s\tverdict\n", strings.Join(cfg.Libs, "\t"), RawLib)
+	text := cellText
+	if !wide {
+		text = shortCellText
+	}
 	for _, row := range t.rows {
 		ceil := t.ceiling(row)
 		for i, p := range cfg.Paths {
 			cols := []string{row.Row(), p}
 			for _, lib := range cfg.Libs {
-				cols = append(cols, cellText(t.cell(row, p, lib), ceil))
+				cols = append(cols, text(t.cell(row, p, lib), ceil))
 			}
 			raw := ""
 			if i == 0 {
-				raw = cellText(t.cell(row, PathRaw, RawLib), 0)
+				raw = text(t.cell(row, PathRaw, RawLib), 0)
 			}
 			cols = append(cols, raw, t.best(row, p))
 			fmt.Fprintln(tw, strings.Join(cols, "\t"))
 		}
 	}
 	_ = tw.Flush()
-	fmt.Fprintf(w, "\ncells: median %s, min–max over the counted runs, (median %s, user+sys of the client process).\n",
-		measure.BenchByID(rateID).Title, measure.BenchByID(cpuID).Title)
+	if wide {
+		fmt.Fprintf(w, "\ncells: median %s, min–max over the counted runs, (median %s, user+sys of the client process).\n",
+			measure.BenchByID(rateID).Title, measure.BenchByID(cpuID).Title)
+	} else {
+		fmt.Fprintf(w, "\ncells: median %s (median %s, user+sys of the client process); -wide adds the min–max over the counted runs.\n",
+			measure.BenchByID(rateID).Title, measure.BenchByID(cpuID).Title)
+	}
 	fmt.Fprintln(w, "S: server-limited, within 5× of the firehose's ceiling; the number is then the firehose's as much as the library's.")
 	encoded := len(cfg.Encodings) > 0
 	if encoded {
@@ -203,7 +258,7 @@ func (t *layout) printCeiling(w io.Writer) {
 func (t *layout) printHarness(w io.Writer) {
 	fmt.Fprintln(w, "\nharness cost per library: full / bare (ratio of the median CPU µs/msg), and full − bare (µs/msg) paired by round:")
 	fmt.Fprintln(w, "the median of the rounds' differences, min–max; ~ where full and bare do not differ significantly:")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newGrid(w, t.wide, 1)
 	fmt.Fprintf(tw, "scenario\t%s\n", strings.Join(t.cfg.Libs, "\t"))
 	for _, row := range t.rows {
 		cols := []string{row.Row()}
@@ -229,7 +284,7 @@ func (t *layout) printHarness(w io.Writer) {
 // peak RSS, allocs/msg.
 func (t *layout) printWhy(w io.Writer) {
 	fmt.Fprintln(w, "\nwhy (medians): reads/msg, bytes/read, peak RSS, allocs/msg:")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newGrid(w, t.wide, 2)
 	fmt.Fprintf(tw, "scenario\tpath\t%s\t%s\n", strings.Join(t.cfg.Libs, "\t"), RawLib)
 	for _, row := range t.rows {
 		for i, p := range t.cfg.Paths {

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/wire"
@@ -94,7 +93,7 @@ func (t *layout) printWire(w io.Writer) {
 		return
 	}
 	fmt.Fprintln(w, "\nwire bytes per message (WebSocket frame bytes the client read ÷ messages, median; payload bytes per message in brackets):")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newGrid(w, t.wide, 1)
 	fmt.Fprintf(tw, "scenario\t%s\n", strings.Join(t.cfg.Libs, "\t"))
 	var notes []string
 	starred := false

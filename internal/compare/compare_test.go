@@ -6,10 +6,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/wssoak/wssoak/internal/report/synth"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -86,7 +89,7 @@ func TestWriteGolden(t *testing.T) {
 		row(8, "Lost / duplicate (sequence ids)", "gws", "0 / 0", 0),
 	})
 	var buf bytes.Buffer
-	Write(&buf, load(t, a, "runs/a"), load(t, b, "runs/b"))
+	Write(&buf, load(t, a, "runs/a"), load(t, b, "runs/b"), Options{})
 	golden(t, "testdata/compare.golden", buf.String())
 	for _, want := range []string{"+4,412 messages", "+2.7 %", "-5,600 messages", "-3.4 %", "+0.30 pp", "+70.0 ms", "-0.5 MB"} {
 		if !strings.Contains(buf.String(), want) {
@@ -182,7 +185,7 @@ func TestNotMeasuredHasNoDifference(t *testing.T) {
 	a := load(t, sampledRun(t, "a", true), "A")
 	b := load(t, sampledRun(t, "b", false), "B")
 	var out bytes.Buffer
-	Write(&out, a, b)
+	Write(&out, a, b, Options{Wide: true}) // the rows' full names
 	lines := map[string]string{}
 	for _, l := range strings.Split(out.String(), "\n") {
 		for _, m := range []string{"RSS start → end (peak)", "CPU avg (% of one core)", "CPU s sampled / rusage", "Messages / data"} {
@@ -194,8 +197,9 @@ func TestNotMeasuredHasNoDifference(t *testing.T) {
 	for m, want := range map[string]string{
 		"RSS start → end (peak)":  "12.0 → 12.0 MB (12.0) - - -",
 		"CPU avg (% of one core)": "2.0 % - - -",
-		"CPU s sampled / rusage":  "1.30 / 1.30 (+0.0 %) - / 1.30 - -",
-		"Messages / data":         "30 / 0 B 30 / 0 B +0 messages +0.0 %",
+		// B's rusage was measured: its value is compared, the sampled one not.
+		"CPU s sampled / rusage": "1.30 / 1.30 (+0.0 %) - / 1.30 - / +0.00 s - / +0.0 %",
+		"Messages / data":        "30 / 0 B 30 / 0 B +0 messages / +0.0 MB +0.0 % / -",
 	} {
 		if lines[m] != want {
 			t.Errorf("%s: %q, want %q\n%s", m, lines[m], want, out.String())
@@ -215,12 +219,75 @@ func TestRowsMatchedByID(t *testing.T) {
 	bRows[0].ID = "reconnects"
 	b := knownRun(t, "b", bRows)
 	var buf bytes.Buffer
-	Write(&buf, load(t, a, "a"), load(t, b, "b"))
+	Write(&buf, load(t, a, "a"), load(t, b, "b"), Options{Wide: true}) // the rows' full names
 	out := buf.String()
 	if !strings.Contains(out, "Reconnects (arr / markets)  1 / 2  5  +2 reconnects  +66.7 %") {
 		t.Errorf("rows not matched by id:\n%s", out)
 	}
 	if strings.Contains(out, "Reconnects (depth)") {
 		t.Errorf("B's row shown apart from A's:\n%s", out)
+	}
+}
+
+// synthRun writes a synthetic run of libs (in that order) lasting d.
+func synthRun(t *testing.T, libs []string, d time.Duration, seed uint64) Side {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "soak.db")
+	if err := synth.Write(path, synth.Config{Duration: d, Libs: libs, Symbols: 2, Reconnects: 2, Faults: 1, Seed: seed}); err != nil {
+		t.Fatal(err)
+	}
+	return load(t, path, filepath.Base(filepath.Dir(path)))
+}
+
+// TestWriteAsUsersExpect: the columns in the usual order (the libraries
+// as wire.Libraries has them, then the variants) whatever order the runs
+// recorded them in; every value of a cell that shows several compared;
+// a warning for a run compared with itself (and no other), and for runs
+// whose windows and Go versions differ; the ranked rows tested; every line
+// within 120 columns, seven columns too.
+func TestWriteAsUsersExpect(t *testing.T) {
+	libs := []string{"gorilla-gc25", "gws", "fasthttp", "gorilla", "coder", "gobwas", "gorilla-gc400"}
+	a := synthRun(t, libs, 2*time.Minute, 1)
+	b := synthRun(t, libs, 2*time.Minute, 2)
+	b.Run.ID, b.Run.GoVersion = "20261102-000000-synth", "go1.27"
+	var buf bytes.Buffer
+	Write(&buf, a, b, Options{})
+	out := buf.String()
+	var order []string
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[1] == "A" && f[2] == "B" {
+			order = append(order, f[0])
+		}
+	}
+	if want := []string{"gorilla", "gobwas", "coder", "gws", "fasthttp", "gorilla-gc25", "gorilla-gc400"}; strings.Join(order, " ") != strings.Join(want, " ") {
+		t.Errorf("columns %v, want %v", order, want)
+	}
+	if !strings.Contains(out, "warning: the Go versions differ (A go1.26, B go1.27)") || strings.Contains(out, "windows differ") {
+		t.Errorf("want the Go versions' warning alone:\n%s", out)
+	}
+	// Messages / data: both values' differences and percentages.
+	if !regexp.MustCompile(`(?m)^Messages / data +[\d.,]+( k)? / [\d.]+ [kM]B +[\d.,]+( k)? / [\d.]+ [kM]B +[-+][\d,]+ messages / [-+][\d.]+ MB +[-+][\d.]+ / [-+][\d.]+ %$`).MatchString(out) {
+		t.Errorf("the messages rows do not compare both values:\n%s", out)
+	}
+	if !regexp.MustCompile(`(?m)^CPU avg \(% of one core\) .*  (=|p 0\.\d+)$`).MatchString(out) {
+		t.Errorf("the CPU rows are not tested:\n%s", out)
+	}
+	for i, l := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(l); n > 120 {
+			t.Errorf("line %d is %d columns: %q", i+1, n, l)
+		}
+	}
+
+	c := synthRun(t, libs, 25*time.Second, 3)
+	c.Run.ID = "20261103-000000-synth"
+	buf.Reset()
+	Write(&buf, a, c, Options{})
+	if !strings.Contains(buf.String(), "warning: the windows differ (A 2m0s, B 25s)") {
+		t.Errorf("no warning of the windows:\n%s", buf.String())
+	}
+	buf.Reset()
+	Write(&buf, a, a, Options{})
+	if w := strings.Count(buf.String(), "warning:"); w != 1 || !strings.Contains(buf.String(), "warning: A and B are the same run") {
+		t.Errorf("a run with itself: %d warnings:\n%s", w, buf.String())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/ranking"
 	"github.com/wssoak/wssoak/internal/stats"
+	"github.com/wssoak/wssoak/internal/terminal"
 )
 
 // RunsAreUnit is the fewest runs a side from which runs, not the batches
@@ -29,7 +30,7 @@ func WriteHeader(w io.Writer, as, bs []Side) {
 				name += fmt.Sprint(i + 1)
 			}
 			r := side.Run
-			fmt.Fprintf(w, "%s: %s  (run %s, %s, %s, %s)\n", name, side.Path, r.ID, r.Target, r.Planned, r.Status)
+			terminal.Println(w, fmt.Sprintf("%s: %s  (run %s, %s, %s, %s)", name, side.Path, r.ID, r.Target, r.Planned, r.Status))
 		}
 	}
 }
@@ -44,10 +45,12 @@ func WriteHeader(w io.Writer, as, bs []Side) {
 func WriteRanked(w io.Writer, as, bs []Side) bool {
 	runs := len(as) >= RunsAreUnit && len(bs) >= RunsAreUnit
 	cols := columns(as, bs)
-	var table strings.Builder
-	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "B against A\t%s\n", strings.Join(cols, "\t"))
-	rows, few := 0, false
+	type row struct {
+		name  string
+		cells []string
+	}
+	var rows []row
+	few := false
 	for _, m := range measure.Catalogue {
 		if m.Rank.Kind != measure.Ranked {
 			continue
@@ -71,27 +74,95 @@ func WriteRanked(w io.Writer, as, bs []Side) bool {
 			cells[j] = fmt.Sprintf("%s (p %.3f)", ranking.Signed(d, m.Unit), p)
 		}
 		if measured {
-			rows++
-			fmt.Fprintf(tw, "%s\t%s\n", m.Rank.Name, strings.Join(cells, "\t"))
+			rows = append(rows, row{m.Rank.Name, cells})
 		}
 	}
-	tw.Flush()
-	if rows == 0 {
+	if len(rows) == 0 {
 		return false
 	}
-	basis := "the batch means within each run, pooled per side: within-run noise only (two runs of one profile differ by more; give " +
-		fmt.Sprint(RunsAreUnit) + " or more runs a side, A1 A2 A3 -- B1 B2 B3, to test the runs)"
-	if runs {
-		basis = "each run's level, one a run: the runs are the unit"
+	// As many columns a part as fit the width: all of them, most often.
+	render := func(from, to int) string {
+		var table strings.Builder
+		tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "B against A\t%s\n", strings.Join(cols[from:to], "\t"))
+		for _, r := range rows {
+			fmt.Fprintf(tw, "%s\t%s\n", r.name, strings.Join(r.cells[from:to], "\t"))
+		}
+		tw.Flush()
+		return table.String()
 	}
-	fmt.Fprintf(w, "\nRanked measures, B − A (medians; Mann–Whitney at 5 %% on %s; = not significant):\n", basis)
-	for _, line := range strings.SplitAfter(table.String(), "\n") {
-		fmt.Fprint(w, strings.TrimRight(line, " \n"), strings.Repeat("\n", strings.Count(line, "\n")))
+	var parts []string
+	for from := 0; from < len(cols); {
+		to := len(cols)
+		for ; to > from+1 && widest(render(from, to)) > terminal.Width; to-- {
+		}
+		parts = append(parts, render(from, to))
+		from = to
+	}
+	// The basis of the test on a line of its own, short enough not to be
+	// folded.
+	basis := []string{"tested on the batch means within each run, pooled per side: within-run noise only",
+		"(two runs of one profile differ by more; give " + fmt.Sprint(RunsAreUnit) + " or more runs a side, A1 A2 A3 -- B1 B2 B3, to test the runs)"}
+	if runs {
+		basis = []string{"tested on each run's level, one a run: the runs are the unit"}
+	}
+	fmt.Fprintln(w, "\nRanked measures, B − A (medians; Mann–Whitney at 5 %; = not significant):")
+	for _, l := range basis {
+		terminal.Println(w, l)
+	}
+	for i, p := range parts {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		terminal.Trimmed(w, p)
 	}
 	if few {
-		fmt.Fprintln(w, "note: with fewer than 4 values a side the test cannot reach 5 %: such cells are = whatever the values")
+		terminal.Println(w, "note: with fewer than 4 values a side the test cannot reach 5 %: such cells are = whatever the values")
 	}
 	return true
+}
+
+// widest is the columns of the widest line of s, its trailing spaces left out.
+func widest(s string) int {
+	n := 0
+	for line := range strings.Lines(s) {
+		n = max(n, terminal.Columns(strings.TrimRight(line, " \n")))
+	}
+	return n
+}
+
+// SetWarnings are Warnings of every run of either side against the first
+// run of A (A1, or A), each said once, the runs named as WriteHeader names
+// them.
+func SetWarnings(as, bs []Side) []string {
+	if len(as) == 0 {
+		return nil
+	}
+	first := "A"
+	if len(as) > 1 {
+		first = "A1"
+	}
+	var out []string
+	for _, s := range []struct {
+		name  string
+		sides []Side
+	}{{"A", as}, {"B", bs}} {
+		for i, side := range s.sides {
+			if s.name == "A" && i == 0 {
+				continue
+			}
+			name := s.name
+			if len(s.sides) > 1 {
+				name += fmt.Sprint(i + 1)
+			}
+			for _, warn := range warnings(as[0], side, first, name) {
+				if !slices.Contains(out, warn) {
+					out = append(out, warn)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // columns are the columns of either side, A's first, in their order.

@@ -69,7 +69,7 @@ func TestCompareRanked(t *testing.T) {
 		return base(lib, sec)
 	})
 	var buf bytes.Buffer
-	Write(&buf, a, b)
+	Write(&buf, a, b, Options{})
 	out := buf.String()
 	if !strings.Contains(out, "within-run noise only") {
 		t.Errorf("the ranked block does not say it rests on the noise within a run:\n%s", out)

@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -20,22 +21,25 @@ import (
 	"github.com/wssoak/wssoak/internal/store"
 )
 
-// Formats are the values Write accepts.
-var Formats = []string{"csv", "json"}
+// Formats are the values Write accepts: json is ndjson's older name.
+var Formats = []string{"csv", "ndjson", "json"}
 
-// Columns are the header of each exported table, in file order; the README's
+// Columns are the header of each exported table, in file order; docs/reference.md's
 // "Export" section defines every one.
 var Columns = map[string][]string{
-	"samples": {"t_unix_ms", "run_s", "lib", "msgs_per_s", "bytes_per_s", "msgs_total", "bytes_total",
+	"samples": {"t_unix_ms", "time_utc", "run_s", "phase", "lib", "msgs_per_s", "bytes_per_s", "msgs_total", "bytes_total",
 		"goroutines", "heap_bytes", "conns_up", "reconnects_total", "lost_total", "dup_total",
 		"lat_p50_us", "lat_p99_us", "lat_max_us", "rss_bytes", "cpu_user_s_total", "cpu_sys_s_total",
-		"cpu_pct", "fds", "threads", "wire_bytes_per_s", "wire_bytes_total", "drops_per_s"},
-	"stream_samples": {"t_unix_ms", "run_s", "lib", "grp", "slot", "stream", "msgs_total", "bytes_total",
+		"cpu_pct", "fds", "threads", "wire_bytes_per_s", "wire_bytes_total", "drops_per_s", "writes_per_s"},
+	"stream_samples": {"t_unix_ms", "time_utc", "run_s", "lib", "grp", "slot", "stream", "msgs_total", "bytes_total",
 		"lost_total", "dup_total", "ooo_total", "max_silence_ms", "last_seq", "stalls_total", "stalled"},
-	"events":        {"t_unix_ms", "run_s", "lib", "kind", "slot", "grp", "stream", "code", "detail", "dur_ms"},
-	"host_samples":  {"t_unix_ms", "run_s", "load1", "load5", "load15", "cpu_pct", "steal_pct", "iowait_pct", "mem_used_bytes", "mem_avail_bytes"},
-	"summary":       {"ord", "id", "metric", "lib", "value", "num", "num_unit"},
-	"clock_samples": {"t_unix_ms", "run_s", "synced", "state", "status", "esterror_us", "maxerror_us"},
+	"events":       {"t_unix_ms", "time_utc", "run_s", "lib", "kind", "slot", "grp", "stream", "code", "detail", "dur_ms"},
+	"host_samples": {"t_unix_ms", "time_utc", "run_s", "phase", "load1", "load5", "load15", "cpu_pct", "steal_pct", "iowait_pct", "mem_used_bytes", "mem_avail_bytes"},
+	// The end table, a row per measure and column: the cell, its number,
+	// and each of its values with what it is and its unit (summaryColumns:
+	// more than three when a cell has more).
+	"summary":       append([]string{"ord", "id", "metric", "lib", "value", "num", "num_unit"}, valueColumns(3)...),
+	"clock_samples": {"t_unix_ms", "time_utc", "run_s", "synced", "state", "status", "esterror_us", "maxerror_us"},
 	// The run's columns: every lib of the other tables, the library behind
 	// it and what a variant sets (wire.Column).
 	"columns": {"lib", "library", "settings", "module", "version", "runtime"},
@@ -51,6 +55,16 @@ var Columns = map[string][]string{
 		"deliveries", "server_deliveries", "wall_ns", "server_user_cpu_ns", "server_sys_cpu_ns", "server_maxrss_kib", "server_writes",
 		"drops", "client_user_cpu_ns", "client_sys_cpu_ns", "client_maxrss_kib", "client_reads", "lat_p50_us", "lat_p99_us", "lat_max_us"},
 		measureColumns(measure.Chat)...),
+}
+
+// valueColumns are the summary's columns of a cell's values 1 to n: what
+// each is (part_k), its number (num_k) and unit (unit_k).
+func valueColumns(n int) []string {
+	var out []string
+	for k := 1; k <= n; k++ {
+		out = append(out, fmt.Sprintf("part_%d", k), fmt.Sprintf("num_%d", k), fmt.Sprintf("unit_%d", k))
+	}
+	return out
 }
 
 // measureColumns are the export columns of a bench's measures: those the
@@ -74,18 +88,18 @@ var BenchTables = []string{"bench_results", "chat_results"}
 
 // File returns the file name of a table in a format.
 func File(table, format string) string {
-	if format == "json" {
-		return table + ".ndjson"
+	if format == "csv" {
+		return table + ".csv"
 	}
-	return table + ".csv"
+	return table + ".ndjson"
 }
 
 // Write exports every table of db into dir (created if missing) in format
-// ("csv" or "json") and returns the number of rows written per table: Tables
-// for a soak, BenchTables for a bench.
+// ("csv", or "ndjson" and its older name "json") and returns the number of
+// rows written per table: Tables for a soak, BenchTables for a bench.
 func Write(db *store.DB, dir, format string) (map[string]int64, error) {
-	if format != "csv" && format != "json" {
-		return nil, fmt.Errorf("unknown format %q: want csv or json", format)
+	if !slices.Contains(Formats, format) {
+		return nil, fmt.Errorf("unknown format %q: want csv or ndjson", format)
 	}
 	run, err := db.Run()
 	if err != nil {
@@ -104,10 +118,9 @@ func Write(db *store.DB, dir, format string) (map[string]int64, error) {
 			return nil, err
 		}
 	}
-	start := run.Started
 	counts := map[string]int64{}
 	for _, table := range tables {
-		n, err := writeTable(db, filepath.Join(dir, File(table, format)), format, table, start)
+		n, err := writeTable(db, filepath.Join(dir, File(table, format)), format, table, run)
 		if err != nil {
 			return counts, fmt.Errorf("export %s: %w", table, err)
 		}
@@ -139,15 +152,29 @@ func benchTables(db *store.DB) ([]string, error) {
 // writeTable writes one table's file through rundir.WriteFile: a temporary
 // file renamed over path once complete (mode 0600), so a failed export
 // leaves the previous file and a symlink at path is replaced, not followed.
-func writeTable(db *store.DB, path, format, table string, start time.Time) (int64, error) {
+func writeTable(db *store.DB, path, format, table string, run store.Run) (int64, error) {
 	var rows int64
+	cols := Columns[table]
+	var sum []summaryRow
+	if table == "summary" { // its columns are as many as its cells have values
+		var err error
+		if sum, err = summaryRows(db); err != nil {
+			return 0, err
+		}
+		cols = summaryColumns(sum, cols)
+	}
 	err := rundir.WriteFile(path, func(f io.Writer) error {
 		bw := bufio.NewWriterSize(f, 256<<10)
-		w := &rowWriter{w: bw, cols: Columns[table], json: format == "json"}
+		w := &rowWriter{w: bw, cols: cols, json: format != "csv"}
 		if !w.json {
 			w.header()
 		}
-		err := fill(db, table, w, start)
+		var err error
+		if table == "summary" {
+			err = fillSummary(w, sum)
+		} else {
+			err = fill(db, table, w, run)
+		}
 		if ferr := bw.Flush(); ferr != nil && err == nil {
 			err = ferr
 		}
@@ -160,7 +187,37 @@ func writeTable(db *store.DB, path, format, table string, start time.Time) (int6
 // unixMs is t in Unix milliseconds.
 func unixMs(t time.Time) int64 { return t.UnixMilli() }
 
-func fill(db *store.DB, table string, w *rowWriter, start time.Time) error {
+// instant writes t as t_unix_ms and time_utc: Unix milliseconds, and the
+// same as ISO 8601 in UTC to the millisecond (what a spreadsheet reads as a
+// time).
+func (w *rowWriter) instant(t time.Time) {
+	ms := unixMs(t)
+	w.int(ms)
+	w.sep()
+	var tmp [32]byte
+	b := time.UnixMilli(ms).UTC().AppendFormat(tmp[:0], "2006-01-02T15:04:05.000Z")
+	if w.json {
+		w.buf = append(append(append(w.buf, '"'), b...), '"')
+	} else {
+		w.buf = append(w.buf, b...)
+	}
+}
+
+// phase is what a second of the run is: the warm-up's (second 0 and
+// before), the window's, or the drain's after it (flagged in the database:
+// the workers read on while nothing is sent; not a window second).
+func phase(sec int64, drain bool) string {
+	switch {
+	case drain:
+		return "drain"
+	case sec < 1:
+		return "warmup"
+	}
+	return "window"
+}
+
+func fill(db *store.DB, table string, w *rowWriter, run store.Run) error {
+	start, planned := run.Started, int64(run.Planned/time.Second)
 	switch table {
 	case "bench_results":
 		rs, err := db.BenchResults()
@@ -226,8 +283,9 @@ func fill(db *store.DB, table string, w *rowWriter, start time.Time) error {
 		return nil
 	case "samples":
 		return db.EachSample(func(x *store.Sample) error {
-			w.int(unixMs(x.TS))
+			w.instant(x.TS)
 			w.int(x.Sec)
+			w.str(phase(x.Sec, x.Drain))
 			w.str(x.Lib)
 			if x.HasWorker {
 				w.int(x.Msgs)
@@ -240,9 +298,7 @@ func fill(db *store.DB, table string, w *rowWriter, start time.Time) error {
 				w.int(x.ReconnectsTotal)
 				w.int(x.LostTotal)
 				w.int(x.DupTotal)
-				w.int(x.LatP50)
-				w.int(x.LatP99)
-				w.int(x.LatMax)
+				w.ints(!x.NoLat, x.LatP50, x.LatP99, x.LatMax) // a second without a latency sample: empty
 			} else {
 				w.nulls(13)
 			}
@@ -262,16 +318,12 @@ func fill(db *store.DB, table string, w *rowWriter, start time.Time) error {
 			} else {
 				w.nulls(2)
 			}
-			if x.HasDrops {
-				w.int(x.Drops)
-			} else {
-				w.nulls(1)
-			}
+			w.ints(x.HasDrops, x.Drops, x.Writes)
 			return w.end()
 		})
 	case "stream_samples":
 		return db.EachStreamSample(func(x *store.StreamSample) error {
-			w.int(unixMs(start.Add(time.Duration(x.Sec) * time.Second)))
+			w.instant(start.Add(time.Duration(x.Sec) * time.Second))
 			w.int(x.Sec)
 			w.str(x.Lib)
 			w.str(x.Group)
@@ -290,7 +342,7 @@ func fill(db *store.DB, table string, w *rowWriter, start time.Time) error {
 		})
 	case "events":
 		return db.EachEvent(func(e *store.Event) error {
-			w.int(unixMs(e.TS))
+			w.instant(e.TS)
 			w.float(e.Sec, 6)
 			w.str(e.Lib)
 			w.str(string(e.Kind))
@@ -304,8 +356,9 @@ func fill(db *store.DB, table string, w *rowWriter, start time.Time) error {
 		})
 	case "host_samples":
 		return db.EachHostSample(func(h *store.HostSample) error {
-			w.int(unixMs(h.TS))
+			w.instant(h.TS)
 			w.int(h.Sec)
+			w.str(phase(h.Sec, planned > 0 && h.Sec > planned))
 			w.float(h.Load1, 2)
 			w.float(h.Load5, 2)
 			w.float(h.Load15, 2)
@@ -322,7 +375,7 @@ func fill(db *store.DB, table string, w *rowWriter, start time.Time) error {
 			return err
 		}
 		for _, c := range cs {
-			w.int(unixMs(c.TS))
+			w.instant(c.TS)
 			w.int(c.Sec)
 			w.bool(c.Synced)
 			w.int(int64(c.State))
@@ -351,46 +404,96 @@ func fill(db *store.DB, table string, w *rowWriter, start time.Time) error {
 			}
 		}
 		return nil
-	case "summary":
-		rows, err := summaryRows(db)
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			// A row stored without an id (before the ids) is matched to
-			// its measure by name.
-			var id, unit string
-			if m := measure.Find(r.ID, r.Metric); m != nil {
-				id, unit = m.ID, m.Unit
-			}
-			w.int(int64(r.Ord))
-			w.str(id)
-			w.str(r.Metric)
-			w.str(r.Lib)
-			w.str(r.Value)
-			w.float(r.Num, -1)
-			w.str(unit)
-			if err := w.end(); err != nil {
-				return err
-			}
-		}
-		return nil
 	}
 	return fmt.Errorf("unknown table %q", table)
 }
 
-// summaryRows returns the stored end table, or computes it when the run has
-// none stored yet (a run still going, or one that crashed).
-func summaryRows(db *store.DB) ([]store.SummaryRow, error) {
-	rows, err := db.Summary()
-	if err != nil || len(rows) > 0 {
-		return rows, err
+// summaryColumns are cols, the summary's columns, with as many columns of
+// values as the cells of rows have, at least as many as cols has.
+func summaryColumns(rows []summaryRow, cols []string) []string {
+	n := (len(cols) - 7) / 3
+	for _, r := range rows {
+		n = max(n, len(r.vals))
 	}
+	return append(Columns["summary"][:7:7], valueColumns(n)...)
+}
+
+// summaryRow is a cell of the end table as exported: as stored, with its
+// values and what they are when it shows several.
+type summaryRow struct {
+	store.SummaryRow
+	vals  []float64
+	parts []measure.Part
+}
+
+// summaryRows returns the stored end table, or the one computed now when
+// the run has none stored yet (a run still going, or one that crashed);
+// each cell with its values, from the table computed now where it shows
+// the same text.
+func summaryRows(db *store.DB) ([]summaryRow, error) {
 	t, err := measure.Summarize(db)
 	if err != nil {
 		return nil, fmt.Errorf("summarize: %w", err)
 	}
-	return t.SummaryRows(), nil
+	rows, err := db.Summary()
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		rows = t.SummaryRows()
+	}
+	out := make([]summaryRow, len(rows))
+	for i, r := range rows {
+		out[i].SummaryRow = r
+		if m := measure.Find(r.ID, r.Metric); m != nil {
+			out[i].vals, out[i].parts = t.ValuesOf(m.ID, r.Lib, r.Value)
+		}
+	}
+	return out, nil
+}
+
+// fillSummary writes the summary's rows. A row stored without an id
+// (before the ids) is matched to its measure by name; a cell of one value
+// has it as num_1 too.
+func fillSummary(w *rowWriter, rows []summaryRow) error {
+	n := (len(w.cols) - len(w.prefix) - 7) / 3
+	for _, r := range rows {
+		var id, unit string
+		m := measure.Find(r.ID, r.Metric)
+		if m != nil {
+			id, unit = m.ID, m.Unit
+		}
+		w.int(int64(r.Ord))
+		w.str(id)
+		w.str(r.Metric)
+		w.str(r.Lib)
+		w.str(r.Value)
+		w.float(r.Num, -1)
+		w.str(unit)
+		vals, parts := r.vals, r.parts
+		if vals == nil && m != nil && m.Parts == nil {
+			vals, parts = []float64{r.Num}, []measure.Part{{Name: m.ID, Unit: m.Unit}}
+		}
+		for k := range n {
+			if k >= len(vals) || math.IsNaN(vals[k]) {
+				if k < len(parts) {
+					w.str(parts[k].Name)
+					w.nulls(1)
+					w.str(parts[k].Unit)
+				} else {
+					w.nulls(3)
+				}
+				continue
+			}
+			w.str(parts[k].Name)
+			w.float(vals[k], -1)
+			w.str(parts[k].Unit)
+		}
+		if err := w.end(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // rowWriter encodes one row at a time as CSV or as a JSON object keyed by
@@ -402,6 +505,9 @@ type rowWriter struct {
 	buf  []byte
 	col  int
 	rows int64
+	// prefix are cells written first on every row (WriteRuns: the run and
+	// its host), not counted by the table's own cells.
+	prefix []string
 }
 
 func (w *rowWriter) header() {
@@ -418,6 +524,14 @@ func (w *rowWriter) header() {
 
 // sep starts the next cell: a comma, or the JSON key.
 func (w *rowWriter) sep() {
+	if w.col == 0 && w.prefix != nil {
+		p := w.prefix
+		w.prefix = nil // its own cells start no prefix
+		for _, c := range p {
+			w.str(c)
+		}
+		w.prefix = p
+	}
 	if w.json {
 		if w.col == 0 {
 			w.buf = append(w.buf, '{')
@@ -459,14 +573,19 @@ func (w *rowWriter) measures(ms []*measure.Measure, s *measure.Sample) {
 	}
 }
 
-// float writes v with prec decimals (-1: the shortest exact form); NaN and
-// infinities are written as missing.
+// float writes v with prec decimals (-1: its shortest form at 15
+// significant digits, so that the noise of float arithmetic, as in
+// 1.5899999999999999, is not written); NaN and infinities are written as
+// missing.
 func (w *rowWriter) float(v float64, prec int) {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		w.nulls(1)
 		return
 	}
 	w.sep()
+	if prec < 0 {
+		v, _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', 15, 64), 64) // cannot fail: a float's own text
+	}
 	w.buf = strconv.AppendFloat(w.buf, v, 'f', prec, 64)
 }
 

@@ -459,7 +459,8 @@ func TestWriteChat(t *testing.T) {
 			t.Fatalf("%s: %d rows", format, len(rows))
 		}
 		for col, want := range map[string]string{"warmup": "1", "valid": "1", "clients": "4", "deliveries_per_s": "104000",
-			"server_cpu_us_per_delivery": "7.211538461538462", "server_cpu_pct": "75", "client_cpu_pct": "50",
+			"server_cpu_us_per_delivery": "7.21153846153846", // 15 significant digits: 1.5 ms ÷ 208
+			"server_cpu_pct":             "75", "client_cpu_pct": "50",
 			"server_writes_per_delivery": "2", "client_reads_per_delivery": "0.5", "lat_p50_us": "150.5", "sent": "52"} {
 			if rows[0][col] != want {
 				t.Errorf("%s: row 1 %s = %q, want %q", format, col, rows[0][col], want)
@@ -467,6 +468,76 @@ func TestWriteChat(t *testing.T) {
 		}
 		if rows[1]["warmup"] != "0" || rows[1]["valid"] != "0" || rows[1]["drops"] != "1" || rows[1]["deliveries_per_s"] != "200000" {
 			t.Errorf("%s: row 2 %v", format, rows[1])
+		}
+	}
+}
+
+// TestDrainAndNoLatency: a run of a 3 s window whose workers read on for
+// 2 s (the drain): samples.csv's last rows are the drain's, marked so in
+// phase (never "window"), with their messages (0: nothing was sent) but
+// no latency; a window second without a latency sample has empty latency
+// cells too (NDJSON: null), never 0; the host's drain seconds are marked
+// alike; a number with float noise (1.5899999999999999) is written at 15
+// significant digits.
+func TestDrainAndNoLatency(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.CreateRun(store.Run{ID: "d", Name: "d", Target: "local", Status: "done", Started: t0, Planned: 3 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	b := &store.Batch{}
+	for sec := int64(1); sec <= 5; sec++ {
+		s := store.Sample{Lib: "gws", Sec: sec, TS: t0.Add(time.Duration(sec) * time.Second), HasWorker: true, HasProc: true, RSS: 1 << 20}
+		if sec <= 3 && sec != 2 { // second 2 had messages without an event time
+			s.Msgs, s.MsgsTotal, s.LatP50, s.LatP99, s.LatMax = 10, 10*sec, 500, 900, 1000
+		}
+		b.Samples = append(b.Samples, s)
+		b.Host = append(b.Host, store.HostSample{Sec: sec, TS: s.TS, Load1: 0.5})
+	}
+	if err := db.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveSummary([]store.SummaryRow{{ID: "cpu_avg", Metric: "CPU avg (% of one core)", Lib: "gws", Value: "1.6 %", Num: 1.5899999999999999}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"csv", "ndjson"} {
+		dir := t.TempDir()
+		if _, err := Write(db, dir, format); err != nil {
+			t.Fatal(err)
+		}
+		empty := ""
+		if format != "csv" {
+			empty = "<nil>"
+		}
+		rows := readRows(t, dir, "samples", format)
+		if len(rows) != 5 {
+			t.Fatalf("%s: %d samples rows, want 5", format, len(rows))
+		}
+		for i, r := range rows {
+			sec := i + 1
+			wantPhase := "window"
+			if sec > 3 {
+				wantPhase = "drain"
+			}
+			noLat := sec == 2 || sec > 3
+			if r["phase"] != wantPhase || noLat != (r["lat_p50_us"] == empty && r["lat_p99_us"] == empty && r["lat_max_us"] == empty) {
+				t.Errorf("%s: second %d: phase %q, latency %q/%q/%q; want %s, latency empty %v", format, sec, r["phase"],
+					r["lat_p50_us"], r["lat_p99_us"], r["lat_max_us"], wantPhase, noLat)
+			}
+			if r["time_utc"] != t0.Add(time.Duration(sec)*time.Second).UTC().Format("2006-01-02T15:04:05.000Z") {
+				t.Errorf("%s: second %d: time_utc %q", format, sec, r["time_utc"])
+			}
+		}
+		host := readRows(t, dir, "host_samples", format)
+		if host[len(host)-1]["phase"] != "drain" || host[2]["phase"] != "window" {
+			t.Errorf("%s: host phases %q, %q", format, host[2]["phase"], host[len(host)-1]["phase"])
+		}
+		sum := readRows(t, dir, "summary", format)
+		if len(sum) != 1 || sum[0]["num"] != "1.59" || sum[0]["num_1"] != "1.59" || sum[0]["unit_1"] != "%" {
+			t.Errorf("%s: summary %v, want num 1.59 (no float noise), num_1 the same in %%", format, sum)
 		}
 	}
 }

@@ -12,14 +12,13 @@ import (
 // of the catalogue that has a Prometheus name, and no other per-library
 // series.
 func TestPromNamesFromCatalogue(t *testing.T) {
-	re := regexp.MustCompile(`fqName: "([^"]+)"`)
 	var served []string
-	for _, m := range metrics {
-		sub := re.FindStringSubmatch(m.desc.String())
-		if sub == nil {
-			t.Fatalf("no name in %s", m.desc)
+	for _, d := range perLib() {
+		name := descName(d)
+		if !regexp.MustCompile(`^soak_[a-z0-9_]+$`).MatchString(name) {
+			t.Fatalf("no name in %s: %q", d, name)
 		}
-		served = append(served, sub[1])
+		served = append(served, name)
 	}
 	var want []string
 	for _, m := range measure.Catalogue {

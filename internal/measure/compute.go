@@ -17,6 +17,7 @@ import (
 type Results struct {
 	RunID   string
 	Seconds int64  // the planned window
+	Side    string // SideClient, or SideServer for a server-side soak
 	Cols    []Dims // one per library, in column order (Rank)
 	Rows    []Row  // every measure with a Value, in catalogue order, hidden ones included
 	// Series are what each column recorded second by second and at each
@@ -28,6 +29,7 @@ type Results struct {
 type Row struct {
 	Measure *Measure
 	Title   string // as shown for this run (Measure.Title, or its label)
+	Parts   []Part // the values of each cell (Cell.Vals): Measure.Parts, or the run's
 	Cells   []Cell // one per column of Results.Cols
 }
 
@@ -73,6 +75,7 @@ type runInfo struct {
 	noEnd          bool     // the run is recorded as running after its window, or no process writes it: it did not record its end
 	outages        []store.Event
 	resumedAt      float64 // the second of the window the last resume began at; 0: never resumed
+	server         bool    // a server-side soak: the columns are chat servers
 }
 
 // column is what the streaming pass collected for one column (library).
@@ -126,6 +129,11 @@ type column struct {
 	restarts      int            // worker_restart events (since the last resume)
 	events        int            // of the library's connections (any kind)
 
+	// a chat server's (server-side soak)
+	truth                   *store.Event             // its end account (nil: none came)
+	dropped                 map[wire.FaultKind]int64 // clients dropped, by the fault that made them
+	writes, writeDeliveries int64                    // write syscalls and deliveries over the window's seconds that have both
+
 	// lost charges and dial accounts
 	charges                int
 	chargedLib, chargedSrc int64
@@ -162,12 +170,12 @@ func computeAt(db *store.DB, now time.Time) (*Results, error) {
 		return nil, err
 	}
 	ri := &runInfo{seconds: int64(run.Planned.Seconds()), groups: PlanGroups(run.Settings["plan"]),
-		latencySuspect: clock.LatencySuspect(), signals: db.HasSignals()}
-	res := &Results{RunID: run.ID, Seconds: ri.seconds}
+		latencySuspect: clock.LatencySuspect(), signals: db.HasSignals(), server: SideOf(run) == SideServer}
+	res := &Results{RunID: run.ID, Seconds: ri.seconds, Side: SideOf(run)}
 	cols := map[string]*column{}
 	for _, w := range workers {
 		cols[w.Lib] = &column{run: ri, worker: w, reconnects: map[string]int{}, unrepairSlots: map[int]bool{},
-			statuses: map[string]int64{}, series: newSeries(ri.seconds, ri.latencySuspect)}
+			statuses: map[string]int64{}, series: newSeries(ri.seconds, ri.latencySuspect), dropped: map[wire.FaultKind]int64{}}
 		res.Cols = append(res.Cols, Dims{Lib: w.Lib})
 	}
 	slices.SortStableFunc(res.Cols, func(a, b Dims) int { return Rank(a.Lib) - Rank(b.Lib) })
@@ -289,12 +297,15 @@ func computeAt(db *store.DB, now time.Time) (*Results, error) {
 	}
 
 	for _, m := range Catalogue {
-		if m.Value == nil {
+		if m.Value == nil || !m.Of(res.Side) {
 			continue
 		}
-		row := Row{Measure: m, Title: m.Title}
+		row := Row{Measure: m, Title: m.Title, Parts: m.Parts}
 		if m.label != nil {
 			row.Title = m.label(ri)
+		}
+		if m.parts != nil {
+			row.Parts = m.parts(ri)
 		}
 		for _, d := range res.Cols {
 			row.Cells = append(row.Cells, m.Value(cols[d.Lib]))
@@ -357,11 +368,16 @@ func (c *column) sample(s *store.Sample) {
 	} else {
 		c.workerSecs++
 		if c.prevOK && c.prevSec == s.Sec-1 && c.prevTotal+s.Msgs == s.MsgsTotal {
+			put(&c.series.Msgs, s.Sec, float64(s.Msgs))
 			c.rateSum += s.Msgs
 			c.ratePeak = max(c.ratePeak, s.Msgs)
 			c.rate++
 		}
 		c.prevSec, c.prevTotal, c.prevOK = s.Sec, s.MsgsTotal, true
+	}
+	if s.HasDrops && s.HasWorker {
+		c.writes += s.Writes
+		c.writeDeliveries += s.Msgs
 	}
 	if s.HasProc {
 		if c.rssN == 0 {
@@ -410,6 +426,11 @@ func (c *column) event(e *store.Event) {
 		}
 	case wire.EventWorkerRestart:
 		c.restarts++
+	case wire.EventTruth:
+		t := *e
+		c.truth = &t
+	case wire.EventDropped:
+		c.dropped[e.Fault] += int64(e.Code)
 	case wire.EventStall:
 		c.stalls++
 	case wire.EventUnrepairable:
@@ -470,7 +491,7 @@ func CPUSampled(w store.Worker) bool { return !math.IsNaN(w.SampledCPU) }
 // nan is the number of a value that was not measured.
 var nan = math.NaN()
 
-func notMeasured() Cell { return Cell{NotMeasured, nan} }
+func notMeasured() Cell { return Cell{Text: NotMeasured, Num: nan} }
 
 // latency is the column's whole-run latency: from the stored minute
 // digests (every process of the worker, within 1 %), else the worker's
@@ -483,7 +504,7 @@ func (c *column) latency() sampler.LatencySnap {
 	return sampler.LatencySnap{Count: w.LatCount, P50: w.LatP50, P99: w.LatP99, P999: w.LatP999, Max: w.LatMax, Negative: w.LatNeg}
 }
 
-func countCell(n int) Cell { return Cell{fmt.Sprint(n), float64(n)} }
+func countCell(n int) Cell { return Cell{Text: fmt.Sprint(n), Num: float64(n)} }
 
 // ran says whether the worker was heard: its hello (its record names its
 // module), a second's frame or an event. A worker heard from and silent
@@ -516,13 +537,13 @@ func (c *column) lostWhere(across bool) Cell {
 			n = c.lost - c.lostAcross
 		}
 		if n == 0 {
-			return Cell{"0 (0 / 0)", 0}
+			return Cell{"0 (0 / 0)", 0, vals(0, 0, 0)}
 		}
-		return Cell{fmt.Sprintf("%d (not charged yet)", n), float64(n)}
+		return Cell{fmt.Sprintf("%d (not charged yet)", n), float64(n), vals(float64(n), nan, nan)}
 	}
 	n, lib, src := c.connLost, c.connLib, c.connSrc
 	if across {
 		n, lib, src = c.acrossLost, c.acrossLib, c.acrossSrc
 	}
-	return Cell{fmt.Sprintf("%d (%d / %d)", n, lib, src), float64(n)}
+	return Cell{fmt.Sprintf("%d (%d / %d)", n, lib, src), float64(n), vals(float64(n), float64(lib), float64(src))}
 }

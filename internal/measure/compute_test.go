@@ -3,6 +3,7 @@ package measure
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -47,25 +48,52 @@ func TestCompute(t *testing.T) {
 	}
 	gws := Dims{Lib: "gws"}
 	for id, want := range map[string]Cell{
-		"messages":      {"40 / 400 B", 40},
-		"bytes":         {"400 B", 400},
-		"reconnects":    {"2", 2},
-		"silence":       {"0.0 s", 0},
-		"lost":          {"2 / 1", 2},
-		"dup":           {"1", 1},
-		"errors":        {"1", 1},
-		"stalls":        {"1", 1},
-		"errors_stalls": {"1 / 1", 2},
-		"reconnect_p99": {"0.300 s", 0.3},
+		"messages":      {Text: "40 / 400 B", Num: 40},
+		"bytes":         {Text: "400 B", Num: 400},
+		"reconnects":    {Text: "2", Num: 2},
+		"silence":       {Text: "0.0 s", Num: 0},
+		"lost":          {Text: "2 / 1", Num: 2},
+		"dup":           {Text: "1", Num: 1},
+		"errors":        {Text: "1", Num: 1},
+		"stalls":        {Text: "1", Num: 1},
+		"errors_stalls": {Text: "1 / 1", Num: 2},
+		"reconnect_p99": {Text: "0.300 s", Num: 0.3},
 		// the run has not ended: the worker's split, not yet charged
-		"lost_across":    {"2 (not charged yet)", 2},
-		"lost_connected": {"0 (0 / 0)", 0},
-		"dropped_events": {"0", 0},
-		"rss_growth":     {"+2.0 MB", 2e6}, // seconds 1..3: the drain is outside the window
+		"lost_across":    {Text: "2 (not charged yet)", Num: 2},
+		"lost_connected": {Text: "0 (0 / 0)", Num: 0},
+		"dropped_events": {Text: "0", Num: 0},
+		"rss_growth":     {Text: "+2.0 MB", Num: 2e6}, // seconds 1..3: the drain is outside the window
 	} {
 		got, ok := r.Get(id, gws)
-		if !ok || got != want {
+		if !ok || got.Text != want.Text || got.Num != want.Num {
 			t.Errorf("%s = %+v, %v; want %+v", id, got, ok, want)
+		}
+	}
+	// Every measured cell of a row of several values has one per part.
+	for _, row := range r.Rows {
+		for i, c := range row.Cells {
+			if c.Text != NotMeasured && len(c.Vals) != len(row.Parts) {
+				t.Errorf("%s %s: values %v, parts %v", row.Measure.ID, r.Cols[i].Lib, c.Vals, row.Parts)
+			}
+		}
+	}
+	// Each value of a cell that shows several, in its title's order.
+	for id, want := range map[string][]float64{
+		"messages":      {40, 400},
+		"lost":          {2, 1},
+		"errors_stalls": {1, 1},
+		"lost_across":   {2, math.NaN(), math.NaN()},
+	} {
+		got, _ := r.Get(id, gws)
+		row := r.Row(id)
+		if len(got.Vals) != len(want) || len(row.Parts) != len(want) {
+			t.Errorf("%s: values %v of parts %v, want %v", id, got.Vals, row.Parts, want)
+			continue
+		}
+		for i := range want {
+			if got.Vals[i] != want[i] && !(math.IsNaN(got.Vals[i]) && math.IsNaN(want[i])) {
+				t.Errorf("%s: values %v, want %v", id, got.Vals, want)
+			}
 		}
 	}
 	if c, ok := r.Get("cpu_seconds", gws); !ok || c.Text != "- / -" || !math.IsNaN(c.Num) {
@@ -132,17 +160,17 @@ func TestNotMeasuredWithoutMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nm := Cell{NotMeasured, math.NaN()}
+	nm := Cell{Text: NotMeasured, Num: math.NaN()}
 	for _, c := range []struct {
 		lib, id string
 		want    Cell
 	}{
-		{"gorilla", "messages", Cell{"0 / 0 B", 0}},
-		{"gorilla", "msg_rate", Cell{"0 / 0", 0}},
-		{"gorilla", "silence", Cell{"3.0 s (btcusdt@trade)", 3}},
-		{"gorilla", "reconnects", Cell{"0", 0}},
-		{"gorilla", "errors_stalls", Cell{"0 / 0", 0}},
-		{"gorilla", "stalled_at_end", Cell{"0", 0}},
+		{"gorilla", "messages", Cell{Text: "0 / 0 B", Num: 0}},
+		{"gorilla", "msg_rate", Cell{Text: "0 / 0", Num: 0}},
+		{"gorilla", "silence", Cell{Text: "3.0 s (btcusdt@trade)", Num: 3}},
+		{"gorilla", "reconnects", Cell{Text: "0", Num: 0}},
+		{"gorilla", "errors_stalls", Cell{Text: "0 / 0", Num: 0}},
+		{"gorilla", "stalled_at_end", Cell{Text: "0", Num: 0}},
 		{"gorilla", "lost", nm},
 		{"gorilla", "dup", nm},
 		{"gorilla", "lost_across", nm},
@@ -230,5 +258,84 @@ func TestSecondsMissingAtEnd(t *testing.T) {
 		if c, _ := r.Get("seconds_missing", Dims{Lib: "gws"}); c.Text != tc.want {
 			t.Errorf("%s, now %v, owned %v: seconds missing %q, want %q", tc.status, tc.now, tc.owned, c.Text, tc.want)
 		}
+	}
+}
+
+// TestServerSideRows: a server-side soak's table has the rows of a server
+// and none of a market client's: deliveries, the end account's check,
+// clients dropped by cause, write syscalls per delivery over the window,
+// broadcast latency and its per-second mean; a chat server's heap is not
+// measured (no row, no series), not 0.
+func TestServerSideRows(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "soak.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	start := time.Unix(1_800_000_000, 0)
+	if err := db.CreateRun(store.Run{ID: "s", Name: "s", Target: "local chat servers", Status: "done", Started: start, Planned: 4 * time.Second,
+		Settings: map[string]string{"side": SideServer}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.UpsertWorker(store.Worker{Lib: "gws", Module: "chat server", Started: start, Ended: start.Add(5 * time.Second),
+		LatCount: 400, LatP50: 1000, LatP99: 8000, LatMax: 9000}); err != nil { // the load client's account of the window
+		t.Fatal(err)
+	}
+	b := &store.Batch{}
+	for sec := int64(1); sec <= 4; sec++ {
+		b.Samples = append(b.Samples, store.Sample{Lib: "gws", Sec: sec, TS: start.Add(time.Duration(sec) * time.Second), HasWorker: true,
+			Msgs: 100, MsgsTotal: 100 * sec, Bytes: 800, BytesTotal: 800 * sec, LatP50: 1000, LatP99: 2000 * sec, LatMax: 9000,
+			HasDrops: true, Writes: 50, HasProc: true, RSS: 20e6, CPUPct: 3})
+	}
+	b.Events = []store.Event{
+		{Lib: "gws", TS: start.Add(2 * time.Second), Sec: 2, Kind: wire.EventDropped, Fault: wire.FaultSlowReader, Code: 1, Slot: -1},
+		{Lib: "gws", TS: start.Add(3 * time.Second), Sec: 3, Kind: wire.EventDropped, Fault: wire.FaultHalfOpen, Code: 2, Slot: -1},
+		{Lib: "gws", TS: start.Add(5 * time.Second), Sec: 5, Kind: wire.EventTruth, Slot: -1,
+			Detail: "exact: clients read 400 deliveries, the server wrote 400 (less 0 to the 3 clients it dropped)"},
+	}
+	if err := db.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Compute(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := r.EndTable()
+	var ids []string
+	for _, row := range tbl.Rows {
+		ids = append(ids, row.ID)
+	}
+	var want []string
+	for _, m := range TableOf(SideServer) {
+		if !m.WhenMeasured {
+			want = append(want, m.ID)
+		}
+	}
+	if !slices.Equal(ids, want) || tbl.Side != SideServer {
+		t.Errorf("rows %v (side %q), want the server's %v", ids, tbl.Side, want)
+	}
+	gws := Dims{Lib: "gws"}
+	for id, w := range map[string]string{
+		"deliveries":          "400 / 3.2 kB",
+		"chat_truth":          "✓ exact: clients read 400 deliveries, the server wrote 400",
+		"drops":               "1 / 2",
+		"writes_per_delivery": "0.50",
+		"broadcast_latency":   "1.00 / 8.00",
+		"latency_mean_p99":    "5.00",
+	} {
+		if c, ok := r.Get(id, gws); !ok || c.Text != w {
+			t.Errorf("%s = %q (%v), want %q", id, c.Text, ok, w)
+		}
+	}
+	for _, id := range []string{"heap", "messages", "lost", "dials", "wire_truth"} {
+		if r.Row(id) != nil {
+			t.Errorf("%s: a market client's row in a server-side soak", id)
+		}
+	}
+	if heap := r.Series[0].Heap; len(finiteOf(heap)) != 0 {
+		t.Errorf("a chat server's heap series %v, want none measured", heap)
+	}
+	if c, _ := r.Get("drops", gws); !slices.Equal(c.Vals, []float64{1, 2}) {
+		t.Errorf("drops by cause %v, want slow readers 1, half-open 2", c.Vals)
 	}
 }

@@ -107,15 +107,41 @@ type RankRule struct {
 	// Name says what is compared, honestly: "mean of per-second p99", not
 	// "p99".
 	Name string
+	// About, when set, is a per-second series the two columns of a pair
+	// share — the messages a second they received — that their batch
+	// means are taken about (stats.BatchMeansAbout): a difference that
+	// follows the traffic's swings, one column spending more per message
+	// than the other, is then neither taken for noise nor refused as
+	// autocorrelated. The difference and the levels are still Of's.
+	About SeriesID
+	// SpanFloor, for a Growth, is the least change a slope must add up to
+	// over the span it was taken over (in Unit × hours: MB for MB/h) to be
+	// worth a call, whatever Floor says: a slope over one minute is that
+	// minute's change times 60, and identical columns' RSS moves by tenths
+	// of a MB from one minute to the next (tens of MB/h; the calibration).
+	// Over a long run Floor binds.
+	SpanFloor float64
 }
 
 // Measure is one entry of the catalogue.
 type Measure struct {
-	ID     string // stable: stored in the summary table, used by compare and export
-	Title  string // the end table's row name
+	ID    string // stable: stored in the summary table, used by compare and export
+	Title string // the end table's row name
+	// Short is the row's name where the table must fit a terminal (120
+	// columns); "" when Title is short already.
+	Short  string
 	Unit   string // of Cell.Num
 	Better Better
 	Rank   RankRule
+	// Side is the kind of soak the measure is a row of: SideClient (the
+	// libraries reading market streams), SideServer (the libraries as chat
+	// servers), or "" for both.
+	Side string
+	// Parts name the values of a cell that shows several ("165.6 k / 34.3
+	// MB": the messages, then the bytes), in the title's order: each is a
+	// number of the cell (Cell.Vals) for compare and export. Nil for a cell
+	// of one value (Cell.Num).
+	Parts []Part
 	// Threshold is the profile key ("thresholds:") whose limit is checked
 	// against this measure's number, in Unit; "" when none.
 	Threshold string
@@ -136,6 +162,11 @@ type Measure struct {
 	// label, when set, is the row's title for a run (Title with what the
 	// run adds, e.g. the connection groups).
 	label func(r *runInfo) string
+	// parts, when set, are the run's Parts (a value per connection group).
+	parts func(r *runInfo) []Part
+	// short, when set, are the cell's shorter texts (ShortForms), instead
+	// of the rule every cell follows.
+	short func(text string) []string
 	// Value computes the measure for one column from what the streaming
 	// pass collected; nil for a measure only the live view has.
 	Value func(c *column) Cell
@@ -154,7 +185,14 @@ type Measure struct {
 type Cell struct {
 	Text string
 	Num  float64
+	// Vals are the cell's values, one per part of its row (Row.Parts), NaN
+	// for one not measured; nil for a measure of one value, or a cell not
+	// measured.
+	Vals []float64
 }
+
+// Part is one of the values a cell shows: what it is and its unit.
+type Part struct{ Name, Unit string }
 
 // Dims are what a column of results is measured for: a soak fills Lib, a
 // bench its side and the dimensions it varies. A new dimension is a field
@@ -219,6 +257,15 @@ func Find(id, name string) *Measure {
 func Table() []*Measure {
 	return slices.DeleteFunc(slices.Clone(Catalogue), func(m *Measure) bool { return m.Hidden })
 }
+
+// TableOf returns the measures of a side's end table (SideClient or
+// SideServer), in row order.
+func TableOf(side string) []*Measure {
+	return slices.DeleteFunc(Table(), func(m *Measure) bool { return !m.Of(side) })
+}
+
+// Of says whether the measure is one of a soak of that side.
+func (m *Measure) Of(side string) bool { return m.Side == "" || m.Side == side }
 
 // Rank is a library's column position: the known libraries in their order,
 // any other after them.

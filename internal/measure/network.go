@@ -29,36 +29,37 @@ func init() {
 }
 
 var networkMeasures = []*Measure{
-	{ID: "blackhole_detect", Title: "Blackhole: detected after (median / max)", Unit: "s", Better: NoRank, Rank: never, WhenMeasured: true,
+	{ID: "blackhole_detect", Title: "Blackhole: detected after (median / max)", Short: "Blackhole detected after", Side: SideClient, Unit: "s", Better: NoRank, Rank: never, WhenMeasured: true,
+		Parts: []Part{{"median", "s"}, {"max", "s"}},
 		Value: blackhole(func(n *netFinding) Cell { // the slowest detection
 			if len(n.detectMs) == 0 {
-				return Cell{fmt.Sprintf("never (%d survived)", n.survived()), nan}
+				return Cell{fmt.Sprintf("never (%d survived)", n.survived()), nan, vals(nan, nan)}
 			}
 			s := slices.Sorted(slices.Values(n.detectMs))
 			text := fmt.Sprintf("%s / %s", unit.Millis(s[len(s)/2]), unit.Millis(s[len(s)-1]))
 			if k := n.survived(); k > 0 {
 				text += fmt.Sprintf(" (%d survived)", k)
 			}
-			return Cell{text, s[len(s)-1] / 1000}
+			return Cell{text, s[len(s)-1] / 1000, vals(s[len(s)/2]/1000, s[len(s)-1]/1000)}
 		})},
-	{ID: "blackhole_mechanism", Title: "Blackhole: detected by", Unit: "connections", Better: NoRank, Rank: never, WhenMeasured: true,
+	{ID: "blackhole_mechanism", Title: "Blackhole: detected by", Short: "Blackhole detected by", Side: SideClient, Unit: "connections", Better: NoRank, Rank: never, WhenMeasured: true,
 		Value: blackhole(func(n *netFinding) Cell { // connections that noticed
 			if len(n.mechanisms) == 0 {
-				return Cell{"none", 0}
+				return Cell{Text: "none", Num: 0}
 			}
 			var parts []string
 			for _, m := range slices.Sorted(maps.Keys(n.mechanisms)) {
 				parts = append(parts, fmt.Sprintf("%s ×%d", m, n.mechanisms[m]))
 			}
-			return Cell{strings.Join(parts, ", "), float64(len(n.detectMs))}
+			return Cell{Text: strings.Join(parts, ", "), Num: float64(len(n.detectMs))}
 		})},
-	{ID: "blackhole_lost", Title: "Blackhole: ids lost", Unit: "ids", Better: NoRank, Rank: never, WhenMeasured: true,
+	{ID: "blackhole_lost", Title: "Blackhole: ids lost", Short: "Blackhole ids lost", Side: SideClient, Unit: "ids", Better: NoRank, Rank: never, WhenMeasured: true,
 		Value: blackhole(func(n *netFinding) Cell { // lost across the reconnects that followed the detections
 			text := fmt.Sprint(n.lost)
 			if n.awaiting() > 0 {
 				text += fmt.Sprintf(" (+%d not back by the end)", n.awaiting())
 			}
-			return Cell{text, float64(n.lost)}
+			return Cell{Text: text, Num: float64(n.lost)}
 		})},
 }
 

@@ -82,15 +82,14 @@ func (c *column) sentCell() Cell {
 	case c.sent == nil || c.sent.Subs == 0:
 		return notMeasured()
 	case c.restarts > 0:
-		return Cell{Restarted(c.restarts), nan}
+		return Cell{Text: Restarted(c.restarts), Num: nan}
 	case len(c.dropKinds) > 0:
-		return Cell{fmt.Sprintf("not compared: a %s fault discards messages in flight", c.dropKinds[0]), nan}
+		return Cell{Text: fmt.Sprintf("not compared: a %s fault discards messages in flight", c.dropKinds[0]), Num: nan}
 	}
 	sc := c.sent
 	if len(sc.Mismatches) == 0 {
-		return Cell{fmt.Sprintf("✓ %d subscriptions", sc.Subs), 0}
+		return Cell{Text: fmt.Sprintf("✓ %d subscriptions", sc.Subs), Num: 0}
 	}
 	m := sc.Mismatches[0]
-	return Cell{fmt.Sprintf("✗ %d of %d differ (slot %d %s: received %d, server sent %d)", len(sc.Mismatches), sc.Subs, m.Slot, m.Stream, m.Received, m.Sent),
-		float64(len(sc.Mismatches))}
+	return Cell{Text: fmt.Sprintf("✗ %d of %d differ (slot %d %s: received %d, server sent %d)", len(sc.Mismatches), sc.Subs, m.Slot, m.Stream, m.Received, m.Sent), Num: float64(len(sc.Mismatches))}
 }

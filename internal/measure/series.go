@@ -22,6 +22,10 @@ const (
 	SeriesHeap   SeriesID = "heap"    // Go heap bytes, per second
 	SeriesRSS    SeriesID = "rss"     // RSS bytes, per second
 	SeriesLatP99 SeriesID = "lat_p99" // the second's p99 latency in ms (NaN: the second recorded none)
+	// SeriesMsgs: the messages received in the second (NaN when the
+	// worker's count does not cover exactly that second: second 1, the
+	// first after a gap in its frames).
+	SeriesMsgs SeriesID = "msgs"
 	// Per fault: the longest reconnect a fault caused (ms), and the ids lost
 	// across its reconnects.
 	SeriesReconnect  SeriesID = "reconnect_ms"
@@ -34,7 +38,7 @@ const (
 // second without a value. Only the window's seconds are here: never the
 // warm-up's (second 0) nor the drain's after the end.
 type Series struct {
-	CPU, Heap, RSS, LatP99 []float64
+	CPU, Heap, RSS, LatP99, Msgs []float64
 	// LatSuspect says latency was measured across an unsynchronised clock:
 	// not to be compared.
 	LatSuspect bool
@@ -69,6 +73,8 @@ func (s *Series) Of(id SeriesID) []float64 {
 		return s.RSS
 	case SeriesLatP99:
 		return s.LatP99
+	case SeriesMsgs:
+		return s.Msgs
 	}
 	return nil
 }
@@ -78,7 +84,7 @@ func (s *Series) Of(id SeriesID) []float64 {
 func newSeries(n int64, latSuspect bool) *Series {
 	s := &Series{LatSuspect: latSuspect}
 	if n > 0 {
-		s.CPU, s.Heap, s.RSS, s.LatP99 = make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
+		s.CPU, s.Heap, s.RSS, s.LatP99, s.Msgs = make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
 	}
 	return s
 }
@@ -93,7 +99,7 @@ func put(xs *[]float64, sec int64, v float64) {
 
 // trim cuts every per-second series to n seconds (NaN-padded up to it).
 func (s *Series) trim(n int64) {
-	for _, xs := range []*[]float64{&s.CPU, &s.Heap, &s.RSS, &s.LatP99} {
+	for _, xs := range []*[]float64{&s.CPU, &s.Heap, &s.RSS, &s.LatP99, &s.Msgs} {
 		if int64(len(*xs)) > n {
 			*xs = (*xs)[:n]
 		}
@@ -114,7 +120,9 @@ func at(xs []float64, sec int64) float64 {
 // sampleSeries records a window second's values.
 func (c *column) sampleSeries(s *store.Sample) {
 	if s.HasWorker {
-		put(&c.series.Heap, s.Sec, float64(s.HeapBytes))
+		if !c.run.server { // a chat server reports no heap: not 0
+			put(&c.series.Heap, s.Sec, float64(s.HeapBytes))
+		}
 		if s.LatP99 > 0 { // 0: no latency this second (a recorded value is at least 1 µs)
 			put(&c.series.LatP99, s.Sec, float64(s.LatP99)/1000)
 		}

@@ -101,15 +101,15 @@ func TestSeriesAndRankedRows(t *testing.T) {
 	wantP99 := (65*4.0 + 64*2.0) / 129
 	for id, want := range map[string][2]Cell{
 		// median of seconds 66..130: second 98
-		"rss_level":        {{"51.0 MB", 50e6 + 98e4}, {"51.0 MB", 50e6 + 98e4}},
-		"rss_trend":        {{"+36.0 MB/h", 36}, {"+36.0 MB/h", 36}},
-		"heap":             {{"8.0", 8e6}, {"8.0", 8e6}},
-		"cpu_avg":          {{"5.0 %", 5}, {"7.0 %", 7}},
-		"latency_mean_p99": {{"3.01", wantP99}, {"3.01", wantP99}},
+		"rss_level":        {{Text: "51.0 MB", Num: 50e6 + 98e4}, {Text: "51.0 MB", Num: 50e6 + 98e4}},
+		"rss_trend":        {{Text: "+36.0 MB/h", Num: 36}, {Text: "+36.0 MB/h", Num: 36}},
+		"heap":             {{Text: "8.0", Num: 8e6}, {Text: "8.0", Num: 8e6}},
+		"cpu_avg":          {{Text: "5.0 %", Num: 5}, {Text: "7.0 %", Num: 7}},
+		"latency_mean_p99": {{Text: "3.01", Num: wantP99}, {Text: "3.01", Num: wantP99}},
 		// gws's from its digest (98 of 1 ms, 2 of 50 ms), gorilla's from the worker
-		"latency": {{"3.00 / 3.00", 3}, {"1.00 / 50.17", 50.175}},
+		"latency": {{Text: "3.00 / 3.00", Num: 3}, {Text: "1.00 / 50.17", Num: 50.175}},
 		// gorilla's two connections of slot 0 add up; its "" stream is no subscription
-		"server_truth": {{"✓ 2 subscriptions", 0}, {"✗ 1 of 2 differ (slot 1 ethusdt@trade: received 620, server sent 623)", 1}},
+		"server_truth": {{Text: "✓ 2 subscriptions", Num: 0}, {Text: "✗ 1 of 2 differ (slot 1 ethusdt@trade: received 620, server sent 623)", Num: 1}},
 	} {
 		row := r.Row(id)
 		if row == nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/wssoak/wssoak/internal/codec"
 	"github.com/wssoak/wssoak/internal/endpoint"
+	"github.com/wssoak/wssoak/internal/spelling"
 	"github.com/wssoak/wssoak/internal/wire"
 )
 
@@ -630,7 +631,7 @@ func (d *decoder) names(v *yaml.Node, name, what string, known []string, accept 
 				return d.errf(lines[i], "%v", err)
 			}
 		default:
-			return d.errf(lines[i], "unknown %s %q (known: %s)", what, s, strings.Join(known, ", "))
+			return d.errf(lines[i], "unknown %s %q (known: %s)%s", what, s, strings.Join(known, ", "), suggest(s, known))
 		}
 		if j, dup := first[s]; dup {
 			return d.errf(lines[i], "%s %q listed twice%s", what, s, d.firstAt(lines[j]))
@@ -880,11 +881,18 @@ func (d *decoder) validate(p *Profile) error {
 		}
 		for j, t := range g.Streams {
 			l := line(pre+".streams."+strconv.Itoa(j), pre)
-			warn, err := checkTemplate(t, sym)
-			if err != nil {
+			warn, unknown, err := checkTemplate(t, sym)
+			switch {
+			case err != nil:
 				add(d.errf(l, "%v", err))
-			} else if warn != "" {
-				p.Warnings = append(p.Warnings, d.errf(l, "%s", warn).Error())
+			case unknown && p.Target == TargetLocal:
+				// The replay server serves the kinds it knows and no other:
+				// such a stream would only ever stall. Against Binance it is a
+				// warning: the exchange accepts it and sends nothing.
+				add(d.errf(l, "unknown stream %q: the replay server (target local) serves no such stream%s",
+					t, streamSuggestion(t)))
+			case warn != "":
+				p.Warnings = append(p.Warnings, d.errf(l, "%s%s", warn, streamSuggestion(t)).Error())
 			}
 		}
 	}
@@ -1000,34 +1008,8 @@ func kindName(n *yaml.Node) string {
 
 // suggest returns `; did you mean "x"?` for the closest key, or "".
 func suggest(key string, keys []string) string {
-	norm := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "-", "_") }
-	best, bestD := "", 3
-	for _, k := range keys {
-		if dist := levenshtein(norm(key), norm(k)); dist < bestD && dist*2 < len(k) {
-			best, bestD = k, dist
-		}
+	if best := spelling.Nearest(key, keys); best != "" {
+		return fmt.Sprintf("; did you mean %q?", best)
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %q?", best)
-}
-
-func levenshtein(a, b string) int {
-	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return ""
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/wssoak/wssoak/internal/binance"
+	"github.com/wssoak/wssoak/internal/spelling"
 )
 
 // SymbolPlaceholder in a stream template is replaced by each symbol.
@@ -60,14 +61,45 @@ func (p *Profile) Expand() ([]ExpandedGroup, error) {
 	return out, nil
 }
 
-// checkTemplate validates a stream template by expanding it with one symbol.
-func checkTemplate(t, symbol string) (warning string, err error) {
+// checkTemplate validates a stream template by expanding it with one
+// symbol: an error, or a warning (a stream Binance never serves), unknown
+// when that stream's kind is none Binance has.
+func checkTemplate(t, symbol string) (warning string, unknown bool, err error) {
 	name := strings.ReplaceAll(t, SymbolPlaceholder, symbol)
 	if strings.ContainsAny(name, "{}") {
-		return "", fmt.Errorf("unknown placeholder in stream template %q: the only one is %s", t, SymbolPlaceholder)
+		return "", false, fmt.Errorf("unknown placeholder in stream template %q: the only one is %s", t, SymbolPlaceholder)
 	}
-	_, warning, err = parseStream(name, t)
-	return warning, err
+	st, warning, err := parseStream(name, t)
+	return warning, err == nil && st.Kind == binance.KindUnknown && !st.Retired, err
+}
+
+// streamKinds are the names of the stream kinds binance knows.
+var streamKinds = func() []string {
+	var out []string
+	for k := binance.Kind(0); !strings.HasPrefix(k.String(), "kind("); k++ {
+		if k != binance.KindUnknown {
+			out = append(out, k.String())
+		}
+	}
+	return out
+}()
+
+// streamSuggestion is `; did you mean "x"?` for a template whose kind is
+// misspelt ({symbol}@aggtrade: {symbol}@aggTrade), else "".
+func streamSuggestion(t string) string {
+	prefix, kind, ok := strings.Cut(t, "@")
+	if !ok {
+		return ""
+	}
+	kind, rest, _ := strings.Cut(kind, "@")
+	near := spelling.Nearest(kind, streamKinds)
+	if near == "" || near == kind {
+		return ""
+	}
+	if rest != "" {
+		near += "@" + rest
+	}
+	return fmt.Sprintf("; did you mean %q?", prefix+"@"+near)
 }
 
 // parseStream parses one concrete name. A name Binance accepts but never

@@ -229,7 +229,7 @@ func checkFaultTemplates(p *Profile, streams []string) error {
 		if p.Top != nil || len(p.Symbols) == 0 {
 			return fmt.Errorf("streams template %q needs a symbols list; with symbols: {top: N} name the streams", t)
 		}
-		if _, err := checkTemplate(t, p.Symbols[0]); err != nil {
+		if _, _, err := checkTemplate(t, p.Symbols[0]); err != nil {
 			return err
 		}
 	}

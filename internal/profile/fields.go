@@ -261,6 +261,8 @@ func (d *decoder) custom(s spec, name string, fv, parent reflect.Value) func(*ya
 		return func(v *yaml.Node) error { return d.faults(v, fv.Addr().Interface().(*[]Fault)) }
 	case "thresholds":
 		return func(v *yaml.Node) error { return d.thresholds(v, fv.Addr().Interface().(*[]Threshold)) }
+	case "labels":
+		return func(v *yaml.Node) error { return d.labels(v, name, fv.Addr().Interface().(*Labels)) }
 	}
 	panic(fmt.Sprintf("profile: %s: unknown kind %q", name, s.kind))
 }

@@ -80,6 +80,7 @@ type Profile struct {
 	Compression      wire.Compression `yaml:"compression" soak:"kind=compression"`    // permessage-deflate: off, on, no_context_takeover
 	Side             string           `yaml:"side" soak:"kind=side"`                  // "client" (default): the libraries as clients; "server": as chat servers (side.go)
 	Chat             ChatLoad         `yaml:"chat"`                                   // the chat load of a side: server run
+	Labels           Labels           `yaml:"labels" soak:"kind=labels"`              // the user's names for the run (region: fra): soak_run_info and the report over several runs
 
 	// Warnings are problems that do not stop the run, as "<path>:<line>: <text>":
 	// e.g. a stream Binance retired, which will be reported as stalled.

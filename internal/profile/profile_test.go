@@ -92,15 +92,23 @@ func fixedTop(t Top) ([]string, error) {
 	return out, nil
 }
 
+// TestSilentStreamsWarn: against Binance a retired or unknown stream is
+// accepted with a warning (the exchange accepts it and sends nothing), a
+// misspelt kind with the name meant; against the local replay server, which
+// serves no such stream, an unknown one is an error at its line.
 func TestSilentStreamsWarn(t *testing.T) {
-	src := "groups:\n  - name: a\n    streams: ['!ticker@arr', '{symbol}@trade']\n  - name: b\n    streams: ['{symbol}@trades']\n"
+	src := "target: wss://stream.binance.com:9443\ngroups:\n  - name: a\n    streams: ['!ticker@arr', '{symbol}@trade']\n  - name: b\n    streams: ['{symbol}@trades']\n"
 	p, err := Parse("x.yaml", []byte(src))
 	if err != nil {
 		t.Fatalf("a retired or unknown stream must be accepted: %v", err)
 	}
 	want := []string{
-		`x.yaml:3: stream "!ticker@arr" was retired by Binance and sends nothing: it will be reported as stalled`,
-		`x.yaml:5: unknown stream "btcusdt@trades" (from "{symbol}@trades"): Binance accepts it and sends nothing: it will be reported as stalled`,
+		`x.yaml:4: stream "!ticker@arr" was retired by Binance and sends nothing: it will be reported as stalled`,
+		`x.yaml:6: unknown stream "btcusdt@trades" (from "{symbol}@trades"): Binance accepts it and sends nothing: it will be reported as stalled; did you mean "{symbol}@trade"?`,
+	}
+	local := strings.TrimPrefix(src, "target: wss://stream.binance.com:9443\n")
+	if _, err := Parse("x.yaml", []byte(local)); err == nil || err.Error() != `x.yaml:5: unknown stream "{symbol}@trades": the replay server (target local) serves no such stream; did you mean "{symbol}@trade"?` {
+		t.Errorf("an unknown stream against the local target: %v, want the error at its line", err)
 	}
 	if !reflect.DeepEqual(p.Warnings, want) {
 		t.Errorf("warnings\n got %q\nwant %q", p.Warnings, want)
@@ -544,7 +552,7 @@ func TestParseErrorsExact(t *testing.T) {
 		{"name: x\ntarget: local\n\nlibraries: [gws]\nsymbols: [btcusdt]\n\ndration: 2m\n",
 			`profiles/x.yaml:7: unknown key "dration" in profile; did you mean "duration"?`},
 		{"name: x\nlibraries:\n  - gorilla\n  - gorila\n",
-			`profiles/x.yaml:4: unknown library "gorila" (known: gorilla, gobwas, coder, gws, fasthttp, nbio)`},
+			`profiles/x.yaml:4: unknown library "gorila" (known: gorilla, gobwas, coder, gws, fasthttp, nbio); did you mean "gorilla"?`},
 		{"name: x\ntarget: local\nduration: 2 minutes\n",
 			`profiles/x.yaml:3: bad duration "2 minutes": want a number with a unit such as 90s, 2m, 24h`},
 		{"name: x\nduration: 2m\nsymbols: [btcusdt\n",

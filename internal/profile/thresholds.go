@@ -35,7 +35,7 @@ type ThresholdKey struct {
 }
 
 // ThresholdKeys are the keys "thresholds:" accepts, in display order; the
-// README's "Compare and thresholds" section defines each.
+// "Compare and thresholds" in docs/reference.md defines each.
 var ThresholdKeys = []ThresholdKey{
 	{"max_lost", ThresholdCount},
 	{"max_dup", ThresholdCount},

@@ -85,14 +85,27 @@ func (s *Stat) Lead() Call {
 			why = p.Note
 		case !favours(m.Better, p):
 			why = "the interval against " + s.colName(j) + " includes 0"
-		case math.Abs(p.Diff) < m.Rank.Floor:
-			why = "the difference from " + s.colName(j) + " is under the floor of " + Amount(m.Rank.Floor, m.Unit)
+		case math.Abs(p.Diff) < Floor(m, p):
+			why = "the difference from " + s.colName(j) + " is under the floor of " + Amount(Floor(m, p), m.Unit)
 		}
 		if why != "" && c.Star {
 			c.Star, c.Why, c.Failed = false, why, j
 		}
 	}
 	return c
+}
+
+// Floor is the least difference of m worth a call for the pair p: the
+// catalogue's practical floor or, for a growth rate, what adds up to the
+// measure's SpanFloor over the span p's slope was taken over, whichever
+// is larger (2 MB over the minute a 2-minute run's RSS slope rests on is
+// 120 MB/h; over a day, 5 MB/h binds).
+func Floor(m *measure.Measure, p Pair) float64 {
+	f := m.Rank.Floor
+	if m.Rank.Stat == measure.Growth && m.Rank.SpanFloor > 0 && p.N > 0 && p.Span > 0 {
+		f = max(f, m.Rank.SpanFloor/(float64(p.N)*p.Span/3600))
+	}
+	return f
 }
 
 // Mark is a column's standing against the baseline on one measure.
@@ -143,8 +156,8 @@ func (s *Stat) Versus(base int) []Mark {
 		switch {
 		case !rejected[k]:
 			out[j].Why = "not significant after Holm's correction"
-		case math.Abs(p.Diff) < m.Rank.Floor:
-			out[j].Why = "under the floor of " + Amount(m.Rank.Floor, m.Unit)
+		case math.Abs(p.Diff) < Floor(m, p):
+			out[j].Why = "under the floor of " + Amount(Floor(m, p), m.Unit)
 		case better(m.Better, p.Diff, 0):
 			out[j].Kind = Better
 		default:

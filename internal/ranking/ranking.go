@@ -111,7 +111,7 @@ func Compute(res *measure.Results) *Ranking {
 			continue
 		}
 		st := &Stat{Measure: m, pairs: map[[2]int]Pair{}, cols: r.Cols}
-		vals := make([][]float64, len(res.Series)) // per column: what its pairs compare
+		vals := make([]values, len(res.Series)) // per column: what its pairs compare
 		for i, s := range res.Series {
 			var lv Level
 			vals[i], lv = prepare(m.Rank, s, res.Series)
@@ -131,27 +131,38 @@ func Compute(res *measure.Results) *Ranking {
 	return r
 }
 
+// values are what a column's pairs compare: the seconds of its series the
+// statistic is taken over, or its value per fault of the run; and, for a
+// measure taken about a shared series (Rank.About), that series.
+type values struct {
+	xs, about []float64
+}
+
 // prepare returns what a column's pairs compare — the seconds of its
 // series the statistic is taken over, or its value per fault of the run
 // (NaN for a fault that did not hit it or left nothing to compare) — and
 // its level.
-func prepare(rule measure.RankRule, s *measure.Series, all []*measure.Series) ([]float64, Level) {
+func prepare(rule measure.RankRule, s *measure.Series, all []*measure.Series) (values, Level) {
 	switch rule.Stat {
 	case measure.BatchMeans:
 		xs := s.Of(rule.Of)
-		return xs, level(stats.Mean(finite(xs)), len(finite(xs)))
+		var about []float64
+		if rule.About != "" {
+			about = s.Of(rule.About)
+		}
+		return values{xs: xs, about: about}, level(stats.Mean(finite(xs)), len(finite(xs)))
 	case measure.SteadyLevel:
 		xs := measure.SecondHalf(s.Of(rule.Of))
-		return xs, level(stats.Median(xs), len(finite(xs)))
+		return values{xs: xs}, level(stats.Median(xs), len(finite(xs)))
 	case measure.Growth:
 		xs := measure.AfterWarmUp(s.Of(rule.Of))
 		g := measure.GrowthPerHour(xs)
-		return xs, level(g.Slope, g.N)
+		return values{xs: xs}, level(g.Slope, g.N)
 	case measure.PerFault:
 		vs := perFault(rule.Of, s, faults(all))
-		return vs, level(stats.Mean(finite(vs)), len(finite(vs)))
+		return values{xs: vs}, level(stats.Mean(finite(vs)), len(finite(vs)))
 	}
-	return nil, level(math.NaN(), 0)
+	return values{}, level(math.NaN(), 0)
 }
 
 func level(v float64, n int) Level {
@@ -162,18 +173,23 @@ func level(v float64, n int) Level {
 }
 
 // pair compares two columns' prepared values.
-func pair(rule measure.RankRule, a, b []float64) Pair {
-	n := min(len(a), len(b))
+func pair(rule measure.RankRule, a, b values) Pair {
+	n := min(len(a.xs), len(b.xs))
 	d := make([]float64, n)
 	for k := range d {
-		d[k] = a[k] - b[k] // NaN where either has none: unpaired
+		d[k] = a.xs[k] - b.xs[k] // NaN where either has none: unpaired
 	}
 	p := Pair{Diff: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(), SD: math.NaN()}
 	switch rule.Stat {
 	case measure.BatchMeans, measure.SteadyLevel:
-		b := stats.BatchMeans(d, false)
-		p.N, p.Span, p.Note = len(b.Means), b.Len, b.Short
-		iv := stats.TInterval(b.Means, stats.Confidence)
+		var bm stats.Batches
+		if x := shared(a.about, b.about, n); x != nil {
+			bm = stats.BatchMeansAbout(d, x)
+		} else {
+			bm = stats.BatchMeans(d, false)
+		}
+		p.N, p.Span, p.Note = len(bm.Means), bm.Len, bm.Short
+		iv := bm.Interval(stats.Confidence)
 		p.Diff, p.SD = iv.Mean, iv.SD
 		if p.Note == "" {
 			p.Lo, p.Hi, p.P = iv.Lo, iv.Hi, iv.P
@@ -209,6 +225,37 @@ func pair(rule measure.RankRule, a, b []float64) Pair {
 		}
 	}
 	return p
+}
+
+// shared is the series two columns share second by second (the messages
+// a second each received: the same traffic), as the mean of theirs where
+// both have it, else the one that has it, for n seconds; nil when neither
+// has any: then there is nothing to take their difference about.
+func shared(a, b []float64, n int) []float64 {
+	if len(finite(a)) == 0 && len(finite(b)) == 0 {
+		return nil
+	}
+	out := make([]float64, n)
+	for k := range out {
+		x, y := at(a, k), at(b, k)
+		switch {
+		case math.IsNaN(x):
+			out[k] = y
+		case math.IsNaN(y):
+			out[k] = x
+		default:
+			out[k] = (x + y) / 2
+		}
+	}
+	return out
+}
+
+// at is xs[k], NaN beyond it.
+func at(xs []float64, k int) float64 {
+	if k >= len(xs) {
+		return math.NaN()
+	}
+	return xs[k]
 }
 
 // faults are the run's fault instants, in time order: each fault the

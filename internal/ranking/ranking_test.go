@@ -3,10 +3,12 @@ package ranking
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/wssoak/wssoak/internal/measure"
+	"github.com/wssoak/wssoak/internal/stats"
 )
 
 // run makes the results of a run of n seconds whose columns record what
@@ -293,5 +295,109 @@ func TestAmount(t *testing.T) {
 		if got := duration(secs); got != want {
 			t.Errorf("duration(%v) = %q, want %q", secs, got, want)
 		}
+	}
+}
+
+// TestCPUAboutTraffic: a column that spends 5 µs more on every message,
+// under traffic that swings once over the window (2,000 to 8,000 messages
+// a second), spends 5e-6·msgs(t) CPU seconds more each second. Alone, that
+// difference's batch means follow the traffic (lag-1 near cos(2π/20) =
+// 0.95, and cos(2π/10) = 0.81 at 10 batches) and the pair is refused as
+// too short to call; taken about the messages both columns received, the
+// swing is the traffic's, not noise: 20 batches, and the interval holds
+// the mean difference 5e-6 · 100 · 5,000 = 2.5 points of one core. A
+// column 1 point lower every second whatever the traffic is called as
+// before, and two columns alike are not told apart.
+func TestCPUAboutTraffic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const n = 120
+	msgs := make([]float64, n)
+	for k := range msgs {
+		msgs[k] = math.Round(5000 + 3000*math.Sin(2*math.Pi*float64(k)/n))
+	}
+	mk := func() *measure.Results {
+		// CPU % of one core: 20 µs a message, 0.5 points of fixed work,
+		// noise of a point (the kernel's 10 ms tick)
+		res := run(n, []string{"a1", "a2", "cost", "fixed"}, func(i, sec int) (float64, float64, float64, float64) {
+			cpu := 100*20e-6*msgs[sec-1] + 0.5 + rng.NormFloat64()
+			switch i {
+			case 2:
+				cpu += 100 * 5e-6 * msgs[sec-1]
+			case 3:
+				cpu--
+			}
+			return cpu, 8e6, 60e6, 2
+		})
+		for _, s := range res.Series {
+			s.Msgs = slices.Clone(msgs)
+		}
+		return res
+	}
+	r := Compute(mk())
+	st := r.Stat("cpu_avg")
+	want := 100 * 5e-6 * stats.Mean(msgs)
+	p := st.Pair(2, 0)
+	if p.Note != "" || p.N != 20 || !(p.Lo < want && want < p.Hi) || !p.Excludes0() {
+		t.Errorf("cost − a1: %+v, want %.2f points of one core within its interval", p, want)
+	}
+	if aa := st.Pair(0, 1); !(math.Abs(aa.Diff) < st.Measure.Rank.Floor) {
+		t.Errorf("a1 − a2: %+v, want under the floor", aa)
+	}
+	if f := st.Pair(3, 0); f.Note != "" || !(f.Lo < -1 && -1 < f.Hi) || !f.Excludes0() {
+		t.Errorf("fixed − a1: %+v, want −1 within its interval", f)
+	}
+	marks := st.Versus(r.Col("a1"))
+	if marks[1].Kind != Same || marks[2].Kind != Worse || marks[3].Kind != Better {
+		t.Errorf("against a1: %+v", marks)
+	}
+	if c := st.Lead(); !c.Star || r.Cols[c.Leader] != "fixed" {
+		t.Errorf("lead: %+v, want fixed's ★", c)
+	}
+
+	// Without the messages the same difference is refused: its batch
+	// means follow the traffic.
+	res := mk()
+	for _, s := range res.Series {
+		s.Msgs = nil
+	}
+	if p := Compute(res).Stat("cpu_avg").Pair(2, 0); !strings.Contains(p.Note, "autocorrelated") {
+		t.Errorf("alone: %+v; want refused as autocorrelated", p)
+	}
+}
+
+// TestGrowthSpanFloor: a growth rate is called only when it adds up to the
+// measure's SpanFloor (2 MB) over the span its slope rests on. In a
+// 2-minute run that span is the second minute (12 batches of 5 s): a
+// column growing 60 MB/h faster than another, exactly, grew 1 MB more —
+// no call, under 120 MB/h; 200 MB/h is 3.3 MB more: called. Over a day's
+// span the catalogue's 5 MB/h binds.
+func TestGrowthSpanFloor(t *testing.T) {
+	m := measure.ByID("rss_trend")
+	for _, tc := range []struct {
+		p    Pair
+		want float64
+	}{
+		{Pair{N: 12, Span: 5}, 120},
+		{Pair{N: 20, Span: (86400 - 60) / 20.0}, 5},
+		{Pair{N: 0, Span: 0}, 5}, // no span known: the catalogue's
+	} {
+		if got := Floor(m, tc.p); !near(got, tc.want, 1e-9) {
+			t.Errorf("Floor(rss_trend, %d batches of %v s) = %v, want %v", tc.p.N, tc.p.Span, got, tc.want)
+		}
+	}
+	if got := Floor(measure.ByID("cpu_avg"), Pair{N: 12, Span: 5}); got != 0.25 {
+		t.Errorf("Floor(cpu_avg) = %v, want the catalogue's 0.25", got)
+	}
+	grow := func(mbh float64) Call {
+		res := run(120, []string{"a", "b"}, func(i, sec int) (float64, float64, float64, float64) {
+			return 10, 8e6, 60e6 + float64(i)*mbh*1e6/3600*float64(sec), 2
+		})
+		return Compute(res).Stat("rss_trend").Lead()
+	}
+	if c := grow(60); c.Star || c.Leader != 0 || !c.Pair.Excludes0() || !strings.Contains(c.Why, "under the floor of 120.0 MB/h") {
+		t.Errorf("60 MB/h more over a minute: %+v, want no ★ (under 120 MB/h)", c)
+	}
+	if c := grow(200); !c.Star || c.Leader != 0 || !near(c.Pair.Diff, -200, 1e-6) {
+		t.Errorf("200 MB/h more over a minute: %+v, want a ★ for a", c)
 	}
 }

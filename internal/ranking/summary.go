@@ -124,7 +124,7 @@ func (r *Ranking) noCall(s *Stat) string {
 	switch {
 	case strings.Contains(c.Why, "under the floor"):
 		return fmt.Sprintf("no call: %s leads %s by less than the floor of %s (%s)", r.Cols[c.Leader], r.Cols[c.Failed],
-			Amount(m.Rank.Floor, m.Unit), pair)
+			Amount(Floor(m, p), m.Unit), pair)
 	case strings.Contains(c.Why, "includes 0"):
 		text := fmt.Sprintf("no difference detectable in this run between the leader %s and %s (%s)", r.Cols[c.Leader], r.Cols[c.Failed], pair)
 		if est != "" {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -331,7 +332,7 @@ func TestSameBytesAcrossConnsAndServers(t *testing.T) {
 		}
 		for i, other := range []map[string][]string{s2, s3} {
 			if !sameOverlap(seq, other[name]) {
-				t.Fatalf("%s differs between c1 and c%d: %d vs %d messages\n%.200s\n%.200s", name, i+2, len(seq), len(other[name]), seq[0], other[name][0])
+				t.Fatalf("%s differs between c1 and c%d: %d vs %d messages\n%.200s\n%.200s\n%s", name, i+2, len(seq), len(other[name]), seq[0], other[name][0], firstDiff(seq, other[name]))
 			}
 		}
 	}
@@ -346,6 +347,17 @@ func TestSameBytesAcrossConnsAndServers(t *testing.T) {
 }
 
 // sameOverlap reports whether two sequences agree where they overlap (one may start later).
+// firstDiff says where a and b first differ, index by index (for a
+// failure's message: which message, and both texts).
+func firstDiff(a, b []string) string {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return fmt.Sprintf("first difference at message %d:\n%.300s\n%.300s", i, a[i], b[i])
+		}
+	}
+	return fmt.Sprintf("equal over %d messages; lengths %d and %d", min(len(a), len(b)), len(a), len(b))
+}
+
 func sameOverlap(a, b []string) bool {
 	if len(a) == 0 || len(b) == 0 {
 		return false

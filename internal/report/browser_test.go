@@ -105,6 +105,58 @@ func TestReportInBrowser(t *testing.T) {
 		if rows != [3]int{8, 3, 8} {
 			t.Errorf("event log rows all/gws/kinds = %v, want [8 3 8]", rows)
 		}
+		// At 1400 × 1000 the report opens with the answer: the summary,
+		// the checks and the comparison table begin on the first screen;
+		// the run, the host and the settings follow, collapsed.
+		const screen = `JSON.stringify({h: window.innerHeight, w: window.innerWidth,
+		  summary: document.getElementById('summary').getBoundingClientRect().top,
+		  checks: document.querySelector('#summary table.checks').getBoundingClientRect().top,
+		  table: document.getElementById('table').getBoundingClientRect().top,
+		  run: document.getElementById('run').getBoundingClientRect().top,
+		  runOpen: document.querySelector('#run > details').open})`
+		var at struct {
+			H, W                        int
+			Summary, Checks, Table, Run float64
+			RunOpen                     bool
+		}
+		if err := b.eval(ctx, s, screen, &at); err != nil {
+			t.Fatal(err)
+		}
+		if at.W != 1400 || at.H < 900 || at.Summary >= 1000 || at.Checks >= 1000 || at.Table >= 1000 || at.Run < at.Table || at.RunOpen {
+			t.Errorf("first screen %d × %d: summary at %.0f px, checks at %.0f, comparison at %.0f, run at %.0f (open %v); "+
+				"want the summary, the checks and the comparison within the first 1000 px, the run after them, collapsed",
+				at.W, at.H, at.Summary, at.Checks, at.Table, at.Run, at.RunOpen)
+		}
+		// No line drops to 0 after the window: each chart's last row is
+		// the window's last second or before, and the messages of that
+		// second are what every column received, not 0.
+		const ends = `JSON.stringify(Object.entries(soakCharts).map(([id, c]) => {
+		  const src = c.getOption().dataset[0].source;
+		  return [id, src.length ? src[src.length - 1] : []];
+		}))`
+		var last [][2]json.RawMessage
+		if err := b.eval(ctx, s, ends, &last); err != nil {
+			t.Fatal(err)
+		}
+		end := float64(fixtureStart.Add(120 * time.Second).UnixMilli())
+		for _, l := range last {
+			var id string
+			var row []*float64
+			if json.Unmarshal(l[0], &id) != nil || json.Unmarshal(l[1], &row) != nil || len(row) == 0 {
+				t.Errorf("chart %s: last row %s", l[0], l[1])
+				continue
+			}
+			if *row[0] > end {
+				t.Errorf("chart %s: a row %.0f ms after the window's end", id, *row[0]-end)
+			}
+			if id == "msgs" {
+				for i, v := range row[1:] {
+					if v == nil || *v == 0 {
+						t.Errorf("msgs chart line %d drops to %v at its last row", i, v)
+					}
+				}
+			}
+		}
 		for _, p := range b.problems(s) {
 			t.Errorf("browser: %s", p)
 		}
@@ -382,7 +434,7 @@ func startBrowser(ctx context.Context, t *testing.T, bin string) *browser {
 		"--disable-extensions", "--disable-default-apps", "--metrics-recording-only", "--mute-audio",
 		"--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>", "--host-resolver-rules=MAP * ~NOTFOUND",
 		"--user-data-dir="+t.TempDir(), "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
-		"--window-size=1280,900", "about:blank")
+		"--window-size=1400,1000", "about:blank")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its helpers die with it
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -72,7 +72,9 @@ func lineChart(c *chart, startMs int64) *charts.Line {
 	l.SetGlobalOptions(
 		charts.WithAnimation(false),
 		charts.WithColorsOpts(palette),
-		charts.WithGridOpts(opts.Grid{Left: "64", Right: "24", Top: "36", Bottom: "64"}),
+		// Room on the right for the X axis's name ("UTC"), which echarts
+		// draws past the axis's end: 24 px clipped it to "U".
+		charts.WithGridOpts(opts.Grid{Left: "64", Right: "48", Top: "36", Bottom: "64"}),
 		charts.WithLegendOpts(opts.Legend{Top: "4", Type: "scroll"}),
 		charts.WithTooltipOpts(opts.Tooltip{Trigger: "axis", Formatter: jsCall("soak.axisTip", c.Unit)}),
 		charts.WithXAxisOpts(opts.XAxis{Type: "time", Name: "UTC", NameLocation: "end"}),

@@ -66,14 +66,19 @@ func fixtureDB(t testing.TB) string {
 			if sec == 77 {
 				msgs = 9000 // a spike
 			}
+			latP50, latP99, latMax := 700+10*sec, 3000+100*int64(li), int64(9000)
 			if lib == "gws" && sec == 41 {
-				msgs = 0 // the reconnect second: no latency
+				msgs = 0 // the reconnect second: no latency sample
 				rec = 1
+				latP50, latP99, latMax = 0, 0, 0
+			}
+			if sec > 120 { // the drain: nothing is sent any more
+				msgs, latP50, latP99, latMax = 0, 0, 0, 0
 			}
 			total += msgs
 			s := store.Sample{Lib: lib, Sec: sec, TS: at(float64(sec)), HasWorker: true, Msgs: msgs, Bytes: msgs * 200,
 				MsgsTotal: total, BytesTotal: total * 200, Goroutines: 10 + li, HeapBytes: (2 + sec/30) * 1e6, ConnsUp: 2,
-				ReconnectsTotal: rec, LostTotal: lost, LatP50: 700 + 10*sec, LatP99: 3000 + 100*int64(li), LatMax: 9000,
+				ReconnectsTotal: rec, LostTotal: lost, LatP50: latP50, LatP99: latP99, LatMax: latMax,
 				HasProc: !(lib == "gws" && sec == 30), RSS: int64(15e6 + float64(li)*1e6 + float64(sec)*1e4),
 				CPUUser: 0.01 * float64(sec), CPUSys: 0.002 * float64(sec), CPUPct: float64(2 + li), FDs: 9, Threads: 7}
 			b.Samples = append(b.Samples, s)
@@ -197,8 +202,9 @@ func (o *chartOption) points(name string) [][2]float64 {
 }
 
 // reportCharts builds the charts of the database at dbPath and returns
-// them with each one's option JSON (formatters marked, as in the golden
-// file), checking that html embeds each option's snippet.
+// those drawn with each one's option JSON (formatters marked, as in the
+// golden file), checking that html embeds each option's snippet, and that
+// it says of each chart with nothing to draw that it is empty.
 func reportCharts(t testing.TB, dbPath string, html []byte) ([]chart, [][]byte) {
 	t.Helper()
 	db, err := store.OpenReadOnly(dbPath)
@@ -211,7 +217,18 @@ func reportCharts(t testing.TB, dbPath string, html []byte) ([]chart, [][]byte) 
 		t.Fatal(err)
 	}
 	var js [][]byte
+	var drawn []chart
 	for i := range p.Charts {
+		if p.Charts[i].Empty { // said so, not drawn
+			if want := `<p class="none" id="chart-` + p.Charts[i].ID + `-none">None during the run.</p>`; !bytes.Contains(html, []byte(want)) {
+				t.Errorf("page does not say chart %s is empty", p.Charts[i].ID)
+			}
+			if bytes.Contains(html, []byte(`soak.draw("`+p.Charts[i].ID+`"`)) {
+				t.Errorf("the empty chart %s is drawn", p.Charts[i].ID)
+			}
+			continue
+		}
+		drawn = append(drawn, p.Charts[i])
 		j, err := optionJSON(lineChart(&p.Charts[i], p.Data.StartMs))
 		if err != nil {
 			t.Fatal(err)
@@ -225,7 +242,7 @@ func reportCharts(t testing.TB, dbPath string, html []byte) ([]chart, [][]byte) 
 		}
 		js = append(js, j)
 	}
-	return p.Charts, js
+	return drawn, js
 }
 
 // checkGolden compares got with testdata/name (rewritten with -update).
@@ -351,8 +368,22 @@ func TestReportData(t *testing.T) {
 	for _, p := range byID["goroutines"].points("gorilla") {
 		xs = append(xs, p[0])
 	}
-	if want := []float64{ms(1), ms(49), ms(50), ms(54), ms(55), ms(122)}; !slices.Equal(xs, want) {
-		t.Errorf("goroutines rows at %v, want the ends of the runs %v", xs, want)
+	if want := []float64{ms(1), ms(49), ms(50), ms(54), ms(55), ms(120)}; !slices.Equal(xs, want) {
+		t.Errorf("goroutines rows at %v, want the ends of the runs %v (the drain's seconds 121–122 not drawn)", xs, want)
+	}
+	// The last rows of every chart are the window's: none after second 120
+	// (the drain, where nothing was sent), and the messages of its last
+	// second are what was received, not 0.
+	for id, o := range byID {
+		for _, name := range o.lines() {
+			ps := o.points(name)
+			if len(ps) == 0 || ps[len(ps)-1][0] > ms(120) {
+				t.Errorf("chart %s line %s: rows after the window (last at %v)", id, name, ps[len(ps)-1][0])
+			}
+		}
+	}
+	if v, ok := at("msgs", "gorilla", 120); !ok || v != 2200 {
+		t.Errorf("msgs/s at the window's last second: %v %v, want 2200", v, ok)
 	}
 	kinds := map[string]int{}
 	for _, s := range byID["reconnects"].Series {

@@ -35,7 +35,11 @@ type page struct {
 	Faults   []faultRow
 	Verdicts []verdictRow
 	Charts   []chart // drawn from their go-echarts options (chart.go)
-	Data     pageData
+	Side     string  // measure.SideClient, or SideServer: the columns are chat servers
+	// HostLine is the host in a few words, for the collapsed run section.
+	HostLine   string
+	WorkerRows []workerRow
+	Data       pageData
 }
 
 type kv struct{ K, V string }
@@ -48,6 +52,53 @@ type pageData struct {
 	Events  eventLog      `json:"events"`
 	Kinds   []string      `json:"kinds"`
 	Counts  []eventCounts `json:"counts"` // every event, counted by library and kind
+}
+
+// broadcastNote is what a server-side soak's latency charts rest on.
+const broadcastNote = "The load client stamps a message when one of its clients sends it and measures it where each other client " +
+	"receives it: one process, one clock, so no clock synchronisation enters it; it includes the load client's own delays."
+
+// workerRow is a column's process as the Libraries (Servers) table shows it.
+type workerRow struct {
+	store.Worker
+	Exit string // its exit code, or why there is none
+}
+
+// workerRows are the workers with their exit: the code once one was
+// recorded (-1: killed by a signal), "running" while the run goes on,
+// else "not recorded" (a run that did not record its end).
+func workerRows(ws []store.Worker, status string) []workerRow {
+	out := make([]workerRow, len(ws))
+	for i, w := range ws {
+		out[i].Worker = w
+		switch {
+		case !w.Ended.IsZero() && w.ExitCode == -1:
+			out[i].Exit = "-1 (killed by a signal)"
+		case !w.Ended.IsZero():
+			out[i].Exit = strconv.Itoa(w.ExitCode)
+		case status == store.StatusRunning:
+			out[i].Exit = "running"
+		default:
+			out[i].Exit = "not recorded"
+		}
+	}
+	return out
+}
+
+// hostLine is the host in a few words: CPU, cores, kernel.
+func hostLine(run store.Run) string {
+	h := run.Host
+	var parts []string
+	if h["cpu_model"] != "" {
+		parts = append(parts, h["cpu_model"])
+	}
+	if h["cpu_logical"] != "" {
+		parts = append(parts, h["cpu_logical"]+" cores")
+	}
+	if h["kernel"] != "" {
+		parts = append(parts, "Linux "+h["kernel"])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // checkRow is a line of the Checks block.
@@ -103,6 +154,8 @@ func pageOf(d *runData, checked []store.Verdict) (*page, error) {
 		p.Duration = time.Duration(d.lastSec) * time.Second
 	}
 	p.Host = hostRows(run)
+	p.HostLine = hostLine(run)
+	p.WorkerRows = workerRows(p.Workers, run.Status)
 	p.Settings = settingRows(run)
 	f := Findings{Table: tbl, Ranking: d.ranking, Checks: verdict.Checks(tbl, d.workers, vs), Baseline: d.baseline}
 	p.Best, p.Baseline = bestRows(f), d.baseline
@@ -115,11 +168,15 @@ func pageOf(d *runData, checked []store.Verdict) (*page, error) {
 		}
 		p.Checks = append(p.Checks, checkRow{State: string(c.State), Name: c.Name, Text: text, Fail: c.State == verdict.Fail, Skip: c.State == verdict.Skip})
 	}
-	p.Charts = buildCharts(d.series, d.lastSec, libs, libIdx, d.events)
+	p.Side = measure.SideOf(run)
+	p.Charts = buildCharts(d.series, d.chartSec, p.Side, libs, libIdx, d.events)
 	p.Clock = d.clock.header()
 	for i := range p.Charts {
 		if c := &p.Charts[i]; c.ID == "lat_p50" || c.ID == "lat_p99" {
 			c.Note = d.clock.chartNote()
+			if p.Side == measure.SideServer {
+				c.Note = broadcastNote
+			}
 		}
 	}
 	p.Data.Events, p.Data.Kinds, p.Data.Counts = eventRows(libs, d.events)

@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/ranking"
@@ -20,6 +22,7 @@ type runData struct {
 	ranking  *ranking.Ranking // nil: nothing to rank
 	baseline string           // the column the marks are against ("": the leader's ★)
 	lastSec  int64
+	chartSec int64 // the last second the charts draw: the window's, not the drain's after it
 	events   []store.Event
 	streams  []store.StreamSample // each subscription's latest totals
 	clock    clockState
@@ -66,7 +69,11 @@ func load(db *store.DB) (*runData, error) {
 	if d.streams, err = db.LatestStreamSamples(); err != nil {
 		return nil, err
 	}
-	if d.series, err = readSeries(db, d.lastSec); err != nil {
+	d.chartSec = d.lastSec
+	if planned := int64(d.run.Planned / time.Second); planned > 0 {
+		d.chartSec = min(d.lastSec, planned)
+	}
+	if d.series, err = readSeries(db, d.chartSec); err != nil {
 		return nil, err
 	}
 	c, err := db.ClockState(d.run)
@@ -125,7 +132,9 @@ func bucketWidth(lastSec int64) int64 {
 	return 0
 }
 
-// readSeries reads the charts' rows of a run whose last second is lastSec.
+// readSeries reads the charts' rows of a run whose window's last second
+// is lastSec: the drain's seconds after it are no window seconds and are
+// not drawn (a line would fall to 0 where nothing was sent any more).
 func readSeries(db *store.DB, lastSec int64) (seriesRows, error) {
 	s := seriesRows{width: bucketWidth(lastSec)}
 	var err error
@@ -133,8 +142,12 @@ func readSeries(db *store.DB, lastSec int64) (seriesRows, error) {
 		if s.samples, err = db.Samples(""); err != nil {
 			return s, err
 		}
-		s.host, err = db.HostSamples()
-		return s, err
+		s.samples = slices.DeleteFunc(s.samples, func(x store.Sample) bool { return x.Drain })
+		if s.host, err = db.HostSamples(); err != nil {
+			return s, err
+		}
+		s.host = slices.DeleteFunc(s.host, func(h store.HostSample) bool { return h.Sec > lastSec })
+		return s, nil
 	}
 	if s.buckets, err = db.SampleBuckets(s.width); err != nil {
 		return s, err

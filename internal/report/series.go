@@ -1,9 +1,12 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 
+	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -19,10 +22,15 @@ type chart struct {
 	Bucket    float64 // downsampling bucket in seconds (0 = every second)
 	Step      bool
 	Note      string // shown under the chart (the latency charts: the clocks)
-	Names     []string
-	X         []float64
-	Cols      [][]float64 // Cols[series][row]
-	Markers   []marker
+	// Coincide says which lines were drawn as one (coincide): "" when none.
+	Coincide string
+	// Empty: nothing happened to draw (no value above 0, no marker): the
+	// page says so instead of an empty grid.
+	Empty   bool
+	Names   []string
+	X       []float64
+	Cols    [][]float64 // Cols[series][row]
+	Markers []marker
 }
 
 // metric is one per-library chart: how to read it from a raw sample and
@@ -33,6 +41,9 @@ type metric struct {
 	worker                 bool // from the worker half of the sample (else the process half)
 	raw                    func(s *store.Sample) float64
 	bucket                 func(b *store.Bucket) (lo, hi float64, ok bool)
+	// side is the kind of soak the chart is drawn for: measure.SideClient,
+	// measure.SideServer, or "" for both.
+	side string
 }
 
 func i2(v [2]int64, scale float64) (float64, float64, bool) {
@@ -40,39 +51,83 @@ func i2(v [2]int64, scale float64) (float64, float64, bool) {
 }
 
 var chartMetrics = []metric{
-	{"msgs", "Messages received", "msgs/s", "per second: messages received in the second ending at t", false, true,
-		func(s *store.Sample) float64 { return float64(s.Msgs) },
-		func(b *store.Bucket) (float64, float64, bool) { return i2(b.Msgs, 1) }},
-	{"wire", "WebSocket frame bytes read", "kB/s", "per second: frame bytes read in the second ending at t, headers included, compressed as they came (drawn when the run recorded them)", false, true,
-		func(s *store.Sample) float64 { return float64(s.WireBytes) / 1e3 },
-		func(b *store.Bucket) (float64, float64, bool) { return i2(b.Wire, 1e3) }},
-	{"rss", "Resident memory (RSS) of the worker process", "MB", "sampled every second (10^6 bytes)", false, false,
-		func(s *store.Sample) float64 { return float64(s.RSS) / 1e6 },
-		func(b *store.Bucket) (float64, float64, bool) { return i2(b.RSS, 1e6) }},
-	{"cpu", "CPU of the worker process", "% of one core", "per 1 s interval: CPU time / wall time", false, false,
-		func(s *store.Sample) float64 { return s.CPUPct },
-		func(b *store.Bucket) (float64, float64, bool) { return i2(b.CPUPct100, 100) }},
-	{"lat_p50", "Latency p50 (receive time − event time E)", "ms", "per 1 s interval: median of that second's messages (none in a second without messages)", false, true,
-		func(s *store.Sample) float64 { return latMs(s, s.LatP50) },
-		func(b *store.Bucket) (float64, float64, bool) {
-			lo, hi, _ := i2(b.LatP50, 1000)
-			return lo, hi, b.HasLat
+	{id: "msgs", title: "Messages received", unit: "msgs/s", basis: "per second: messages received in the second ending at t", worker: true, side: measure.SideClient,
+		raw:    func(s *store.Sample) float64 { return float64(s.Msgs) },
+		bucket: func(b *store.Bucket) (float64, float64, bool) { return i2(b.Msgs, 1) }},
+	{id: "msgs", title: "Deliveries written by the server", unit: "deliveries/s", basis: "per second: broadcasts the chat server wrote to its clients in the second ending at t", worker: true, side: measure.SideServer,
+		raw:    func(s *store.Sample) float64 { return float64(s.Msgs) },
+		bucket: func(b *store.Bucket) (float64, float64, bool) { return i2(b.Msgs, 1) }},
+	{id: "wire", title: "WebSocket frame bytes read", unit: "kB/s", basis: "per second: frame bytes read in the second ending at t, headers included, compressed as they came (drawn when the run recorded them)", worker: true, side: measure.SideClient,
+		raw:    func(s *store.Sample) float64 { return float64(s.WireBytes) / 1e3 },
+		bucket: func(b *store.Bucket) (float64, float64, bool) { return i2(b.Wire, 1e3) }},
+	{id: "rss", title: "Resident memory (RSS) of the worker process", unit: "MB", basis: "sampled every second (10^6 bytes)", side: measure.SideClient,
+		raw:    func(s *store.Sample) float64 { return float64(s.RSS) / 1e6 },
+		bucket: func(b *store.Bucket) (float64, float64, bool) { return i2(b.RSS, 1e6) }},
+	{id: "rss", title: "Resident memory (RSS) of the server process", unit: "MB", basis: "sampled every second (10^6 bytes)", side: measure.SideServer,
+		raw:    func(s *store.Sample) float64 { return float64(s.RSS) / 1e6 },
+		bucket: func(b *store.Bucket) (float64, float64, bool) { return i2(b.RSS, 1e6) }},
+	{id: "cpu", title: "CPU of the worker process", unit: "% of one core", basis: "per 1 s interval: CPU time / wall time", side: measure.SideClient,
+		raw:    func(s *store.Sample) float64 { return s.CPUPct },
+		bucket: func(b *store.Bucket) (float64, float64, bool) { return i2(b.CPUPct100, 100) }},
+	{id: "cpu", title: "CPU of the server process", unit: "% of one core", basis: "per 1 s interval: CPU time / wall time", side: measure.SideServer,
+		raw:    func(s *store.Sample) float64 { return s.CPUPct },
+		bucket: func(b *store.Bucket) (float64, float64, bool) { return i2(b.CPUPct100, 100) }},
+	{id: "lat_p50", title: "Latency p50 (receive time − event time E)", unit: "ms", basis: "per 1 s interval: median of that second's messages (none in a second without a latency sample)", worker: true, side: measure.SideClient,
+		raw: func(s *store.Sample) float64 { return latMs(s, s.LatP50) }, bucket: latBucket(func(b *store.Bucket) [2]int64 { return b.LatP50 })},
+	{id: "lat_p50", title: "Broadcast latency p50 (a message sent by one client → received by each other)", unit: "ms", basis: "per 1 s interval: median of that second's deliveries, as the load client measured them (none in a second without one)", worker: true, side: measure.SideServer,
+		raw: func(s *store.Sample) float64 { return latMs(s, s.LatP50) }, bucket: latBucket(func(b *store.Bucket) [2]int64 { return b.LatP50 })},
+	{id: "lat_p99", title: "Latency p99 (receive time − event time E)", unit: "ms", basis: "per 1 s interval: 99th percentile of that second's messages", worker: true, side: measure.SideClient,
+		raw: func(s *store.Sample) float64 { return latMs(s, s.LatP99) }, bucket: latBucket(func(b *store.Bucket) [2]int64 { return b.LatP99 })},
+	{id: "lat_p99", title: "Broadcast latency p99 (a message sent by one client → received by each other)", unit: "ms", basis: "per 1 s interval: 99th percentile of that second's deliveries, as the load client measured them", worker: true, side: measure.SideServer,
+		raw: func(s *store.Sample) float64 { return latMs(s, s.LatP99) }, bucket: latBucket(func(b *store.Bucket) [2]int64 { return b.LatP99 })},
+	{id: "heap", title: "Go heap in use (runtime HeapAlloc) of the worker", unit: "MB", basis: "sampled every second (10^6 bytes)", worker: true, side: measure.SideClient,
+		raw:    func(s *store.Sample) float64 { return float64(s.HeapBytes) / 1e6 },
+		bucket: func(b *store.Bucket) (float64, float64, bool) { return i2(b.Heap, 1e6) }},
+	{id: "goroutines", title: "Goroutines of the worker", unit: "count", basis: "sampled every second", worker: true, side: measure.SideClient,
+		raw:    func(s *store.Sample) float64 { return float64(s.Goroutines) },
+		bucket: func(b *store.Bucket) (float64, float64, bool) { return i2(b.Goroutines, 1) }},
+	{id: "goroutines", title: "Goroutines of the server", unit: "count", basis: "sampled every second (its /_stats)", worker: true, side: measure.SideServer,
+		raw:    func(s *store.Sample) float64 { return float64(s.Goroutines) },
+		bucket: func(b *store.Bucket) (float64, float64, bool) { return i2(b.Goroutines, 1) }},
+	{id: "drops", title: "Clients dropped by the server (slow readers, half-open clients)", unit: "clients/s", basis: "per second: clients the server dropped for a full queue in the second ending at t (its /_stats)", worker: true, side: measure.SideServer,
+		raw: func(s *store.Sample) float64 {
+			if !s.HasDrops {
+				return math.NaN()
+			}
+			return float64(s.Drops)
+		},
+		bucket: func(b *store.Bucket) (float64, float64, bool) {
+			lo, hi, _ := i2(b.Drops, 1)
+			return lo, hi, b.HasDrops
 		}},
-	{"lat_p99", "Latency p99 (receive time − event time E)", "ms", "per 1 s interval: 99th percentile of that second's messages", false, true,
-		func(s *store.Sample) float64 { return latMs(s, s.LatP99) },
-		func(b *store.Bucket) (float64, float64, bool) {
-			lo, hi, _ := i2(b.LatP99, 1000)
-			return lo, hi, b.HasLat
-		}},
-	{"heap", "Go heap in use (runtime HeapAlloc) of the worker", "MB", "sampled every second (10^6 bytes)", false, true,
-		func(s *store.Sample) float64 { return float64(s.HeapBytes) / 1e6 },
-		func(b *store.Bucket) (float64, float64, bool) { return i2(b.Heap, 1e6) }},
-	{"goroutines", "Goroutines of the worker", "count", "sampled every second", false, true,
-		func(s *store.Sample) float64 { return float64(s.Goroutines) },
-		func(b *store.Bucket) (float64, float64, bool) { return i2(b.Goroutines, 1) }},
-	{"reconnects", "Reconnects, with events as markers", "count", "cumulative since the start (markers: events at their instant)", true, true,
-		func(s *store.Sample) float64 { return float64(s.ReconnectsTotal) },
-		func(b *store.Bucket) (float64, float64, bool) { return i2(b.Reconnects, 1) }},
+	{id: "writes", title: "Write syscalls per delivery of the server", unit: "writes per delivery", basis: "per second: the server's write syscalls ÷ its deliveries in the second (under 1: broadcasts batched into one write)", worker: true, side: measure.SideServer,
+		raw: func(s *store.Sample) float64 {
+			if !s.HasDrops || s.Msgs == 0 {
+				return math.NaN()
+			}
+			return float64(s.Writes) / float64(s.Msgs)
+		},
+		bucket: func(b *store.Bucket) (float64, float64, bool) { return b.WritesPer[0], b.WritesPer[1], b.HasWrites }},
+	{id: "reconnects", title: "Reconnects, with events as markers", unit: "count", basis: "cumulative since the start (markers: events at their instant)", step: true, worker: true, side: measure.SideClient,
+		raw:    func(s *store.Sample) float64 { return float64(s.ReconnectsTotal) },
+		bucket: func(b *store.Bucket) (float64, float64, bool) { return i2(b.Reconnects, 1) }},
+	{id: "reconnects", title: "Client reconnects, with events as markers", unit: "count", basis: "cumulative since the start: clients the load reset, or the server closed, and dialled again (markers: events at their instant)", step: true, worker: true, side: measure.SideServer,
+		raw:    func(s *store.Sample) float64 { return float64(s.ReconnectsTotal) },
+		bucket: func(b *store.Bucket) (float64, float64, bool) { return i2(b.Reconnects, 1) }},
+}
+
+// metricsOf are the per-library charts of a side's soak.
+func metricsOf(side string) []metric {
+	return slices.DeleteFunc(slices.Clone(chartMetrics), func(m metric) bool { return m.side != "" && m.side != side })
+}
+
+// latBucket reads a latency bucket: none when the bucket had no second
+// with a latency sample.
+func latBucket(of func(b *store.Bucket) [2]int64) func(b *store.Bucket) (float64, float64, bool) {
+	return func(b *store.Bucket) (float64, float64, bool) {
+		lo, hi, _ := i2(of(b), 1000)
+		return lo, hi, b.HasLat
+	}
 }
 
 // hostMetrics are the host charts: series names and their values.
@@ -95,8 +150,9 @@ var hostMetrics = []struct {
 // from maxBuckets buckets that SQLite folds to their minimum and maximum, so
 // no spike is lost. Each chart's rows are then compacted (compact), which
 // draws the same lines.
-func buildCharts(rows seriesRows, lastSec int64, libs []string, libIdx map[string]int, events []store.Event) []chart {
+func buildCharts(rows seriesRows, lastSec int64, side string, libs []string, libIdx map[string]int, events []store.Event) []chart {
 	width := rows.width
+	chartMetrics := metricsOf(side)
 	out := make([]chart, 0, len(chartMetrics)+len(hostMetrics))
 	for _, m := range chartMetrics {
 		out = append(out, chart{ID: m.id, Title: m.title, Unit: m.unit, Basis: m.basis, Step: m.step, Bucket: float64(width), Names: libs})
@@ -173,8 +229,12 @@ func buildCharts(rows seriesRows, lastSec int64, libs []string, libIdx map[strin
 	for i := range out {
 		out[i].compact()
 		if out[i].ID == "reconnects" {
-			out[i].Markers = markers(libs, libIdx, &out[i], events)
+			out[i].Markers = markers(libs, libIdx, &out[i], events) // on every line, before they are merged
 		}
+		if i < len(chartMetrics) {
+			out[i].coincide()
+		}
+		out[i].Empty = !out[i].anyAbove(0) && len(out[i].Markers) == 0
 	}
 	// A run recorded before wire bytes (or with none read) has no wire chart.
 	return slices.DeleteFunc(out, func(c chart) bool { return c.ID == "wire" && !c.anyAbove(0) })
@@ -243,10 +303,89 @@ func (g *grid) layout(cs []chart, width int64, perKey int, lastSec int64) {
 	}
 }
 
-// latMs is a latency in ms, or NaN for a second without messages (no latency).
+// latMs is a latency in ms, or NaN for a second without a latency sample.
 func latMs(s *store.Sample, us int64) float64 {
-	if s.Msgs == 0 {
+	if s.NoLat {
 		return math.NaN()
 	}
 	return float64(us) / 1000
+}
+
+// coincideShare is how close two lines are drawn as one: their largest
+// difference at most this share of the chart's range of values.
+const coincideShare = 0.005
+
+// coincide draws as one the lines that coincide: every value of one within
+// coincideShare of the chart's range of another's (gaps alike), named
+// "a = b = c" and said so in Coincide, so that no line hides behind
+// another's colour unsaid. The first line of each set is drawn.
+func (c *chart) coincide() {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, col := range c.Cols {
+		for _, v := range col {
+			if !math.IsNaN(v) {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+		}
+	}
+	if !(hi >= lo) || len(c.Cols) < 2 {
+		return
+	}
+	tol := coincideShare * (hi - lo)
+	near := func(a, b []float64) (float64, bool) {
+		worst := 0.0
+		for i := range a {
+			if math.IsNaN(a[i]) != math.IsNaN(b[i]) {
+				return 0, false
+			}
+			if d := math.Abs(a[i] - b[i]); !math.IsNaN(d) {
+				if d > tol {
+					return 0, false
+				}
+				worst = max(worst, d)
+			}
+		}
+		return worst, true
+	}
+	var names []string
+	var cols [][]float64
+	var said []string
+	used := make([]bool, len(c.Cols))
+	for i := range c.Cols {
+		if used[i] {
+			continue
+		}
+		set, worst := []string{c.Names[i]}, 0.0
+		for j := i + 1; j < len(c.Cols); j++ {
+			if d, ok := near(c.Cols[i], c.Cols[j]); !used[j] && ok {
+				used[j] = true
+				set, worst = append(set, c.Names[j]), max(worst, d)
+			}
+		}
+		names, cols = append(names, strings.Join(set, " = ")), append(cols, c.Cols[i])
+		if len(set) > 1 {
+			how := "identical"
+			if worst > 0 {
+				how = fmt.Sprintf("within %s %s of each other", fmtNum(worst), c.Unit)
+			}
+			said = append(said, fmt.Sprintf("%s coincide (%s): drawn once, as %s", joinAnd(set), how, set[0]))
+		}
+	}
+	c.Names, c.Cols, c.Coincide = names, cols, strings.Join(said, "; ")
+}
+
+// joinAnd joins names as "a, b and c".
+func joinAnd(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// fmtNum is a difference between lines in a few digits.
+func fmtNum(v float64) string {
+	if v >= 10 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.2g", v)
 }

@@ -366,7 +366,7 @@ func TestFindingsKnownRun(t *testing.T) {
 	for _, tc := range []struct{ baseline, golden string }{{"", "findings.golden"}, {"gorilla", "findings-baseline.golden"}} {
 		f.Baseline = tc.baseline
 		var buf bytes.Buffer
-		WriteFindings(&buf, f)
+		WriteFindings(&buf, f, TextOptions{Wide: true})
 		out := buf.String()
 		if !strings.HasPrefix(out, "✗ 3 checks failed: Events dropped by the worker (gws), Seconds missing (gorilla), threshold max_lost (gws)\n") {
 			t.Errorf("%s: the first line does not name every failed check:\n%s", tc.golden, out)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/store"
 )
 
@@ -35,7 +36,7 @@ func TestWireChart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			charts := buildCharts(rows, 6, []string{"gws"}, map[string]int{"gws": 0}, nil)
+			charts := buildCharts(rows, 6, measure.SideClient, []string{"gws"}, map[string]int{"gws": 0}, nil)
 			i := slices.IndexFunc(charts, func(c chart) bool { return c.ID == "wire" })
 			if (i >= 0) != tt.want {
 				t.Fatalf("wire chart present %v, want %v", i >= 0, tt.want)

@@ -44,6 +44,22 @@ func Create(parent, name string) (string, error) {
 	return dir, nil
 }
 
+// Use makes the run directory dir, mode DirPerm, or takes it as it is when
+// it exists and is a directory (soak run -dir: a service's state directory
+// made beforehand); the database file created in it must not exist yet.
+func Use(dir string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", fmt.Errorf("create run dir: %w", err)
+	}
+	if err := os.Mkdir(dir, DirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("create run dir: %w", err)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("create run dir: %s is not a directory", dir)
+	}
+	return dir, nil
+}
+
 // CreateEmpty creates the file path, mode Perm, empty; it must not exist (a
 // symlink there is an error, not followed).
 func CreateEmpty(path string) error {

@@ -140,3 +140,39 @@ func FuzzDecodeDigest(f *testing.F) {
 		d.Summary()
 	})
 }
+
+// TestDigestBuckets: the buckets of a digest count every value once, each
+// in a range that holds it (a negative one as 1 µs), in order, each range
+// within 2 % of its lowest value.
+func TestDigestBuckets(t *testing.T) {
+	l := NewLatency()
+	values := []int64{5, 5, 120, 999, 1000, 1001, 250_000, -3}
+	for _, v := range values {
+		l.Record(v)
+	}
+	d := NewDigest()
+	d.AddLatency(l)
+	found := map[int]bool{} // index in values → found in a bucket
+	var n, prev int64
+	d.Buckets(func(from, to, c int64) {
+		if from <= prev {
+			t.Errorf("bucket %d–%d after one from %d: not in order", from, to, prev)
+		}
+		prev = from
+		n += c
+		for i, v := range values {
+			if max(v, LatencyMin) >= from && max(v, LatencyMin) <= to {
+				found[i] = true
+			}
+		}
+		if to > from+from/50+1 {
+			t.Errorf("bucket %d–%d wider than 2 %%", from, to)
+		}
+	})
+	if n != int64(len(values)) {
+		t.Errorf("%d values in the buckets, want %d", n, len(values))
+	}
+	if len(found) != len(values) {
+		t.Errorf("values found in a bucket: %v of %v", found, values)
+	}
+}

@@ -18,8 +18,32 @@ const (
 	MaxBatches      = 20  // a long run is cut into this many batches
 	MinBatches      = 10  // fewer are "too short to call": an interval over them says little
 	MinBatchSeconds = 5   // the shortest batch
-	MaxLag1         = 0.2 // batch means more autocorrelated than this are merged in pairs
+	MaxLag1         = 0.2 // batch means more autocorrelated than this are merged in pairs (see LagLimit)
 )
+
+// lagChance is how often batch means that are independent may be taken
+// for dependent ones (LagLimit): one time in twenty.
+const lagChance = 0.05
+
+// LagLimit is the lag-1 autocorrelation of k batch means above which they
+// are taken for dependent: MaxLag1, or, when larger, what k independent
+// means reach by chance one time in twenty (lagChance). The estimate of
+// the lag-1 autocorrelation of k independent values has mean −1/k and
+// variance (k−2)²/(k²(k−1)) (Moran, 1948): at 20 batches it spreads by
+// ±0.21, so it exceeds 0.2 one time in eight with nothing to find, and a
+// clear difference would be halved to 10 batches and then, one time in
+// thirty, refused as too short to call. The one-sided 95 % point of that
+// spread is 0.29 at 20 batches and 0.34 at 10 (a simulation of a million
+// series gives 0.294 and 0.348); 0.2 itself binds only beyond about 50
+// batches.
+func LagLimit(k int) float64 {
+	if k < 3 {
+		return MaxLag1
+	}
+	n := float64(k)
+	z := moremath.NormalDist{Mu: 0, Sigma: 1}.InvCDF(1 - lagChance)
+	return max(MaxLag1, -1/n+z*(n-2)/(n*math.Sqrt(n-1)))
+}
 
 // Batches are a series of paired differences cut into equal batches of
 // seconds, with the mean of each.
@@ -27,7 +51,10 @@ type Batches struct {
 	Means []float64 // per batch that has a value
 	Mids  []float64 // each such batch's middle, seconds from the series' start
 	Len   float64   // seconds per batch
-	Lag1  float64   // of Means, or of their residuals about the trend
+	Lag1  float64   // of Means, or of their residuals about the trend or the covariate
+	// X are the covariate's batch means over the same seconds, when the
+	// batches were taken about one (BatchMeansAbout); nil otherwise.
+	X []float64
 	// Short says why the batches are too few to call a difference ("" when
 	// they are enough): the window's length, unpaired seconds, or the
 	// autocorrelation that halved them.
@@ -62,30 +89,83 @@ func Batch(d []float64, k int) (means, mids []float64) {
 
 // BatchMeans cuts d into k = min(MaxBatches, len(d)/MinBatchSeconds)
 // batches and, while the lag-1 autocorrelation of their means exceeds
-// MaxLag1, into half as many. With trend the autocorrelation is that of
-// the residuals about the Theil–Sen line through the means (a growth rate
-// is what is measured then, and a trend is not dependence). Under
+// LagLimit(k), into half as many. With trend the autocorrelation is that
+// of the residuals about the Theil–Sen line through the means (a growth
+// rate is what is measured then, and a trend is not dependence). Under
 // MinBatches batches Short says why.
 func BatchMeans(d []float64, trend bool) Batches {
-	n := len(d)
+	return batched(len(d), func(k int) (means, mids, xs []float64) {
+		means, mids = Batch(d, k)
+		return means, mids, nil
+	}, trend)
+}
+
+// BatchMeansAbout is BatchMeans of d taken about a covariate x, one value
+// a second as d: the messages a second both columns of a pair received.
+// When one column spends more per message than the other, their
+// difference follows the traffic's swings; those swings are not noise
+// (both columns saw the same ones), yet they make the batch means
+// autocorrelated and their spread wide. So X holds x's batch means over
+// the same seconds, Interval fits the batch means on them, and the lag-1
+// rule looks at the residuals about that line, as a growth rate's looks at
+// the residuals about its trend. Seconds where either has no value are
+// left out.
+func BatchMeansAbout(d, x []float64) Batches {
+	n := min(len(d), len(x))
+	dd, xx := make([]float64, n), make([]float64, n)
+	for i := range n {
+		dd[i], xx[i] = d[i], x[i]
+		if math.IsNaN(d[i]) || math.IsNaN(x[i]) {
+			dd[i], xx[i] = math.NaN(), math.NaN()
+		}
+	}
+	return batched(n, func(k int) (means, mids, xs []float64) {
+		means, mids = Batch(dd, k)
+		xs, _ = Batch(xx, k)
+		return means, mids, xs
+	}, false)
+}
+
+// Interval is the mean of the batch means with its t-interval at
+// confidence conf: about the covariate's batch means when the batches
+// were taken about one (TIntervalAbout), else TInterval.
+func (b Batches) Interval(conf float64) Interval {
+	if b.X != nil {
+		return TIntervalAbout(b.Means, b.X, conf)
+	}
+	return TInterval(b.Means, conf)
+}
+
+// batched is BatchMeans of a window of n seconds that cut cuts into k
+// batches, returning each batch's mean and middle and, taken about a
+// covariate, the covariate's batch means.
+func batched(n int, cut func(k int) (means, mids, xs []float64), trend bool) Batches {
 	k := min(MaxBatches, n/MinBatchSeconds)
 	if k < MinBatches {
 		return Batches{Short: fmt.Sprintf("too short to call: %d s make %s of ≥ %d s, %d needed", n, batches(max(k, 0)), MinBatchSeconds, MinBatches)}
 	}
 	for {
 		b := Batches{Len: float64(n) / float64(k)}
-		b.Means, b.Mids = Batch(d, k)
+		b.Means, b.Mids, b.X = cut(k)
 		if len(b.Means) < MinBatches {
 			b.Short = fmt.Sprintf("too short to call: %d of %d batches have a paired second, %d needed", len(b.Means), k, MinBatches)
 			return b
 		}
-		b.Lag1 = Lag1(residuals(b.Mids, b.Means, trend))
-		if b.Lag1 <= MaxLag1 {
+		switch {
+		case trend:
+			b.Lag1 = Lag1(residuals(b.Mids, b.Means))
+		case b.X != nil:
+			b.Lag1 = Lag1(ResidualsOLS(b.X, b.Means))
+		default:
+			b.Lag1 = Lag1(b.Means)
+		}
+		limit := LagLimit(len(b.Means))
+		if b.Lag1 <= limit {
 			return b
 		}
 		if k/2 < MinBatches {
-			b.Short = fmt.Sprintf("too short to call: batch means autocorrelated (lag-1 %.2f over %d batches of %.0f s, over %.1f allowed)",
-				b.Lag1, len(b.Means), b.Len, MaxLag1)
+			b.Short = fmt.Sprintf("too short to call: batch means autocorrelated (lag-1 %.2f over %d batches of %.0f s, over %.2f allowed)",
+				b.Lag1, len(b.Means), b.Len, limit)
 			return b
 		}
 		k /= 2
@@ -100,12 +180,8 @@ func batches(n int) string {
 	return fmt.Sprintf("%d batches", n)
 }
 
-// residuals are ys about the Theil–Sen line through (xs, ys) when trend,
-// else ys.
-func residuals(xs, ys []float64, trend bool) []float64 {
-	if !trend {
-		return ys
-	}
+// residuals are ys about the Theil–Sen line through (xs, ys).
+func residuals(xs, ys []float64) []float64 {
 	s := TheilSen(xs, ys, Confidence)
 	out := make([]float64, len(ys))
 	for i := range ys {

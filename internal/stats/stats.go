@@ -56,6 +56,61 @@ func TInterval(xs []float64, conf float64) Interval {
 	return iv
 }
 
+// TIntervalAbout is the mean of ys with the t-interval of the least-squares
+// line of ys on xs at the mean of xs: the part of ys's spread that follows
+// xs is not counted as noise. The line's value at x̄ is ȳ, its variance
+// σ²/n, σ² the residuals' variance on n − 2 degrees of freedom (one more
+// is spent on the slope). SD is the residuals'. With no spread in xs it is
+// TInterval; under three values the interval is NaN and P 1.
+func TIntervalAbout(ys, xs []float64, conf float64) Interval {
+	if len(xs) != len(ys) || SD(xs) == 0 || math.IsNaN(SD(xs)) {
+		return TInterval(ys, conf)
+	}
+	n := len(ys)
+	iv := Interval{N: n, Mean: Mean(ys), Lo: math.NaN(), Hi: math.NaN(), SD: math.NaN(), P: 1}
+	if n < 3 {
+		return iv
+	}
+	var ss float64
+	for _, e := range ResidualsOLS(xs, ys) {
+		ss += e * e
+	}
+	df := float64(n - 2)
+	iv.SD = math.Sqrt(ss / df)
+	se := iv.SD / math.Sqrt(float64(n))
+	if se == 0 {
+		iv.Lo, iv.Hi = iv.Mean, iv.Mean
+		if iv.Mean != 0 {
+			iv.P = 0
+		}
+		return iv
+	}
+	h := TQuantile(1-(1-conf)/2, df) * se
+	iv.Lo, iv.Hi = iv.Mean-h, iv.Mean+h
+	iv.P = 2 * (1 - moremath.TDist{V: df}.CDF(math.Abs(iv.Mean)/se))
+	return iv
+}
+
+// ResidualsOLS are ys about their least-squares line on xs (about their
+// mean when xs has no spread).
+func ResidualsOLS(xs, ys []float64) []float64 {
+	mx, my := Mean(xs), Mean(ys)
+	var sxy, sxx float64
+	for i := range xs {
+		sxy += (xs[i] - mx) * (ys[i] - my)
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+	}
+	slope := 0.0
+	if sxx > 0 {
+		slope = sxy / sxx
+	}
+	out := make([]float64, len(ys))
+	for i := range ys {
+		out[i] = ys[i] - my - slope*(xs[i]-mx)
+	}
+	return out
+}
+
 // TQuantile is the p-quantile of Student's t with df degrees of freedom:
 // the x at which go-moremath's CDF reaches p, found by bisection (the CDF
 // is monotonic; the halvings go on until the bracket cannot shrink, so the

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -247,5 +248,146 @@ func TestRunLength(t *testing.T) {
 	}
 	if got := SamplesNeeded(1, 0.001, 6); got != -1 {
 		t.Errorf("SamplesNeeded(1, 0.001, 6) = %d, want -1 (about 7.9 million, beyond the search)", got)
+	}
+}
+
+// TestLagLimit: the rule's limit is the one-sided 95 % point of the lag-1
+// estimate of independent batch means, −1/k + 1.6449·(k−2)/(k·√(k−1)):
+// 0.2896 at 20 batches, 0.3386 at 10; never under MaxLag1 (at 100 batches
+// the spread's point is 0.152).
+func TestLagLimit(t *testing.T) {
+	for _, tc := range []struct {
+		k    int
+		want float64
+	}{{20, -0.05 + 1.644854*18/(20*math.Sqrt(19))}, {10, -0.1 + 1.644854*8/30}, {100, MaxLag1}, {2, MaxLag1}} {
+		if got := LagLimit(tc.k); !near(got, tc.want, 1e-6) {
+			t.Errorf("LagLimit(%d) = %.4f, want %.4f", tc.k, got, tc.want)
+		}
+	}
+	if !near(LagLimit(20), 0.2896, 1e-4) || !near(LagLimit(10), 0.3386, 1e-4) {
+		t.Errorf("LagLimit(20), (10) = %.4f, %.4f", LagLimit(20), LagLimit(10))
+	}
+}
+
+// TestLagRuleByChance: 20,000 series of 20 independent normal batch means.
+// The lag-1 estimate exceeds 0.2 in about 12 % of them (the rule as first
+// written would halve one run in eight with nothing to find); it exceeds
+// LagLimit(20) in 5 % (±0.5 %: the binomial spread is 0.15 %). Of 5,000
+// two-minute series of independent seconds, BatchMeans refuses about 1 %
+// as autocorrelated (halved one time in twenty, and the 10 batches of a
+// series halved lean high again), where a fixed 0.2 refuses about 3.5 %.
+func TestLagRuleByChance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 7))
+	const n = 20000
+	over02, overLimit := 0, 0
+	x := make([]float64, MaxBatches)
+	for range n {
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+		r := Lag1(x)
+		if r > 0.2 {
+			over02++
+		}
+		if r > LagLimit(len(x)) {
+			overLimit++
+		}
+	}
+	if f := float64(over02) / n; f < 0.10 || f > 0.14 {
+		t.Errorf("lag-1 over 0.2 in %.3f of independent series, want about 0.12", f)
+	}
+	if f := float64(overLimit) / n; f < 0.045 || f > 0.055 {
+		t.Errorf("lag-1 over LagLimit in %.3f of independent series, want 0.05", f)
+	}
+	// the fixed rule: over 0.2 at 20 batches, and again at 10
+	fixed := func(d []float64) bool {
+		m20, _ := Batch(d, 20)
+		m10, _ := Batch(d, 10)
+		return Lag1(m20) > MaxLag1 && Lag1(m10) > MaxLag1
+	}
+	refused, refusedFixed := 0, 0
+	const runs = 5000
+	d := make([]float64, 120)
+	for range runs {
+		for i := range d {
+			d[i] = rng.NormFloat64()
+		}
+		if b := BatchMeans(d, false); strings.Contains(b.Short, "autocorrelated") {
+			refused++
+		}
+		if fixed(d) {
+			refusedFixed++
+		}
+	}
+	f, ff := float64(refused)/runs, float64(refusedFixed)/runs
+	t.Logf("independent: lag-1 over 0.2 %.3f, over LagLimit %.3f; 2-minute series refused %.4f (a fixed 0.2: %.4f)",
+		float64(over02)/n, float64(overLimit)/n, f, ff)
+	if f > 0.02 || ff < 0.025 || ff > 0.05 {
+		t.Errorf("independent seconds refused as autocorrelated in %.3f of 2-minute series (a fixed 0.2: %.3f), want about 0.01 (0.035)", f, ff)
+	}
+}
+
+// TestTIntervalAbout by hand: ys 3, 3, 6, 9, 9 on xs 1…5. The line has
+// slope Σ(x−3)(y−6)/Σ(x−3)² = 18/10 = 1.8; the residuals 0.6, −1.2, 0,
+// 1.2, −0.6 sum to 3.6 squared, σ² = 3.6/3 = 1.2, SE = √(1.2/5) = 0.4899,
+// t₀.₉₇₅(3) = 3.1824: 6 ± 1.5591. Taken alone the same ys spread by 3
+// (6 ± 3.725, t₀.₉₇₅(4) = 2.7764).
+func TestTIntervalAbout(t *testing.T) {
+	ys, xs := []float64{3, 3, 6, 9, 9}, []float64{1, 2, 3, 4, 5}
+	iv := TIntervalAbout(ys, xs, Confidence)
+	if iv.N != 5 || iv.Mean != 6 || !near(iv.SD, math.Sqrt(1.2), 1e-12) || !near(iv.Lo, 6-1.5591, 1e-3) || !near(iv.Hi, 6+1.5591, 1e-3) ||
+		!(iv.P > 0 && iv.P < 0.01) {
+		t.Errorf("about xs: %+v, want 6 ± 1.559", iv)
+	}
+	if plain := TInterval(ys, Confidence); !near(plain.Hi-plain.Mean, 3.725, 1e-3) {
+		t.Errorf("alone: %+v, want 6 ± 3.725", plain)
+	}
+	if got, want := TIntervalAbout(ys, []float64{2, 2, 2, 2, 2}, Confidence), TInterval(ys, Confidence); got != want {
+		t.Errorf("xs without spread: %+v, want TInterval's %+v", got, want)
+	}
+	if r := ResidualsOLS(xs, ys); !near(r[0], 0.6, 1e-12) || !near(r[1], -1.2, 1e-12) || !near(r[2], 0, 1e-12) {
+		t.Errorf("residuals %v", r)
+	}
+}
+
+// TestBatchMeansAbout: a pair whose CPU difference is 5e-4 points a
+// message a second (5 µs a message) under traffic that swings once over
+// two minutes (2,000 to 8,000 a second), with noise whose batch means have
+// a lag-1 of 0.25. Taken alone the batch means follow the swing and are
+// refused as autocorrelated; taken about the traffic the residuals are the
+// noise's, 20 batches stand, and the interval holds the mean difference
+// 5e-4 · 5,000 = 2.5. A second without traffic counted is left out of both.
+func TestBatchMeansAbout(t *testing.T) {
+	noise := []float64{-1, -1, 1, 1, 1, 1, 1, -1, -1, -1, -1, 1, 1, -1, 1, 1, -1, -1, -1, 1}
+	x := seq(120, func(i int) float64 { return 5000 + 3000*math.Sin(2*math.Pi*(float64(i)+0.5)/120) })
+	d := seq(120, func(i int) float64 { return 5e-4*x[i] + 0.2*noise[i/6] })
+	if b := BatchMeans(d, false); !strings.Contains(b.Short, "autocorrelated") {
+		t.Errorf("alone: %d batches, lag-1 %.2f, short %q; want refused", len(b.Means), b.Lag1, b.Short)
+	}
+	x[7] = math.NaN()
+	b := BatchMeansAbout(d, x)
+	iv := b.Interval(Confidence)
+	if b.Short != "" || len(b.Means) != 20 || len(b.X) != 20 || b.Lag1 > LagLimit(20) || !(iv.Lo < 2.5 && 2.5 < iv.Hi) || iv.Hi-iv.Lo > 0.3 {
+		t.Errorf("about the traffic: %d batches, lag-1 %.2f, short %q, %+v; want 20 and 2.5 within a narrow interval", len(b.Means), b.Lag1, b.Short, iv)
+	}
+	// batch 1 (seconds 6–11) without second 7: d's mean and x's over 5 seconds
+	var sd, sx float64
+	for _, i := range []int{6, 8, 9, 10, 11} {
+		sd, sx = sd+d[i], sx+x[i]
+	}
+	if !near(b.Means[1], sd/5, 1e-12) || !near(b.X[1], sx/5, 1e-9) {
+		t.Errorf("batch 1: %v, %v; want %v, %v", b.Means[1], b.X[1], sd/5, sx/5)
+	}
+}
+
+// TestBatchMeansLagBetween: batch means whose lag-1 is 0.25 — over 0.2,
+// under what 20 independent means reach one time in twenty — keep their 20
+// batches.
+func TestBatchMeansLagBetween(t *testing.T) {
+	means := []float64{-1, -1, 1, 1, 1, 1, 1, -1, -1, -1, -1, 1, 1, -1, 1, 1, -1, -1, -1, 1}
+	d := seq(120, func(i int) float64 { return means[i/6] })
+	b := BatchMeans(d, false)
+	if !near(b.Lag1, 0.25, 1e-12) || len(b.Means) != 20 || b.Short != "" {
+		t.Errorf("lag-1 %.3f: %d batches, short %q; want 20", b.Lag1, len(b.Means), b.Short)
 	}
 }

@@ -26,6 +26,11 @@ type Sample struct {
 	ConnsUp                              int
 	ReconnectsTotal, LostTotal, DupTotal int64
 	LatP50, LatP99, LatMax               int64 // microseconds
+	// NoLat says the second had no latency sample (no message of it
+	// carried an event time): its latency is stored NULL, not 0 (a p99 of
+	// 0 is stored so too: a recorded latency is at least 1 µs), and read
+	// back so (a database before schemaDrain stored 0: read as none too).
+	NoLat bool
 	// WireBytes and WireBytesTotal are the frame bytes read (this second, so
 	// far), compressed as they came; 0 in a database before schemaWire.
 	WireBytes, WireBytesTotal int64
@@ -34,6 +39,13 @@ type Sample struct {
 	// and in a database before schemaDrops.
 	HasDrops bool
 	Drops    int64
+	// Writes is the chat server's write syscalls in the second, with Drops
+	// (NULL where HasDrops is false, and before schemaDrain).
+	Writes int64
+	// Drain marks a second after the planned window (the workers read on
+	// while nothing is sent): stored, never a window second (schemaDrain;
+	// the same rule on the planned window before it).
+	Drain bool
 	// DroppedTotal is the events the worker dropped so far (its channel
 	// full), over its processes: stored only when not 0 (NULL otherwise, and
 	// before schemaResume), for a resume to continue the count.
@@ -141,14 +153,18 @@ func (s *DB) Write(b *Batch) error {
 		st := tx.Stmt(s.insSample)
 		for _, x := range b.Samples {
 			w, p := x.HasWorker, x.HasProc
+			// No latency sample in the second: NULL, not a latency of 0 (a
+			// recorded one is at least 1 µs).
+			lat := w && !x.NoLat && x.LatP99 > 0
 			_, err := st.Exec(x.Sec, x.Lib, x.TS.UnixNano(),
 				nullable(w, x.Msgs), nullable(w, x.Bytes), nullable(w, x.MsgsTotal), nullable(w, x.BytesTotal),
 				nullable(w, x.Goroutines), nullable(w, x.HeapBytes), nullable(w, x.ConnsUp),
 				nullable(w, x.ReconnectsTotal), nullable(w, x.LostTotal), nullable(w, x.DupTotal),
-				nullable(w, x.LatP50), nullable(w, x.LatP99), nullable(w, x.LatMax),
+				nullable(lat, x.LatP50), nullable(lat, x.LatP99), nullable(lat, x.LatMax),
 				nullable(p, x.RSS), nullable(p, toMilli(x.CPUUser)), nullable(p, toMilli(x.CPUSys)),
 				nullable(p, int64(math.Round(x.CPUPct*100))), nullable(p, x.FDs), nullable(p, x.Threads),
-				nullable(w, x.WireBytes), nullable(w, x.WireBytesTotal), nullable(x.HasDrops, x.Drops), nullable(w && x.DroppedTotal != 0, x.DroppedTotal))
+				nullable(w, x.WireBytes), nullable(w, x.WireBytesTotal), nullable(x.HasDrops, x.Drops), nullable(w && x.DroppedTotal != 0, x.DroppedTotal),
+				nullable(x.HasDrops, x.Writes), x.Sec)
 			if err != nil {
 				return fmt.Errorf("sample %s/%d: %w", x.Lib, x.Sec, err)
 			}
@@ -240,7 +256,7 @@ func (s *DB) sampleCols() string {
 	reconnects_total, lost_total, dup_total, lat_p50_us, lat_p99_us, lat_max_us,
 	rss, cpu_user_ms, cpu_sys_ms, cpu_pct100, fds, threads, ` +
 		s.colSince(wireVersion, "wire_bytes", "NULL") + `, ` + s.colSince(wireVersion, "wire_bytes_total", "NULL") + `, ` + s.colSince(dropsVersion, "drops", "NULL") + `, ` +
-		s.colSince(resumeVersion, "dropped_total", "NULL")
+		s.colSince(resumeVersion, "dropped_total", "NULL") + `, ` + s.colSince(drainVersion, "writes", "NULL") + `, ` + s.drainCol()
 }
 
 // Samples returns the samples of lib ("" = every library) ordered by sec, then lib.
@@ -260,18 +276,22 @@ func scanSample(rows *sql.Rows) (Sample, error) {
 		msgs, bytes, msgsT, bytesT, gor, heap, conns sql.NullInt64
 		recon, lost, dup, p50, p99, pmax             sql.NullInt64
 		rss, cpuU, cpuS, cpuP, fds, threads          sql.NullInt64
-		wireN, wireT, drops, dropped                 sql.NullInt64
+		wireN, wireT, drops, dropped, writes, drain  sql.NullInt64
 	)
 	err := rows.Scan(&x.Sec, &x.Lib, &ts, &msgs, &bytes, &msgsT, &bytesT, &gor, &heap, &conns,
-		&recon, &lost, &dup, &p50, &p99, &pmax, &rss, &cpuU, &cpuS, &cpuP, &fds, &threads, &wireN, &wireT, &drops, &dropped)
+		&recon, &lost, &dup, &p50, &p99, &pmax, &rss, &cpuU, &cpuS, &cpuP, &fds, &threads, &wireN, &wireT, &drops, &dropped,
+		&writes, &drain)
 	x.WireBytes, x.WireBytesTotal, x.DroppedTotal = wireN.Int64, wireT.Int64, dropped.Int64
-	x.HasDrops, x.Drops = drops.Valid, drops.Int64
+	x.HasDrops, x.Drops, x.Writes = drops.Valid, drops.Int64, writes.Int64
+	x.Drain = drain.Int64 == 1
 	x.TS = time.Unix(0, ts)
 	if x.HasWorker = msgs.Valid; x.HasWorker {
 		x.Msgs, x.Bytes, x.MsgsTotal, x.BytesTotal = msgs.Int64, bytes.Int64, msgsT.Int64, bytesT.Int64
 		x.Goroutines, x.HeapBytes, x.ConnsUp = int(gor.Int64), heap.Int64, int(conns.Int64)
 		x.ReconnectsTotal, x.LostTotal, x.DupTotal = recon.Int64, lost.Int64, dup.Int64
 		x.LatP50, x.LatP99, x.LatMax = p50.Int64, p99.Int64, pmax.Int64
+		// NULL, or 0 as stored before schemaDrain: a recorded latency is at least 1 µs.
+		x.NoLat = !p99.Valid || p99.Int64 == 0
 	}
 	if x.HasProc = rss.Valid; x.HasProc {
 		x.RSS = rss.Int64

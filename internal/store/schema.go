@@ -4,7 +4,7 @@ import "slices"
 
 // migrations[i] brings a database from user_version i to i+1. Append only:
 // a released step is never edited.
-var migrations = []string{schemaV1, schemaV2, schemaStalls, schemaTruth, schemaVerdictSkip, schemaClock, schemaNotSampled, schemaSummaryID, schemaSignals, schemaRuntime, schemaBench, schemaWire, schemaDrops, schemaBenchDims, schemaChat, schemaResume, schemaRanking, schemaChatStrategy}
+var migrations = []string{schemaV1, schemaV2, schemaStalls, schemaTruth, schemaVerdictSkip, schemaClock, schemaNotSampled, schemaSummaryID, schemaSignals, schemaRuntime, schemaBench, schemaWire, schemaDrops, schemaBenchDims, schemaChat, schemaResume, schemaRanking, schemaDrain, schemaChatStrategy}
 
 // schemaVersion is the user_version of a database created by this binary.
 var schemaVersion = len(migrations)

@@ -190,8 +190,9 @@ func (s *DB) prepare() error {
 		{&s.insSample, `INSERT INTO samples (sec, lib, ts_ns,
 				msgs, bytes, msgs_total, bytes_total, goroutines, heap_bytes, conns_up,
 				reconnects_total, lost_total, dup_total, lat_p50_us, lat_p99_us, lat_max_us,
-				rss, cpu_user_ms, cpu_sys_ms, cpu_pct100, fds, threads, wire_bytes, wire_bytes_total, drops, dropped_total)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+				rss, cpu_user_ms, cpu_sys_ms, cpu_pct100, fds, threads, wire_bytes, wire_bytes_total, drops, dropped_total,
+				writes, drain)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ` + drainOf + `)
 			ON CONFLICT (sec, lib) DO UPDATE SET
 				ts_ns = excluded.ts_ns,
 				msgs = coalesce(excluded.msgs, msgs),
@@ -216,7 +217,8 @@ func (s *DB) prepare() error {
 				wire_bytes = coalesce(excluded.wire_bytes, wire_bytes),
 				wire_bytes_total = coalesce(excluded.wire_bytes_total, wire_bytes_total),
 				drops = coalesce(excluded.drops, drops),
-				dropped_total = coalesce(excluded.dropped_total, dropped_total)`},
+				dropped_total = coalesce(excluded.dropped_total, dropped_total),
+				writes = coalesce(excluded.writes, writes)`},
 		{&s.insStreamSample, `INSERT OR REPLACE INTO stream_samples (sec, sid, msgs_total, bytes_total,
 				lost_total, dup_total, ooo_total, max_silence_ms, last_seq, stalls_total, stalled,
 				regress_total, lost_across_total)

@@ -175,8 +175,10 @@ func TestSamples(t *testing.T) {
 			[]Sample{withDrops(full("gws", 1), 2), withDrops(full("gws", 2), 0)}},
 		{"drops kept when a half without them merges", [][]Sample{{withDrops(procHalf(full("gws", 1)), 3)}, {workerHalf(full("gws", 1))}}, "",
 			[]Sample{withDrops(full("gws", 1), 3)}},
+		// Zero counts are not NULL; a latency of 0 is no latency sample (a
+		// recorded one is at least 1 µs): NULL (TestDrainAndNoLatency).
 		{"zero values are not NULL", [][]Sample{{{Lib: "gws", Sec: 3, TS: at(3), HasWorker: true, HasProc: true}}}, "",
-			[]Sample{{Lib: "gws", Sec: 3, TS: at(3), HasWorker: true, HasProc: true}}},
+			[]Sample{{Lib: "gws", Sec: 3, TS: at(3), HasWorker: true, HasProc: true, NoLat: true}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

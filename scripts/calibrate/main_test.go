@@ -3,6 +3,7 @@ package main
 import (
 	"database/sql"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -37,8 +38,8 @@ func TestJudge(t *testing.T) {
 	}
 	var r runResult
 	r.judge(rows, testCols)
-	if r.aaPairs != 6 || !slices.Equal(r.aaCalled, []string{"cpu_avg a1 a2", "cpu_avg a1 a3"}) {
-		t.Errorf("A/A: %d pairs, called %q", r.aaPairs, r.aaCalled)
+	if r.aaPairs != 6 || r.aaCallable != 4 || r.aaExcl != 2 || !slices.Equal(r.aaCalled, []string{"cpu_avg a1 a2", "cpu_avg a1 a3"}) {
+		t.Errorf("A/A: %d pairs, %d with an interval, called %q", r.aaPairs, r.aaCallable, r.aaCalled)
 	}
 	if !slices.Equal(r.aaStars, []string{"cpu_avg a1"}) {
 		t.Errorf("A/A stars %q", r.aaStars)
@@ -46,8 +47,11 @@ func TestJudge(t *testing.T) {
 	if r.costOver != 2 || r.aa != 3 {
 		t.Errorf("cost called higher than %d of %d A/A columns, want 2 of 3", r.costOver, r.aa)
 	}
-	if !slices.Equal(r.gcCalledOn, []string{"rss"}) {
-		t.Errorf("GOGC called different on %q", r.gcCalledOn)
+	if !slices.Equal(r.costMissed, []string{"a3: interval [-0.5, 4.5] includes 0"}) {
+		t.Errorf("the cost not called higher than %q, want a3 by its interval", r.costMissed)
+	}
+	if !slices.Equal(r.gcCalledOn, []string{"rss"}) || !slices.Equal(r.gcMissed, []string{"latency: interval [-3, 1] includes 0"}) {
+		t.Errorf("GOGC called different on %q, not on %q", r.gcCalledOn, r.gcMissed)
 	}
 	var tl tally
 	r.status, r.ranked = "done", true
@@ -94,6 +98,13 @@ func TestReadRun(t *testing.T) {
 			b.Samples = append(b.Samples, store.Sample{Lib: c, Sec: sec, TS: t0.Add(time.Duration(sec) * time.Second), HasProc: true, RSS: rss})
 		}
 	}
+	for sec := int64(0); sec <= 12; sec++ { // the window's seconds at load 2, the others at 9
+		load := 9.0
+		if sec >= 1 && sec <= 10 {
+			load = 2
+		}
+		b.Host = append(b.Host, store.HostSample{Sec: sec, TS: t0.Add(time.Duration(sec) * time.Second), Load1: load, CPUPct: 10 * load})
+	}
 	if err := db.Write(b); err != nil {
 		t.Fatal(err)
 	}
@@ -127,10 +138,14 @@ func TestReadRun(t *testing.T) {
 		t.Errorf("RSS level differences %v, want 1, 1 and 2 MB", r.rssDiffs)
 	}
 	var out strings.Builder
-	if err := run([]string{"-aa", "a1,a2,a3", "-cost", "cost", "-gc", "gc25,gc400", dir}, &out); err != nil {
+	csvPath := filepath.Join(t.TempDir(), "runs.csv")
+	if err := run([]string{"-aa", "a1,a2,a3", "-cost", "cost", "-gc", "gc25,gc400", "-csv", csvPath, dir}, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"runs: 1\n", "(measure, pair) differences called: 0 of 1", "3 pairs: p50 1.00 MB, p95 2.00 MB", "a3 ", "RSS  22.00 MB"} {
+	if b, err := os.ReadFile(csvPath); err != nil || !strings.Contains(string(b), "\n001,done,2.00,20.0,1,,,0,3,\n") {
+		t.Errorf("CSV: %q, %v", b, err)
+	}
+	for _, want := range []string{"mean over each run's window): median 2.0, 2.0 to 2.0\n", "runs: 1\n", "(measure, pair) differences called: 0 of the 1 with an interval", "    001: heap: too short to call\n", "    001: no such pair in the ranking\n", "3 pairs: p50 1.00 MB, p95 2.00 MB", "a3 ", "RSS  22.00 MB"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -9,6 +9,8 @@ import (
 	_ "github.com/mattn/go-sqlite3" // the driver store uses; the ranking is read by plain SQL
 
 	"github.com/wssoak/wssoak/internal/measure"
+	"github.com/wssoak/wssoak/internal/ranking"
+	"github.com/wssoak/wssoak/internal/store"
 )
 
 // rankRow is one row of a run's ranking table: the paired difference a − b
@@ -16,7 +18,9 @@ import (
 // called, "" when it can.
 type rankRow struct {
 	stat, a, b  string
+	n           int // batches or faults
 	est, lo, hi float64
+	span        float64 // seconds per batch
 	note        string
 }
 
@@ -35,7 +39,7 @@ func readRanking(path string) ([]rankRow, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	rows, err := db.Query(`SELECT stat, a, b, est, lo, hi, note FROM ranking WHERE b <> ''`)
+	rows, err := db.Query(`SELECT stat, a, b, n, est, lo, hi, span, note FROM ranking WHERE b <> ''`)
 	if err != nil {
 		return nil, fmt.Errorf("read ranking: %w", err)
 	}
@@ -43,14 +47,30 @@ func readRanking(path string) ([]rankRow, error) {
 	var out []rankRow
 	for rows.Next() {
 		var r rankRow
-		var est, lo, hi sql.NullFloat64
-		if err := rows.Scan(&r.stat, &r.a, &r.b, &est, &lo, &hi, &r.note); err != nil {
+		var est, lo, hi, span sql.NullFloat64
+		if err := rows.Scan(&r.stat, &r.a, &r.b, &r.n, &est, &lo, &hi, &span, &r.note); err != nil {
 			return nil, fmt.Errorf("read ranking: %w", err)
 		}
-		r.est, r.lo, r.hi = nullNaN(est), nullNaN(lo), nullNaN(hi)
+		r.est, r.lo, r.hi, r.span = nullNaN(est), nullNaN(lo), nullNaN(hi), nullNaN(span)
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// rerank ranks a run's samples with this build's ranking: its pairs, as
+// the run would have stored them.
+func rerank(db *store.DB) ([]rankRow, error) {
+	res, err := measure.Compute(db)
+	if err != nil {
+		return nil, fmt.Errorf("rank again: %w", err)
+	}
+	var out []rankRow
+	for _, x := range ranking.Compute(res).Rows() {
+		if x.B != "" {
+			out = append(out, rankRow{stat: x.Stat, a: x.A, b: x.B, n: x.N, est: x.Est, lo: x.Lo, hi: x.Hi, span: x.Span, note: x.Note})
+		}
+	}
+	return out, nil
 }
 
 func nullNaN(x sql.NullFloat64) float64 {
@@ -65,7 +85,7 @@ func nullNaN(x sql.NullFloat64) float64 {
 // is not called.
 func called(r rankRow) int {
 	m := measure.ByID(r.stat)
-	if m == nil || r.note != "" || math.IsNaN(r.est) || math.IsNaN(r.lo) || math.IsNaN(r.hi) || math.Abs(r.est) < floor(m) {
+	if m == nil || r.note != "" || math.IsNaN(r.est) || math.IsNaN(r.lo) || math.IsNaN(r.hi) || math.Abs(r.est) < floor(m, r) {
 		return 0
 	}
 	switch {
@@ -77,18 +97,39 @@ func called(r rankRow) int {
 	return 0
 }
 
-// pair returns the call of a − b for stat, and whether the ranking holds
-// that pair (in either order).
-func pair(rows []rankRow, stat, a, b string) (int, bool) {
+// callable says whether the ranking could have called a − b: it has an
+// interval (no note saying why not).
+func callable(r rankRow) bool { return r.note == "" && !math.IsNaN(r.lo) && !math.IsNaN(r.hi) }
+
+// find returns the row of a − b for stat (flipped when stored as b − a).
+func find(rows []rankRow, stat, a, b string) (rankRow, bool) {
 	for _, r := range rows {
 		switch {
 		case r.stat == stat && r.a == a && r.b == b:
-			return called(r), true
+			return r, true
 		case r.stat == stat && r.a == b && r.b == a:
-			return -called(r), true
+			r.a, r.b, r.est, r.lo, r.hi = a, b, -r.est, -r.hi, -r.lo
+			return r, true
 		}
 	}
-	return 0, false
+	return rankRow{}, false
+}
+
+// why says why a − b is not called: the ranking's note, an interval that
+// includes 0, or a difference under the floor.
+func why(r rankRow) string {
+	m := measure.ByID(r.stat)
+	switch {
+	case r.note != "":
+		return r.note
+	case math.IsNaN(r.lo) || math.IsNaN(r.hi):
+		return "no interval"
+	case r.lo <= 0 && r.hi >= 0:
+		return fmt.Sprintf("interval [%.3g, %.3g] includes 0", r.lo, r.hi)
+	case m != nil && math.Abs(r.est) < floor(m, r):
+		return fmt.Sprintf("%.3g under the floor %.3g", r.est, floor(m, r))
+	}
+	return fmt.Sprintf("called the other way (%.3g)", r.est)
 }
 
 // better is the sign of a − b that makes a better on stat.
@@ -102,6 +143,7 @@ func better(stat string) int {
 // judge fills r's calls from the ranking's rows.
 func (r *runResult) judge(rows []rankRow, cols columns) {
 	r.aa = len(cols.aa)
+	r.aaBy = map[string]aaCount{}
 	var stats []string
 	for _, x := range rows {
 		if !slices.Contains(stats, x.stat) {
@@ -112,11 +154,26 @@ func (r *runResult) judge(rows []rankRow, cols columns) {
 		wins := map[string]int{} // A/A column → A/A columns it was called better than
 		for i, a := range cols.aa {
 			for _, b := range cols.aa[i+1:] {
-				c, ok := pair(rows, stat, a, b)
+				x, ok := find(rows, stat, a, b)
 				if !ok {
 					continue
 				}
 				r.aaPairs++
+				by := r.aaBy[stat]
+				by.pairs++
+				if callable(x) {
+					r.aaCallable++
+					by.callable++
+					if x.lo > 0 || x.hi < 0 {
+						r.aaExcl++
+						by.excl++
+					}
+				}
+				c := called(x)
+				if c != 0 {
+					by.called++
+				}
+				r.aaBy[stat] = by
 				if c == 0 {
 					continue
 				}
@@ -135,13 +192,21 @@ func (r *runResult) judge(rows []rankRow, cols columns) {
 		}
 	}
 	for _, a := range cols.aa {
-		if c, ok := pair(rows, cols.cpu, cols.cost, a); ok && c == -better(cols.cpu) {
+		x, ok := find(rows, cols.cpu, cols.cost, a)
+		switch {
+		case ok && called(x) == -better(cols.cpu):
 			r.costOver++
+		case ok:
+			r.costMissed = append(r.costMissed, a+": "+why(x))
 		}
 	}
 	for _, m := range cols.memory {
-		if c, ok := pair(rows, m, cols.gc[0], cols.gc[1]); ok && c != 0 {
+		x, ok := find(rows, m, cols.gc[0], cols.gc[1])
+		switch {
+		case ok && called(x) != 0:
 			r.gcCalledOn = append(r.gcCalledOn, m)
+		case ok:
+			r.gcMissed = append(r.gcMissed, m+": "+why(x))
 		}
 	}
 }

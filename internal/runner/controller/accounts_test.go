@@ -174,3 +174,25 @@ func TestFaultsAfter(t *testing.T) {
 func procSample(user, sys float64) sampler.ProcSample {
 	return sampler.ProcSample{RSS: 1 << 20, CPUUser: user, CPUSys: sys}
 }
+
+// TestResumeBuiltinProfile: a run made from the built-in profile (no file:
+// no profile text stored) resumes with that profile, its window and
+// libraries the run's own, instead of failing on an empty profile.
+func TestResumeBuiltinProfile(t *testing.T) {
+	c := testController(t)
+	start := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+	plan := wire.Plan{Version: wire.PlanVersion, RunID: "r", Start: start, End: start.Add(40 * time.Second),
+		Slots: []wire.Slot{{ID: 0, Group: "g", Subscribe: "url", Streams: []string{"btcusdt@trade"}}}}
+	pj, _ := json.Marshal(plan)
+	if err := c.db.CreateRun(store.Run{ID: "r", Name: "local", Status: "running", Started: start, Planned: 40 * time.Second,
+		Settings: map[string]string{"plan": string(pj), "libraries": "gorilla,gws"}}); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := loadResumed(c.db)
+	if err != nil {
+		t.Fatalf("resume of a run made from the built-in profile: %v", err)
+	}
+	if !slices.Equal(rs.profile.Libraries, []string{"gorilla", "gws"}) || time.Duration(rs.profile.Duration) != 40*time.Second {
+		t.Errorf("resumed with libraries %v for %v; want the run's gorilla,gws for 40s", rs.profile.Libraries, time.Duration(rs.profile.Duration))
+	}
+}

@@ -45,12 +45,16 @@ type Options struct {
 	// taken from the run, and OutDir is not used. The client soak's: a
 	// side: server run is not resumed.
 	Resume string
+	// RunDir, when set, is the new run's directory itself (soak run -dir),
+	// made if missing, instead of OutDir/<run-id>; it must hold no run.
+	RunDir string
 	// WriteBacklog is how many batches (about one a second) are kept in
 	// memory while database writes fail; beyond it the oldest is dropped and
 	// recorded as missing. Default 600.
 	WriteBacklog int
-	// ProgressInPlace rewrites one progress line (for a terminal) instead of
-	// printing a new line every 10 s.
+	// ProgressInPlace draws the progress as a block of a line per column,
+	// redrawn in place (for a terminal: Progress a *Terminal shared with
+	// the log, or any writer), instead of a line every 10 s.
 	ProgressInPlace bool
 	// Observer, if set, is told where the run writes, then sees every batch
 	// once it is committed to the database.

@@ -13,6 +13,7 @@ import (
 	"github.com/wssoak/wssoak/internal/rundir"
 	"github.com/wssoak/wssoak/internal/sampler"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/wire"
 )
 
 // Lifecycle is a run's life in its directory and database, one for every
@@ -31,7 +32,7 @@ type Lifecycle struct {
 	writes  chan *store.Batch
 	written chan error
 	host    *sampler.Host
-	// progressed: a progress line was printed
+	// progressed: a progress report was printed
 	progressed bool
 }
 
@@ -96,7 +97,12 @@ func begin(o Options, runID, dir string, lock *rundir.Lock, db *store.DB) *Lifec
 // lock and creates its database, mode 0600 like every file of the run.
 func createRun(o Options) (runID, dir string, lock *rundir.Lock, db *store.DB, err error) {
 	runID = o.Now().UTC().Format("20060102-150405") + "-" + sanitize(o.Profile.Name)
-	if dir, err = rundir.Create(o.OutDir, runID); err != nil {
+	if o.RunDir != "" {
+		dir, err = rundir.Use(o.RunDir)
+	} else {
+		dir, err = rundir.Create(o.OutDir, runID)
+	}
+	if err != nil {
 		return "", "", nil, nil, err
 	}
 	if lock, err = rundir.TakeLock(dir); err != nil {
@@ -174,20 +180,6 @@ func (l *Lifecycle) SampleHost(k int64, now time.Time) {
 	}
 }
 
-// Progress prints a progress line: a new line each time, or, on a
-// terminal (Options.ProgressInPlace), one line rewritten in place.
-func (l *Lifecycle) Progress(line string) {
-	if l.o.Progress == nil {
-		return
-	}
-	if l.o.ProgressInPlace {
-		fmt.Fprintf(l.o.Progress, "\r\x1b[K%s", line) // back to column 0, clear the old line
-	} else {
-		fmt.Fprintln(l.o.Progress, line)
-	}
-	l.progressed = true
-}
-
 // End ends the run, whatever happened: it lets the writer write what is
 // left, records the run's status (done, interrupted when ctx ended first,
 // or failed with runErr, any secret masked) and end instant, closes the
@@ -195,21 +187,18 @@ func (l *Lifecycle) Progress(line string) {
 // is. The run directory stays locked until Result.Release. The error
 // returned is runErr joined with what failed at the end.
 func (l *Lifecycle) End(ctx context.Context, res *Result, runErr error) (*Result, error) {
-	if l.progressed && l.o.ProgressInPlace {
-		fmt.Fprintln(l.o.Progress) // end the line rewritten in place
-	}
 	l.Flush()
 	close(l.writes)
 	err := runErr
 	if werr := <-l.written; werr != nil && err == nil {
 		err = werr
 	}
-	status := "done"
+	status, state := "done", wire.StateDone
 	switch {
 	case err != nil:
-		status = "failed: " + endpoint.Mask(err.Error())
+		status, state = "failed: "+endpoint.Mask(err.Error()), wire.StateFailed
 	case ctx.Err() != nil:
-		status = "interrupted"
+		status, state = "interrupted", wire.StateInterrupted
 	}
 	// A full disk at the end: retried, then reported with the rest; the
 	// caller still prints the table.
@@ -220,6 +209,7 @@ func (l *Lifecycle) End(ctx context.Context, res *Result, runErr error) (*Result
 		res = &Result{}
 	}
 	res.RunID, res.Dir, res.DBPath, res.lock, res.Profile = l.id, l.dir, l.DBPath(), l.lock, l.o.Profile
+	l.SetState(state) // after the last batch was observed: the live view's final state
 	return res, err
 }
 

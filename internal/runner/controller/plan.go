@@ -110,7 +110,7 @@ func (c *controller) create(ctx context.Context, runID, target string, local boo
 	c.plan = plan
 	planJSON, _ := json.Marshal(plan)
 	// Proxy credentials are in the plan the workers get, never in what is stored.
-	return c.db.CreateRun(store.Run{
+	return c.Record(store.Run{
 		ID: runID, Name: p.Name, Target: endpoint.Mask(target), ProfileText: endpoint.Mask(p.Text), Status: "running",
 		GoVersion: runtime.Version(), Started: start, Planned: time.Duration(p.Duration), Host: hostInfo,
 		Settings: map[string]string{"plan": endpoint.Mask(string(planJSON)), "profile_path": p.Path,

@@ -152,7 +152,11 @@ func loadResumed(db *store.DB) (*resumed, error) {
 			return nil, fmt.Errorf("run %s goes through a proxy whose password is stored masked: %w", run.ID, err)
 		}
 	}
-	if rs.profile, err = profile.Parse(run.Settings["profile_path"], []byte(run.ProfileText)); err != nil {
+	if strings.TrimSpace(run.ProfileText) == "" && run.Settings["profile_path"] == "" {
+		// Made from the built-in profile (no file: nothing stored as its
+		// text); its plan, window and libraries are the run's own.
+		rs.profile = profile.Default()
+	} else if rs.profile, err = profile.Parse(run.Settings["profile_path"], []byte(run.ProfileText)); err != nil {
 		return nil, fmt.Errorf("run %s: stored profile: %w", run.ID, err)
 	}
 	rs.profile.Proxy = rs.plan.Proxy // the controller's preflight and REST requests use it too
@@ -278,6 +282,7 @@ func (c *controller) reopen(until time.Time) error {
 	if err := rs.db.ReopenRun("running"); err != nil {
 		return err
 	}
+	c.recorded(rs.run)
 	out := c.addOutage(until, "resumed")
 	c.resumedAt = float64(rs.lastSec) + out.Seconds()
 	c.o.Log.Warn("resuming a crashed run", "run", rs.run.ID, "last_second", rs.lastSec, "outage", out.Round(time.Millisecond),

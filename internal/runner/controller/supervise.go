@@ -137,6 +137,7 @@ func (c *controller) loop(ctx context.Context, end time.Time) error {
 			return
 		}
 		stopping = true
+		c.SetState(wire.StateDraining)
 		c.o.Log.Info("stopping workers", "why", why)
 		for _, w := range c.workers {
 			if !w.exited {
@@ -148,6 +149,7 @@ func (c *controller) loop(ctx context.Context, end time.Time) error {
 		stopDeadline = time.After(20 * time.Second)
 	}
 	ctxDone := ctx.Done()
+	started := c.startTimer()
 	var runErr error
 	var serverDone <-chan struct{}
 	if c.server != nil {
@@ -167,6 +169,11 @@ func (c *controller) loop(ctx context.Context, end time.Time) error {
 			c.drainExits(5 * time.Second)
 			c.writeRows(k, true)
 			return errors.New("aborted by second signal")
+		case <-started:
+			started = nil
+			if !stopping {
+				c.SetState(wire.StateRunning)
+			}
 		case <-stopTimer.C:
 			beginStop("window ended")
 		case <-stopDeadline:

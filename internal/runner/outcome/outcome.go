@@ -19,6 +19,7 @@ import (
 	"github.com/wssoak/wssoak/internal/report"
 	"github.com/wssoak/wssoak/internal/runner/controller"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/terminal"
 	"github.com/wssoak/wssoak/internal/verdict"
 )
 
@@ -27,13 +28,14 @@ import (
 // report attempted, once the run has a database. It returns runErr joined
 // with what failed at the end; the thresholds are judged only when the run
 // itself succeeded. baseline, when it names a column, marks the ranked
-// rows against it instead of the leader's ★.
-func End(w io.Writer, res *controller.Result, retry *store.Retry, runErr error, baseline string) error {
+// rows against it instead of the leader's ★; text says how the table is
+// printed.
+func End(w io.Writer, res *controller.Result, retry *store.Retry, runErr error, baseline string, text report.TextOptions) error {
 	if res == nil || res.DBPath == "" {
 		return runErr
 	}
 	err := runErr
-	closed, baseline, ferr := finish(w, res, retry, runErr == nil, baseline)
+	closed, baseline, ferr := finish(w, res, retry, runErr == nil, baseline, text)
 	if closed {
 		err = dropCheckpoint(err) // finish closed the database again: its checkpoint is the one that counts
 	}
@@ -55,7 +57,7 @@ func End(w io.Writer, res *controller.Result, retry *store.Retry, runErr error, 
 // lost). closed tells that it opened and closed the database,
 // checkpointing it once more; baseline is the one the marks were made
 // against ("" when it named no column).
-func finish(w io.Writer, res *controller.Result, retry *store.Retry, thresholds bool, baseline string) (closed bool, _ string, err error) {
+func finish(w io.Writer, res *controller.Result, retry *store.Retry, thresholds bool, baseline string, text report.TextOptions) (closed bool, _ string, err error) {
 	db, err := store.Open(res.DBPath)
 	if err != nil {
 		return false, "", err
@@ -77,10 +79,10 @@ func finish(w io.Writer, res *controller.Result, retry *store.Retry, thresholds 
 	}
 	ws, werr := db.Workers()
 	if baseline != "" && rk.Col(baseline) < 0 {
-		fmt.Fprintf(w, "note: -baseline %s is not a column of this run (%s): the leader's ★ instead\n", baseline, strings.Join(t.Libs, ", "))
+		terminal.Println(w, fmt.Sprintf("note: -baseline %s is not a column of this run (%s): the leader's ★ instead", baseline, strings.Join(t.Libs, ", ")))
 		baseline = ""
 	}
-	printFindings(w, res, report.Findings{Table: t, Ranking: rk, Checks: verdict.Checks(t, ws, vs), Baseline: baseline})
+	printFindings(w, res, report.Findings{Table: t, Ranking: rk, Checks: verdict.Checks(t, ws, vs), Baseline: baseline}, text)
 	errs := []error{werr, retry.Do("store the table", func() error { return db.SaveSummary(t.SummaryRows()) }),
 		retry.Do("store the ranking", func() error { return db.SaveRanking(rk.Rows()) })}
 	if len(t.Libs) == 0 {
@@ -126,12 +128,12 @@ func flatten(err error) []error {
 
 // printFindings prints the findings (the failed checks first, the table,
 // the checks, the summary), the workers' notes and the run directory.
-func printFindings(w io.Writer, res *controller.Result, f report.Findings) {
+func printFindings(w io.Writer, res *controller.Result, f report.Findings, text report.TextOptions) {
 	fmt.Fprintln(w)
-	report.WriteFindings(w, f)
+	report.WriteFindings(w, f, text)
 	for _, wr := range res.Workers {
 		if wr.Err != nil {
-			fmt.Fprintf(w, "note: %v\n", wr.Err)
+			terminal.Println(w, fmt.Sprintf("note: %v", wr.Err))
 		}
 	}
 	fmt.Fprintf(w, "\nrun directory: %s\n", res.Dir)

@@ -7,6 +7,7 @@ import (
 	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/profile"
 	"github.com/wssoak/wssoak/internal/store"
+	"github.com/wssoak/wssoak/internal/terminal"
 	"github.com/wssoak/wssoak/internal/verdict"
 )
 
@@ -73,7 +74,7 @@ func PrintVerdicts(w io.Writer, vs []store.Verdict) error {
 	}
 	broken, skipped := verdict.Broken(vs), verdict.Skipped(vs)
 	for _, v := range skipped {
-		fmt.Fprintf(w, "threshold skipped: %s\n", verdict.Format(v))
+		terminal.Println(w, "threshold skipped: "+verdict.Format(v))
 	}
 	if len(broken) == 0 {
 		if len(skipped) == 0 {
@@ -84,7 +85,7 @@ func PrintVerdicts(w io.Writer, vs []store.Verdict) error {
 		return nil
 	}
 	for _, v := range broken {
-		fmt.Fprintf(w, "threshold broken: %s\n", verdict.Format(v))
+		terminal.Println(w, "threshold broken: "+verdict.Format(v))
 	}
 	return ThresholdError{len(broken)}
 }

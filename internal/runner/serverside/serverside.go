@@ -58,6 +58,7 @@ type serverProc struct {
 	rows  map[int64]*store.Sample // seconds sampled, waiting for the load's half
 	end   *chat.SoakResult
 	recon int64 // the load's latest reconnect count
+	began time.Time
 }
 
 // Run runs a side: server profile (o.Profile), recording it in
@@ -87,7 +88,7 @@ func (s *soak) run(ctx context.Context) (*controller.Result, error) {
 		s.o.Log.Warn("host info", "err", err)
 	}
 	chatJSON, _ := json.Marshal(p.Chat)
-	if err := s.DB().CreateRun(store.Run{ID: s.ID(), Name: p.Name, Target: "local chat servers", ProfileText: p.Text, Status: "running",
+	if err := s.Record(store.Run{ID: s.ID(), Name: p.Name, Target: "local chat servers", ProfileText: p.Text, Status: "running",
 		GoVersion: runtime.Version(), Started: start, Planned: time.Duration(p.Duration), Host: hostInfo,
 		Settings: map[string]string{"plan": `{"local":true,"side":"server"}`, "profile_path": p.Path, "side": "server",
 			"chat": string(chatJSON), "libraries": strings.Join(p.Libraries, ",")}}); err != nil {
@@ -151,8 +152,10 @@ func (s *soak) run(ctx context.Context) (*controller.Result, error) {
 	s.Flush()
 	for i, sv := range servers {
 		sv.ch.Stop(5 * time.Second)
+		// Stopped by SIGTERM at the end: the server's own exit status (0
+		// when it shut down cleanly, -1 when it had to be killed) and when.
 		rec := store.Worker{Lib: sv.lib, Module: "chat server", Pid: sv.ch.Pid(), ExitCode: sv.ch.ExitCode(),
-			SampledCPU: sv.prev.CPU(), MaxRSS: sv.last.MaxRSSKiB * 1024}
+			Started: sv.began, Ended: s.o.Now(), SampledCPU: sv.prev.CPU(), MaxRSS: sv.last.MaxRSSKiB * 1024}
 		if u, sy, ok := sv.ch.Rusage(); ok {
 			rec.RusageUser, rec.RusageSys = u, sy
 			res.Workers[i].RusageCPU = u + sy
@@ -210,7 +213,8 @@ func (s *soak) startChatServer(ctx context.Context, lib string) (*serverProc, er
 	}
 	ch.DiscardOut()
 	addr := strings.TrimSpace(string(line))
-	sv := &serverProc{lib: lib, ch: ch, url: "ws://" + addr + "/", stats: "http://" + addr + chat.StatsPath, rows: map[int64]*store.Sample{}}
+	sv := &serverProc{lib: lib, ch: ch, url: "ws://" + addr + "/", stats: "http://" + addr + chat.StatsPath, rows: map[int64]*store.Sample{},
+		began: s.o.Now()}
 	if sv.proc, err = sampler.NewProc(ch.Pid()); err != nil {
 		ch.Stop(5 * time.Second)
 		return nil, err
@@ -247,6 +251,12 @@ func (s *soak) loop(ctx context.Context, servers []*serverProc, recs <-chan chat
 			s.writeRows(servers, 1<<62)
 			return fmt.Errorf("the load client gave no end account within 60 s of the window's end")
 		case now := <-tick.C:
+			switch k {
+			case 1:
+				s.SetState(wire.StateRunning)
+			case total + 1:
+				s.SetState(wire.StateDraining) // the servers' end accounts are awaited
+			}
 			if k <= total {
 				for _, sv := range servers {
 					s.sample(sv, k, now, client)
@@ -332,9 +342,9 @@ func (s *soak) sample(sv *serverProc, k int64, now time.Time, client *http.Clien
 	if st, err := fetchStats(client, sv.stats); err == nil {
 		if sv.has {
 			row.Msgs, row.Bytes = st.Deliveries-sv.last.Deliveries, st.Wchar-sv.last.Wchar
-			row.Drops = st.Drops - sv.last.Drops
+			row.Drops, row.Writes = st.Drops-sv.last.Drops, st.Syscw-sv.last.Syscw
 		} else {
-			row.Msgs, row.Bytes, row.Drops = st.Deliveries, st.Wchar, st.Drops
+			row.Msgs, row.Bytes, row.Drops, row.Writes = st.Deliveries, st.Wchar, st.Drops, st.Syscw
 		}
 		row.HasDrops = true
 		row.MsgsTotal, row.BytesTotal = st.Deliveries, st.Wchar
@@ -387,12 +397,12 @@ func (s *soak) writeRows(servers []*serverProc, k int64) {
 	s.Flush()
 }
 
-// progress prints a progress line every 10 s.
+// progress prints a progress report every 10 s.
 func (s *soak) progress(servers []*serverProc, k, total int64) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "[%d/%ds]", k, total)
+	items := make([]controller.ProgressItem, 0, len(servers))
 	for _, sv := range servers {
-		fmt.Fprintf(&b, " %s %d conns %d drops %d deliveries", sv.lib, sv.last.Conns, sv.last.Drops, sv.last.Deliveries)
+		items = append(items, controller.ProgressItem{Name: sv.lib, Counts: []controller.ProgressCount{
+			{N: sv.last.Deliveries, Unit: "deliveries"}, {N: int64(sv.last.Conns), Unit: "clients"}, {N: sv.last.Drops, Unit: "drops"}}})
 	}
-	s.Progress(b.String())
+	s.Progress(fmt.Sprintf("[%4ds/%ds]", k, total), items)
 }
