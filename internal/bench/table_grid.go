@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"text/tabwriter"
 
 	"github.com/wssoak/wssoak/internal/measure"
 	"github.com/wssoak/wssoak/internal/unit"
@@ -28,7 +27,7 @@ func (t *layout) printGrid(w io.Writer) {
 	}
 	decode := slices.Contains(t.cfg.Paths, PathDecode) && slices.Contains(t.cfg.Paths, PathFull)
 	fmt.Fprintf(w, "\nencodings × deflate, each message encoded (and compressed) by the firehose as it sent it; client: the %s path:\n", path)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newGrid(w, t.wide, 4)
 	fmt.Fprintln(tw, "scenario\tlibrary\tformat\tdeflate\tmsgs/s (min–max)\tserver CPU µs/msg\tclient CPU µs/msg\tsum (min–max)\twire B/msg\tencode ns/msg\tdecode ns/msg")
 	for _, sc := range t.cfg.Scenarios {
 		for _, lib := range t.cfg.Libs {

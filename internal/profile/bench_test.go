@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,10 +15,14 @@ import (
 )
 
 // testNames stand for the firehose's scenarios and the bench's paths, which
-// the profile does not link; a sized scenario is "depth-<n>B", n ≥ 100.
+// the profile does not link; a sized scenario is "depth-<n>B", n ≥ 100,
+// and "book" (seed 003's order book) is known outside the default list.
 var testNames = BenchNames{
 	Scenarios: []string{"aggTrade", "kline", "depth20", "depth", "tickerArr", "mix"},
 	Scenario: func(s string) error {
+		if s == "book" {
+			return nil
+		}
 		var n int
 		if _, err := fmt.Sscanf(s, "depth-%dB", &n); err != nil || fmt.Sprintf("depth-%dB", n) != s {
 			return fmt.Errorf("unknown scenario %q (known: aggTrade, kline, depth20, depth, tickerArr, mix)", s)
@@ -37,12 +42,19 @@ func stripBench(b *Bench) Bench {
 	return c
 }
 
+// isBenchProfile: whether profiles/f is soak bench's (bench*.yaml, and
+// seed 003's grid) rather than a soak's.
+func isBenchProfile(f string) bool {
+	return strings.HasPrefix(filepath.Base(f), "bench") || filepath.Base(f) == "codec-grid.yaml"
+}
+
 // TestBenchProfilesDecode: the bench profiles in profiles/ decode, and
 // bench.yaml is the built-in default.
 func TestBenchProfilesDecode(t *testing.T) {
-	files, err := filepath.Glob("../../profiles/bench*.yaml")
-	if err != nil || len(files) < 2 {
-		t.Fatalf("bench profiles %v (%v): want bench.yaml and bench-full.yaml", files, err)
+	files, err := filepath.Glob("../../profiles/*.yaml")
+	files = slices.DeleteFunc(files, func(f string) bool { return !isBenchProfile(f) })
+	if err != nil || len(files) < 3 {
+		t.Fatalf("bench profiles %v (%v): want bench.yaml, bench-full.yaml and codec-grid.yaml", files, err)
 	}
 	for _, f := range files {
 		b, err := LoadBench(f, testNames)
@@ -56,6 +68,11 @@ func TestBenchProfilesDecode(t *testing.T) {
 		case "bench.yaml":
 			if got, want := stripBench(b), stripBench(DefaultBench(testNames)); !reflect.DeepEqual(got, want) {
 				t.Errorf("bench.yaml differs from DefaultBench:\n got %+v\nwant %+v", got, want)
+			}
+		case "codec-grid.yaml":
+			if !b.EncodeEach || !reflect.DeepEqual(b.Encodings, []string{"json", "msgpack", "packed"}) || len(b.Compression) != 2 ||
+				!slices.Contains(b.Scenarios, "book") || !slices.Contains(b.Paths, "decode") {
+				t.Errorf("codec-grid.yaml: %+v; want seed 003's grid: the encodings × deflate off, on, each message encoded as sent, the seed's book, decode", b)
 			}
 		case "bench-full.yaml":
 			if b.BytesPerRun != 41_000_000 || len(b.Scenarios) != 6 || len(b.Libs) != len(wire.Libraries) || len(b.Paths) != 3 {
