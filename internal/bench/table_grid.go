@@ -57,7 +57,8 @@ func (t *layout) printGrid(w io.Writer) {
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w, "server CPU: the firehose's getrusage while it sent to the run's connection (one connection at a time); sum: server + client, run by run;")
-	fmt.Fprintln(w, "encode: the firehose's time encoding, compressing and framing, per message; decode: the decode path's CPU less the full path's.")
+	fmt.Fprintln(w, "encode: the firehose's wall time encoding, compressing and framing, per message (a busy machine stretches it);")
+	fmt.Fprintln(w, "decode: the decode path's CPU less the full path's (two medians: noise where decoding is cheap).")
 }
 
 // deflateWord is a compression setting as the grid names it.

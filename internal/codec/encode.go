@@ -107,22 +107,7 @@ func (t *transcoder) value(dst, key []byte) ([]byte, error) {
 		return t.lit(dst, "null", msgp.AppendNil(dst))
 	case b == '-' || b >= '0' && b <= '9':
 		start := t.i
-		t.i++
-		isInt := true
-		for t.i < len(t.p) {
-			c := t.p[t.i]
-			if c >= '0' && c <= '9' {
-				t.i++
-				continue
-			}
-			if c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-' {
-				isInt = false
-				t.i++
-				continue
-			}
-			break
-		}
-		num := t.p[start:t.i]
+		num, isInt := t.numberText()
 		if isInt {
 			if v, err := strconv.ParseInt(string(num), 10, 64); err == nil {
 				return msgp.AppendInt64(dst, v), nil
@@ -135,6 +120,28 @@ func (t *transcoder) value(dst, key []byte) ([]byte, error) {
 		return msgp.AppendFloat64(dst, f), nil
 	}
 	return dst, t.errf("unexpected byte")
+}
+
+// numberText reads a bare number's text (a '-' or digit at t.i), and
+// whether it has only digits (an integer's form).
+func (t *transcoder) numberText() (num []byte, isInt bool) {
+	start := t.i
+	t.i++
+	isInt = true
+	for t.i < len(t.p) {
+		c := t.p[t.i]
+		if c >= '0' && c <= '9' {
+			t.i++
+			continue
+		}
+		if c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-' {
+			isInt = false
+			t.i++
+			continue
+		}
+		break
+	}
+	return t.p[start:t.i], isInt
 }
 
 func (t *transcoder) lit(dst []byte, s string, out []byte) ([]byte, error) {

@@ -125,22 +125,7 @@ func decimalOrString(s []byte) val {
 func (d *eventDecoder) number() (val, error) {
 	t := &d.t
 	start := t.i
-	t.i++
-	isInt := true
-	for t.i < len(t.p) {
-		c := t.p[t.i]
-		if c >= '0' && c <= '9' {
-			t.i++
-			continue
-		}
-		if c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-' {
-			isInt = false
-			t.i++
-			continue
-		}
-		break
-	}
-	num := t.p[start:t.i]
+	num, isInt := t.numberText()
 	if isInt {
 		if v, err := strconv.ParseInt(string(num), 10, 64); err == nil && strconv.FormatInt(v, 10) == string(num) {
 			return val{kind: kInt, i: v}, nil
