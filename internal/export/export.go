@@ -48,10 +48,10 @@ var Columns = map[string][]string{
 	"bench_results": append([]string{"scenario", "encoding", "compression", "path", "lib", "version", "round", "warmup", "valid", "reason", "err",
 		"msgs", "payload_bytes", "sent_msgs", "sent_payload_bytes", "wall_ns", "user_cpu_ns", "sys_cpu_ns",
 		"read_syscalls", "read_bytes", "maxrss_kib", "mallocs", "lost", "dup", "rcvbuf_bytes", "runtime",
-		"wire_bytes", "extensions"}, measureColumns(measure.Bench)...),
+		"wire_bytes", "extensions", "server_user_cpu_ns", "server_sys_cpu_ns", "server_encode_ns"}, measureColumns(measure.Bench)...),
 	// A server bench's load runs (soak bench -side server), the warm-up
 	// round included, then the server bench measures of the run.
-	"chat_results": append([]string{"lib", "clients", "round", "warmup", "valid", "reason", "err", "rounds", "per_round", "sent",
+	"chat_results": append([]string{"lib", "strategy", "clients", "round", "warmup", "valid", "reason", "err", "rounds", "per_round", "sent",
 		"deliveries", "server_deliveries", "wall_ns", "server_user_cpu_ns", "server_sys_cpu_ns", "server_maxrss_kib", "server_writes",
 		"drops", "client_user_cpu_ns", "client_sys_cpu_ns", "client_maxrss_kib", "client_reads", "lat_p50_us", "lat_p99_us", "lat_max_us"},
 		measureColumns(measure.Chat)...),
@@ -244,6 +244,9 @@ func fill(db *store.DB, table string, w *rowWriter, run store.Run) error {
 			w.str(r.Runtime)
 			w.int(r.WireBytes)
 			w.str(r.Extensions)
+			// The firehose's side, empty where it was not measured (a bench
+			// recorded before, or a run it has no stats of).
+			w.ints(r.ServerMeasured, r.ServerUserNS, r.ServerSysNS, r.EncodeNS)
 			w.measures(measure.Bench, &smp)
 			if err := w.end(); err != nil {
 				return err
@@ -258,6 +261,7 @@ func fill(db *store.DB, table string, w *rowWriter, run store.Run) error {
 		for i, smp := range measure.ChatSamples(rs) {
 			r := rs[i]
 			w.str(r.Lib)
+			w.str(r.Strategy) // "" for a bench recorded before strategies
 			w.int(int64(r.Clients))
 			w.int(int64(r.Round))
 			w.bool(r.Round == 0)

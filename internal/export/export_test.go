@@ -331,7 +331,8 @@ func TestWriteBench(t *testing.T) {
 	db := benchDB(t, "bench-x")
 	rs := []store.BenchResult{
 		{Scenario: "aggTrade", Path: "bare", Lib: "gws", Version: "v1.4", Round: 0, Valid: true, Msgs: 1000, Bytes: 200_000, WallNS: 5e8,
-			UserNS: 3e6, SysNS: 1e6, Syscr: 50, Rchar: 210_000, Mallocs: 2000, Runtime: "GOMAXPROCS=2 GOGC=100 GOMEMLIMIT=off"},
+			UserNS: 3e6, SysNS: 1e6, Syscr: 50, Rchar: 210_000, Mallocs: 2000, Runtime: "GOMAXPROCS=2 GOGC=100 GOMEMLIMIT=off",
+			ServerMeasured: true, ServerUserNS: 1.5e6, ServerSysNS: 5e5, EncodeNS: 5e5},
 		{Scenario: "aggTrade", Path: "bare", Lib: "gws", Round: 1, Reason: "received 999, sent 1000", Msgs: 999, WallNS: 1e9, Runtime: "x, \"y\""},
 	}
 	if err := db.WriteBenchResults(rs); err != nil {
@@ -343,9 +344,17 @@ func TestWriteBench(t *testing.T) {
 			t.Fatalf("%s: %d rows", format, len(rows))
 		}
 		for col, want := range map[string]string{"warmup": "1", "valid": "1", "msgs_per_s": "2000", "cpu_us_per_msg": "4",
-			"bytes_per_read": "4200", "allocs_per_msg": "2", "mb_per_s": "0.4", "version": "v1.4", "wall_ns": "500000000"} {
+			"bytes_per_read": "4200", "allocs_per_msg": "2", "mb_per_s": "0.4", "version": "v1.4", "wall_ns": "500000000",
+			"server_user_cpu_ns": "1500000", "server_encode_ns": "500000", "server_cpu_us_per_msg": "2", "both_cpu_us_per_msg": "6",
+			"encode_ns_per_msg": "500"} {
 			if rows[0][col] != want {
 				t.Errorf("%s: row 1 %s = %q, want %q", format, col, rows[0][col], want)
+			}
+		}
+		// The second run's firehose was not measured: its columns are empty, not 0.
+		for _, col := range []string{"server_user_cpu_ns", "server_encode_ns", "server_cpu_us_per_msg", "encode_ns_per_msg"} {
+			if v := rows[1][col]; v != "" && v != "<nil>" {
+				t.Errorf("%s: row 2 %s = %q, want it empty", format, col, v)
 			}
 		}
 		if rows[1]["warmup"] != "0" || rows[1]["valid"] != "0" || rows[1]["reason"] != "received 999, sent 1000" || rows[1]["msgs_per_s"] != "999" {
@@ -445,7 +454,7 @@ func readRows(t *testing.T, dir, table, format string) []map[string]string {
 func TestWriteChat(t *testing.T) {
 	db := benchDB(t, "bench-chat-x")
 	rs := []store.ChatResult{
-		{Lib: "gws", Clients: 4, Round: 0, Valid: true, Rounds: 13, PerRound: 1, Sent: 52, Deliveries: 208, ServerDeliveries: 208,
+		{Lib: "gws", Strategy: "best", Clients: 4, Round: 0, Valid: true, Rounds: 13, PerRound: 1, Sent: 52, Deliveries: 208, ServerDeliveries: 208,
 			WallNS: 2e6, ServerUserNS: 1e6, ServerSysNS: 5e5, ServerMaxRSSKiB: 22000, ServerWrites: 416, ClientUserNS: 8e5,
 			ClientSysNS: 2e5, ClientMaxRSSKiB: 9000, ClientReads: 104, P50us: 150.5, P99us: 900, MaxUs: 1200},
 		{Lib: "gws", Clients: 4, Round: 1, Reason: "the server dropped 1 client(s)", Drops: 1, Deliveries: 200, ServerDeliveries: 200, WallNS: 1e6},
@@ -458,7 +467,7 @@ func TestWriteChat(t *testing.T) {
 		if len(rows) != 2 {
 			t.Fatalf("%s: %d rows", format, len(rows))
 		}
-		for col, want := range map[string]string{"warmup": "1", "valid": "1", "clients": "4", "deliveries_per_s": "104000",
+		for col, want := range map[string]string{"warmup": "1", "valid": "1", "strategy": "best", "clients": "4", "deliveries_per_s": "104000",
 			"server_cpu_us_per_delivery": "7.21153846153846", // 15 significant digits: 1.5 ms ÷ 208
 			"server_cpu_pct":             "75", "client_cpu_pct": "50",
 			"server_writes_per_delivery": "2", "client_reads_per_delivery": "0.5", "lat_p50_us": "150.5", "sent": "52"} {

@@ -66,11 +66,11 @@ var Bench = []*Measure{
 		Run: func(r BenchRun) float64 { return per(float64(r.PayloadBytes), float64(r.Messages)) }},
 	{ID: "bench_wall_per_msg", Title: "wall ns/msg", Unit: "ns/msg", Better: Lower, // a Go benchmark's ns/op
 		Run: func(r BenchRun) float64 { return per(float64(r.WallNS), float64(r.Messages)) }},
-	{ID: "bench_server_cpu_per_msg", Title: "server CPU µs/msg", Unit: "µs/msg", Better: Lower,
+	{ID: "bench_server_cpu_per_msg", Title: "server CPU µs/msg", Unit: "µs/msg", Better: Lower, Column: "server_cpu_us_per_msg",
 		Run: func(r BenchRun) float64 { return server(r, float64(r.ServerUserNS+r.ServerSysNS)/1e3) }},
-	{ID: "bench_both_cpu_per_msg", Title: "server + client CPU µs/msg", Unit: "µs/msg", Better: Lower,
+	{ID: "bench_both_cpu_per_msg", Title: "server + client CPU µs/msg", Unit: "µs/msg", Better: Lower, Column: "both_cpu_us_per_msg",
 		Run: func(r BenchRun) float64 { return server(r, float64(r.ServerUserNS+r.ServerSysNS+r.UserNS+r.SysNS)/1e3) }},
-	{ID: "bench_encode_per_msg", Title: "encode ns/msg", Unit: "ns/msg", Better: Lower,
+	{ID: "bench_encode_per_msg", Title: "encode ns/msg", Unit: "ns/msg", Better: Lower, Column: "encode_ns_per_msg",
 		Run: func(r BenchRun) float64 { // the sender's encoding, compressing and framing, when it encoded as it sent
 			if r.EncodeNS == 0 {
 				return nan
