@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -89,7 +90,10 @@ func startRun(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, string, t
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	out := args[len(args)-1]
+	out := args[len(args)-1] // the -out directory: the last argument, or the one after -out
+	if i := slices.Index(args, "-out"); i >= 0 && i+1 < len(args) {
+		out = args[i+1]
+	}
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		if dbs, _ := filepath.Glob(filepath.Join(out, "*", "soak.db")); len(dbs) == 1 {

@@ -31,7 +31,7 @@ column broke a threshold of the profile, 4 when the run was interrupted (Ctrl-C)
 		{"soak run -profile profiles/binance-24h.yaml -http 127.0.0.1:8080", "a day on live Binance, the report and Prometheus /metrics served while it runs"},
 		{"soak run -resume out/20261201-233000-local", "continue a run whose controller died, in the same database, up to its original end"},
 		{"soak run -dir /var/lib/soak/run -profile profiles/binance-24h.yaml -label region=fra", "a day in that directory, labelled region=fra; started again after a crash, it resumes the run there"},
-		{"soak run -http 0.0.0.0:9464 -http-public -http-token-file token -http-cert server.pem -http-key server-key.pem -metrics-only", "/metrics alone, for a Prometheus on another host: TLS, and a bearer token"},
+		{"soak run -http 0.0.0.0:9464 -http-public -http-token-file tok -http-cert crt.pem -http-key key.pem -metrics-only", "/metrics alone, for a Prometheus on another host: TLS, and a bearer token"},
 		{"soak run -libs gorilla,gobwas,gws -baseline gorilla", "three libraries, each marked better, worse or = against gorilla"},
 	},
 	flags: func(fs *flagSet) any { return runFlags(fs) },
