@@ -344,52 +344,19 @@ func (t *transcoder) array(dst []byte) ([]byte, error) {
 // when the array is anything else (then it is written as msgpack).
 func (t *transcoder) levels(dst []byte) ([]byte, bool) {
 	start, base := t.i, len(dst)
-	fail := func() ([]byte, bool) { t.i = start; return dst[:base], false }
-	t.i++ // '['
 	// The bin header's size is known at the end: leave room for the
 	// largest (bin32) and close the gap after.
 	dst = append(dst, 0, 0, 0, 0, 0)
 	body := len(dst)
-	t.ws()
-	if t.i < len(t.p) && t.p[t.i] == ']' {
-		t.i++
-	} else {
-		for {
-			t.ws()
-			if t.i >= len(t.p) || t.p[t.i] != '[' {
-				return fail()
-			}
-			t.i++
-			for k := range 2 {
-				t.ws()
-				f, ok := t.levelNumber()
-				if !ok {
-					return fail()
-				}
-				dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(float32(f)))
-				t.ws()
-				if k == 0 {
-					if t.i >= len(t.p) || t.p[t.i] != ',' {
-						return fail()
-					}
-					t.i++
-				}
-			}
-			if t.i >= len(t.p) || t.p[t.i] != ']' {
-				return fail()
-			}
-			t.i++
-			t.ws()
-			if t.i < len(t.p) && t.p[t.i] == ',' {
-				t.i++
-				continue
-			}
-			if t.i < len(t.p) && t.p[t.i] == ']' {
-				t.i++
-				break
-			}
-			return fail()
+	if !t.pairs(func() bool {
+		f, ok := t.levelNumber()
+		if ok {
+			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(float32(f)))
 		}
+		return ok
+	}) {
+		t.i = start
+		return dst[:base], false
 	}
 	n := len(dst) - body
 	var hdr [maxHeader]byte
@@ -400,6 +367,53 @@ func (t *transcoder) levels(dst []byte) ([]byte, bool) {
 		dst = dst[:len(dst)-gap]
 	}
 	return dst, true
+}
+
+// pairs walks the array of [price, size] pairs whose '[' is at t.i to its
+// ']', calling number at each of a pair's two values (it reads the value,
+// or reports false). false: the array is anything else, t.i somewhere in
+// it (the caller puts it back).
+func (t *transcoder) pairs(number func() bool) bool {
+	t.i++ // '['
+	t.ws()
+	if t.i < len(t.p) && t.p[t.i] == ']' {
+		t.i++
+		return true
+	}
+	for {
+		t.ws()
+		if t.i >= len(t.p) || t.p[t.i] != '[' {
+			return false
+		}
+		t.i++
+		for k := range 2 {
+			t.ws()
+			if !number() {
+				return false
+			}
+			t.ws()
+			if k == 0 {
+				if t.i >= len(t.p) || t.p[t.i] != ',' {
+					return false
+				}
+				t.i++
+			}
+		}
+		if t.i >= len(t.p) || t.p[t.i] != ']' {
+			return false
+		}
+		t.i++
+		t.ws()
+		if t.i < len(t.p) && t.p[t.i] == ',' {
+			t.i++
+			continue
+		}
+		if t.i < len(t.p) && t.p[t.i] == ']' {
+			t.i++
+			return true
+		}
+		return false
+	}
 }
 
 // levelNumber reads a level's price or size: a quoted decimal (Binance's

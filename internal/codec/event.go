@@ -195,64 +195,35 @@ func (d *eventDecoder) levels() bool {
 	t := &d.t
 	start, base := t.i, len(d.vals)
 	d.vals = append(d.vals, val{kind: kLevels})
-	fail := func() bool { t.i, d.vals = start, d.vals[:base]; return false }
-	t.i++ // '['
-	t.ws()
-	if t.i < len(t.p) && t.p[t.i] == ']' {
-		t.i++
+	numbers := 0
+	if !t.pairs(func() bool {
+		var v val
+		switch {
+		case t.i < len(t.p) && t.p[t.i] == '"':
+			s, err := t.str()
+			if err != nil {
+				return false
+			}
+			if v = decimalOrString(s); v.kind != kDecimal {
+				return false
+			}
+		case t.i < len(t.p) && (t.p[t.i] == '-' || t.p[t.i] >= '0' && t.p[t.i] <= '9'):
+			var err error
+			if v, err = d.number(); err != nil {
+				return false
+			}
+		default:
+			return false
+		}
+		d.vals = append(d.vals, v)
+		numbers++
 		return true
+	}) {
+		t.i, d.vals = start, d.vals[:base]
+		return false
 	}
-	for {
-		t.ws()
-		if t.i >= len(t.p) || t.p[t.i] != '[' {
-			return fail()
-		}
-		t.i++
-		for k := range 2 {
-			t.ws()
-			var v val
-			switch {
-			case t.i < len(t.p) && t.p[t.i] == '"':
-				s, err := t.str()
-				if err != nil {
-					return fail()
-				}
-				if v = decimalOrString(s); v.kind != kDecimal {
-					return fail()
-				}
-			case t.i < len(t.p) && (t.p[t.i] == '-' || t.p[t.i] >= '0' && t.p[t.i] <= '9'):
-				var err error
-				if v, err = d.number(); err != nil {
-					return fail()
-				}
-			default:
-				return fail()
-			}
-			d.vals = append(d.vals, v)
-			t.ws()
-			if k == 0 {
-				if t.i >= len(t.p) || t.p[t.i] != ',' {
-					return fail()
-				}
-				t.i++
-			}
-		}
-		if t.i >= len(t.p) || t.p[t.i] != ']' {
-			return fail()
-		}
-		t.i++
-		d.vals[base].n++
-		t.ws()
-		if t.i < len(t.p) && t.p[t.i] == ',' {
-			t.i++
-			continue
-		}
-		if t.i < len(t.p) && t.p[t.i] == ']' {
-			t.i++
-			return true
-		}
-		return fail()
-	}
+	d.vals[base].n = numbers / 2
+	return true
 }
 
 // AppendEvent appends ev encoded as e.
