@@ -153,7 +153,7 @@ func printChat(w io.Writer, cfg ChatConfig, a *measure.Agg, lines []string, wide
 	}
 	fmt.Fprintln(w, "\ncells: medians over the counted runs; deliveries/s = broadcasts received by the clients per second of the timed part")
 	fmt.Fprintln(w, "(every client has \"ready\" → the last round's last delivery); CPU from each process's getrusage over that part,")
-	fmt.Fprintln(w, "in µs per delivery and in % of one core; limit: the busier side when it used ≥ 90 % of a core, else neither; writes and reads: syscalls per delivery")
-	fmt.Fprintln(w, "(the server's syscw of /proc/self/io, the load client's socket reads). Every run's client deliveries")
-	fmt.Fprintln(w, "equal the server's own count of writes, exactly, or the run is INVALID and left out.")
+	fmt.Fprintln(w, "in µs per delivery and in % of one core; limit: the busier side when it used ≥ 90 % of a core, else neither;")
+	fmt.Fprintln(w, "writes and reads: syscalls per delivery (the server's syscw of /proc/self/io, the load client's socket reads).")
+	fmt.Fprintln(w, "Every run's client deliveries equal the server's own count of writes, exactly, or the run is INVALID and left out.")
 }
