@@ -3,7 +3,9 @@ package ranking
 import (
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -399,5 +401,70 @@ func TestGrowthSpanFloor(t *testing.T) {
 	}
 	if c := grow(200); !c.Star || c.Leader != 0 || !near(c.Pair.Diff, -200, 1e-6) {
 		t.Errorf("200 MB/h more over a minute: %+v, want a ★ for a", c)
+	}
+}
+
+// TestBehindTheLeader: two columns tie at the top (no ★) and a third
+// spends 2 points more CPU every second: the summary says no difference
+// between the two and names the third as called worse than the leader,
+// with its difference; with three tied columns it names none.
+func TestBehindTheLeader(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 5))
+	fill := func(extra float64) func(i, sec int) (float64, float64, float64, float64) {
+		return func(i, sec int) (float64, float64, float64, float64) {
+			cpu := 10 + rng.NormFloat64()
+			if i == 2 {
+				cpu += extra
+			}
+			return cpu, 8e6 + 2e5*rng.NormFloat64(), 60e6, 2 + 0.3*rng.NormFloat64()
+		}
+	}
+	r := Compute(run(120, []string{"a", "b", "slow"}, fill(2)))
+	got := r.Summary()[0].Text
+	m := regexp.MustCompile(`; called worse than the leader [ab] on mean of per-second CPU %: slow \+([0-9.]+) points of one core \[([0-9.]+), ([0-9.]+)\]$`).FindStringSubmatch(got)
+	if !strings.HasPrefix(got, "no difference detectable in this run between the leader") || m == nil {
+		t.Fatalf("CPU: %q", got)
+	}
+	// the interval holds the 2 points put there
+	if lo, hi := parseF(t, m[2]), parseF(t, m[3]); lo > 2 || hi < 2 || parseF(t, m[1]) < lo || parseF(t, m[1]) > hi {
+		t.Errorf("slow: %s [%s, %s], want an interval around 2", m[1], m[2], m[3])
+	}
+	if strings.Contains(got, "leader a on mean of per-second CPU %: b") || strings.Contains(got, "leader b on mean of per-second CPU %: a") {
+		t.Errorf("a tied column named as behind: %q", got)
+	}
+	if got := Compute(run(120, []string{"a", "b", "c"}, fill(0))).Summary()[0].Text; strings.Contains(got, "called worse") {
+		t.Errorf("identical columns: %q", got)
+	}
+}
+
+func parseF(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestBehindNotCalled: the third column spends 2 points more CPU plus a
+// slow wave of 1.5 points (a period of a minute), so its batch means are
+// autocorrelated and its pair with the leader has no interval: the summary
+// still names it as behind, with its difference and why it was not called.
+func TestBehindNotCalled(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 6))
+	r := Compute(run(120, []string{"a", "b", "wavy"}, func(i, sec int) (float64, float64, float64, float64) {
+		cpu := 10 + rng.NormFloat64()
+		if i == 2 {
+			cpu += 2 + 1.5*math.Sin(2*math.Pi*float64(sec)/60)
+		}
+		return cpu, 8e6 + 2e5*rng.NormFloat64(), 60e6, 2 + 0.3*rng.NormFloat64()
+	}))
+	s := r.Stat("cpu_avg")
+	if p := s.Pair(2, s.Lead().Leader); !strings.Contains(p.Note, "autocorrelated") {
+		t.Fatalf("the wavy pair: %+v, want it refused as autocorrelated", p)
+	}
+	got := r.Summary()[0].Text
+	if !regexp.MustCompile(`; behind the leader [ab] on mean of per-second CPU % but not called: wavy \+[12]\.[0-9]+ points of one core \(too short to call: batch means autocorrelated\)$`).MatchString(got) {
+		t.Errorf("CPU: %q", got)
 	}
 }

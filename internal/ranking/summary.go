@@ -21,7 +21,8 @@ type Line struct {
 // leader earned a ★, each with the leader's difference from the column
 // nearest to it and its interval; else why nothing was called and, when
 // the spread allows, an estimate of the run that would call the
-// dimension's first measure's floor.
+// dimension's first measure's floor, and the columns called worse than the
+// leader all the same.
 func (r *Ranking) Summary() []Line {
 	var out []Line
 	if len(r.Cols) < 2 {
@@ -46,10 +47,49 @@ func (r *Ranking) Summary() []Line {
 		text := strings.Join(called, "; ")
 		if len(called) == 0 {
 			text = r.noCall(of[0])
+			if b := r.behind(of); b != "" {
+				text += "; " + b
+			}
 		}
 		out = append(out, Line{Dim: dim, Text: text})
 	}
 	return out
+}
+
+// behind names, on a dimension without a ★, the columns called worse than
+// its measures' leaders — a tie at the top must not hide a column far
+// behind it: the leader taken as the baseline, every other column's pair
+// with it tested and the family corrected by Holm's step-down, past the
+// floor (Versus). "" when none was.
+func (r *Ranking) behind(of []*Stat) string {
+	var parts []string
+	for _, s := range of {
+		c := s.Lead()
+		if c.Leader < 0 || c.Star {
+			continue
+		}
+		m := s.Measure
+		var cols, uncalled []string
+		for j, mk := range s.Versus(c.Leader) {
+			p := mk.Pair
+			switch {
+			case mk.Kind == Worse:
+				cols = append(cols, fmt.Sprintf("%s %s %s", r.Cols[j], Signed(p.Diff, m.Unit), Interval(p.Lo, p.Hi, m.Unit)))
+			case mk.Kind == Same && p.Note != "" && !math.IsNaN(p.Diff) && !better(m.Better, p.Diff, 0) && math.Abs(p.Diff) >= Floor(m, p):
+				// behind by more than the floor, yet without an interval to
+				// call it by: said, with why, rather than left out
+				why, _, _ := strings.Cut(p.Note, " (")
+				uncalled = append(uncalled, fmt.Sprintf("%s %s (%s)", r.Cols[j], Signed(p.Diff, m.Unit), why))
+			}
+		}
+		if len(cols) > 0 {
+			parts = append(parts, fmt.Sprintf("called worse than the leader %s on %s: %s", r.Cols[c.Leader], m.Rank.Name, strings.Join(cols, ", ")))
+		}
+		if len(uncalled) > 0 {
+			parts = append(parts, fmt.Sprintf("behind the leader %s on %s but not called: %s", r.Cols[c.Leader], m.Rank.Name, strings.Join(uncalled, ", ")))
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // SummaryVersus is the summary against column base: for each ranked
