@@ -60,7 +60,8 @@ func (r *Ranking) Summary() []Line {
 // its measures' leaders — a tie at the top must not hide a column far
 // behind it: the leader taken as the baseline, every other column's pair
 // with it tested and the family corrected by Holm's step-down, past the
-// floor (Versus). "" when none was.
+// floor (Versus) — and those behind it by more than the floor whose batch
+// means were too dependent to call. "" when none was.
 func (r *Ranking) behind(of []*Stat) string {
 	var parts []string
 	for _, s := range of {
@@ -75,9 +76,13 @@ func (r *Ranking) behind(of []*Stat) string {
 			switch {
 			case mk.Kind == Worse:
 				cols = append(cols, fmt.Sprintf("%s %s %s", r.Cols[j], Signed(p.Diff, m.Unit), Interval(p.Lo, p.Hi, m.Unit)))
-			case mk.Kind == Same && p.Note != "" && !math.IsNaN(p.Diff) && !better(m.Better, p.Diff, 0) && math.Abs(p.Diff) >= Floor(m, p):
-				// behind by more than the floor, yet without an interval to
-				// call it by: said, with why, rather than left out
+			case mk.Kind == Same && strings.Contains(p.Note, "autocorrelated") && !math.IsNaN(p.Diff) && !better(m.Better, p.Diff, 0) &&
+				math.Abs(p.Diff) >= Floor(m, p):
+				// behind by more than the floor over the whole window, yet
+				// without an interval to call it by (its batch means are
+				// dependent): said, with why, rather than left out. A pair
+				// on too few faults or too short a window is not: its
+				// difference is as likely noise.
 				why, _, _ := strings.Cut(p.Note, " (")
 				uncalled = append(uncalled, fmt.Sprintf("%s %s (%s)", r.Cols[j], Signed(p.Diff, m.Unit), why))
 			}

@@ -154,8 +154,13 @@ func (s *DB) Write(b *Batch) error {
 		for _, x := range b.Samples {
 			w, p := x.HasWorker, x.HasProc
 			// No latency sample in the second: NULL, not a latency of 0 (a
-			// recorded one is at least 1 µs).
-			lat := w && !x.NoLat && x.LatP99 > 0
+			// recorded one is at least 1 µs). Nor in a second that counted
+			// no message: the worker publishes a read's count and its
+			// latencies one after the other, so a second's frame may hold
+			// the latencies of messages the previous second counted; they
+			// are that second's, not this one's (the minute's digest keeps
+			// them).
+			lat := w && !x.NoLat && x.LatP99 > 0 && x.Msgs > 0
 			_, err := st.Exec(x.Sec, x.Lib, x.TS.UnixNano(),
 				nullable(w, x.Msgs), nullable(w, x.Bytes), nullable(w, x.MsgsTotal), nullable(w, x.BytesTotal),
 				nullable(w, x.Goroutines), nullable(w, x.HeapBytes), nullable(w, x.ConnsUp),

@@ -179,6 +179,10 @@ func TestSamples(t *testing.T) {
 		// recorded one is at least 1 µs): NULL (TestDrainAndNoLatency).
 		{"zero values are not NULL", [][]Sample{{{Lib: "gws", Sec: 3, TS: at(3), HasWorker: true, HasProc: true}}}, "",
 			[]Sample{{Lib: "gws", Sec: 3, TS: at(3), HasWorker: true, HasProc: true, NoLat: true}}},
+		// A second that counted no message has no latency of its own, even
+		// when its frame carried the previous second's latencies.
+		{"no message, no latency", [][]Sample{{{Lib: "gws", Sec: 3, TS: at(3), HasWorker: true, HasProc: true, LatP50: 500, LatP99: 900, LatMax: 1000}}}, "",
+			[]Sample{{Lib: "gws", Sec: 3, TS: at(3), HasWorker: true, HasProc: true, NoLat: true}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
