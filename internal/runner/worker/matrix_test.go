@@ -162,11 +162,24 @@ func TestFailureMatrix(t *testing.T) {
 			for _, sc := range matrixScenarios {
 				t.Run(sc.name, func(t *testing.T) {
 					key := tr.Name() + "/" + sc.name
-					m := newMatrixEnv(t, tr, sc.plan, sc.live)
-					err := sc.run(m)
-					m.stop()
-					if err == nil && !t.Failed() && !m.checked {
-						err = m.checkFinal()
+					var m *matrixEnv
+					var err error
+					for attempt := 1; ; attempt++ {
+						m = newMatrixEnv(t, tr, sc.plan, sc.live)
+						err = sc.run(m)
+						m.stop()
+						if err == nil && !t.Failed() && !m.checked {
+							err = m.checkFinal()
+						}
+						want, deviates := expectedDeviations[key]
+						if err == nil || t.Failed() || attempt == 3 || deviates && strings.Contains(err.Error(), want) || !m.nbioStaleClose() {
+							break
+						}
+						// A finding, not the scenario's: nbio's poller closed the
+						// connection for another's event (nbioStaleClose). The
+						// scenario is played again on a fresh connection.
+						t.Logf("finding (nbio's poller, attempt %d): %s: %v", attempt, key, err)
+						m.dump(t)
 					}
 					want, deviates := expectedDeviations[key]
 					switch {
@@ -436,6 +449,31 @@ func (m *matrixEnv) checkFinal() error {
 		return fmt.Errorf("received %d (dup %d, ooo %d), the test sent %d", s.Msgs, s.Dup, s.OOO, m.expected)
 	}
 	return nil
+}
+
+// nbioStaleClose says whether the scenario met nbio v1.6.8's stale poller
+// event rather than its own fault: the poller handles a batch of epoll
+// events by file descriptor number (poller_epoll.go, readWriteLoop), so when
+// a connection is closed and a new one takes its number before the batch is
+// done, the new one gets the old one's error event and is closed with
+// io.EOF — a 1006 without a close frame — or, during a dial, its socket is
+// found closed. Seen only under load, where connections of the process's
+// other tests churn beside the matrix; never for the other libraries.
+func (m *matrixEnv) nbioStaleClose() bool {
+	if m.lib != "nbio" {
+		return false
+	}
+	for _, e := range m.eventsOf(wire.EventDisconnected) {
+		if e.Code == 1006 && strings.Contains(e.Detail, "no close frame") {
+			return true
+		}
+	}
+	for _, e := range m.eventsOf(wire.EventDialError) {
+		if strings.Contains(e.Detail, "use of closed network connection") {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *matrixEnv) dump(t *testing.T) {
