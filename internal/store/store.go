@@ -205,9 +205,11 @@ func (s *DB) prepare() error {
 				reconnects_total = coalesce(excluded.reconnects_total, reconnects_total),
 				lost_total = coalesce(excluded.lost_total, lost_total),
 				dup_total = coalesce(excluded.dup_total, dup_total),
-				lat_p50_us = coalesce(excluded.lat_p50_us, lat_p50_us),
-				lat_p99_us = coalesce(excluded.lat_p99_us, lat_p99_us),
-				lat_max_us = coalesce(excluded.lat_max_us, lat_max_us),
+				-- a second whose merged count is 0 has no latency of its own
+				-- (a worker's last frame may repeat a second with nothing new)
+				lat_p50_us = CASE WHEN coalesce(excluded.msgs, msgs) = 0 THEN NULL ELSE coalesce(excluded.lat_p50_us, lat_p50_us) END,
+				lat_p99_us = CASE WHEN coalesce(excluded.msgs, msgs) = 0 THEN NULL ELSE coalesce(excluded.lat_p99_us, lat_p99_us) END,
+				lat_max_us = CASE WHEN coalesce(excluded.msgs, msgs) = 0 THEN NULL ELSE coalesce(excluded.lat_max_us, lat_max_us) END,
 				rss = coalesce(excluded.rss, rss),
 				cpu_user_ms = coalesce(excluded.cpu_user_ms, cpu_user_ms),
 				cpu_sys_ms = coalesce(excluded.cpu_sys_ms, cpu_sys_ms),

@@ -181,6 +181,10 @@ func TestSamples(t *testing.T) {
 			[]Sample{{Lib: "gws", Sec: 3, TS: at(3), HasWorker: true, HasProc: true, NoLat: true}}},
 		// A second that counted no message has no latency of its own, even
 		// when its frame carried the previous second's latencies.
+		{"a later frame of a second with no message, no latency", [][]Sample{
+			{{Lib: "gws", Sec: 3, TS: at(3), HasWorker: true, Msgs: 5, LatP50: 500, LatP99: 900, LatMax: 1000}},
+			{{Lib: "gws", Sec: 3, TS: at(3), HasWorker: true}}}, "",
+			[]Sample{{Lib: "gws", Sec: 3, TS: at(3), HasWorker: true, NoLat: true}}},
 		{"no message, no latency", [][]Sample{{{Lib: "gws", Sec: 3, TS: at(3), HasWorker: true, HasProc: true, LatP50: 500, LatP99: 900, LatMax: 1000}}}, "",
 			[]Sample{{Lib: "gws", Sec: 3, TS: at(3), HasWorker: true, HasProc: true, NoLat: true}}},
 	}
