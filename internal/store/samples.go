@@ -295,9 +295,11 @@ func scanSample(rows *sql.Rows) (Sample, error) {
 		x.Goroutines, x.HeapBytes, x.ConnsUp = int(gor.Int64), heap.Int64, int(conns.Int64)
 		x.ReconnectsTotal, x.LostTotal, x.DupTotal = recon.Int64, lost.Int64, dup.Int64
 		x.LatP50, x.LatP99, x.LatMax = p50.Int64, p99.Int64, pmax.Int64
-		// NULL, or 0 as stored before schemaDrain: a recorded latency is at least 1 µs.
-		x.NoLat = !p99.Valid || p99.Int64 == 0
 	}
+	// NULL, or 0 as stored before schemaDrain: a recorded latency is at least
+	// 1 µs. A row without the worker's half (the process sampled, the worker
+	// sent no frame of that second: a drain second after it exited) has none.
+	x.NoLat = !p99.Valid || p99.Int64 == 0
 	if x.HasProc = rss.Valid; x.HasProc {
 		x.RSS = rss.Int64
 		x.CPUUser, x.CPUSys = float64(cpuU.Int64)/1000, float64(cpuS.Int64)/1000

@@ -139,7 +139,7 @@ func workerHalf(s Sample) Sample {
 }
 
 func procHalf(s Sample) Sample {
-	p := Sample{Lib: s.Lib, Sec: s.Sec, TS: s.TS, HasProc: true}
+	p := Sample{Lib: s.Lib, Sec: s.Sec, TS: s.TS, HasProc: true, NoLat: true} // no worker half: no latency
 	p.RSS, p.CPUUser, p.CPUSys, p.CPUPct, p.FDs, p.Threads = s.RSS, s.CPUUser, s.CPUSys, s.CPUPct, s.FDs, s.Threads
 	return p
 }

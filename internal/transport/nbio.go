@@ -180,7 +180,12 @@ func (Nbio) Dial(ctx context.Context, cfg DialConfig) (Conn, error) {
 	if err := c.ws.Parse(greeting); err != nil {
 		c.parseFailed(err)
 		_ = c.ws.Conn.Close()
-		return nil, fmt.Errorf("nbio dial: %w", err)
+		if !c.tooBig {
+			return nil, fmt.Errorf("nbio dial: %w", err)
+		}
+		// The connection was made; its first message is over the limit:
+		// the others' adapters report that from Run, and so does this one.
+		c.greetTooBig = true
 	}
 	return c, nil
 }
@@ -273,6 +278,9 @@ type nbioConn struct {
 	peer     *CloseError   // a close frame from the server
 	tooBig   bool          // a message over the read limit
 	corrupt  error         // a message that did not inflate
+	// greetTooBig: a message over the read limit came with the handshake's
+	// answer; the dial succeeded and Run reports the limit, as a read does.
+	greetTooBig bool
 }
 
 // options are the connection's handlers and limits.
@@ -363,6 +371,13 @@ func (c *nbioConn) parseFailed(err error) {
 func (c *nbioConn) Run(h Handler) error {
 	if !c.rg.enter() {
 		return errRunTwice
+	}
+	if c.greetTooBig {
+		c.readMu.Lock()
+		c.early.replay(h) // what came before the message over the limit
+		c.finished = true
+		c.readMu.Unlock()
+		return c.mapError(nil)
 	}
 	if c.nbc == nil {
 		c.early.replay(h)
